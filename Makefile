@@ -1,0 +1,42 @@
+# One entry point for you and CI: `make demo` installs and runs the main job, `make check` runs
+# lint, types and the whole test suite exactly as CI does.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORPUS ?= ../shared/data/sec-10q/docs
+QUERY ?= What was Apple's total net sales for the quarter ended July 1, 2023?
+
+.PHONY: install demo lint types test check bench clean
+
+$(BIN)/deep-research: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(BIN)/deep-research
+
+demo: install
+	$(BIN)/deep-research run "$(QUERY)" --corpus "$(CORPUS)"
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types: install
+	rm -rf build/typecheck && mkdir -p build/typecheck && ln -s "$(CURDIR)" build/typecheck/deepresearch
+	cd build/typecheck && MYPYPATH=. "$(CURDIR)/$(BIN)/mypy" --config-file "$(CURDIR)/pyproject.toml" -p deepresearch
+
+# pytest exits 5 when it collected nothing: that is a failure here, not a pass.
+test: install
+	$(BIN)/python -m pytest tests; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+check: lint types test
+
+bench: install
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/sec10q.py --limit 40
+
+clean:
+	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,3 @@
+from deepresearch.cli import main
+
+main()

@@ -1,0 +1,119 @@
+"""The EventLog actor: the run's append-only event stream, checkpoints and progressive report.
+
+Every actor reports what it does here; the CLI (or a second terminal) follows the stream with a
+long poll (``wait``). Writing goes through ``storage.RunDir`` so the on-disk format lives in one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import JsonValue
+
+from deepresearch.schemas import Event
+from deepresearch.storage import RunDir
+
+
+class EventLog:
+    def __init__(
+        self, run_dir: str, run_id: str, start_seq: int = 0, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._dir = RunDir(Path(run_dir))
+        self._run_id = run_id
+        self._seq = start_seq
+        self._clock = clock
+        self._events: list[Event] = []
+        self._changed: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        # Created lazily so it binds to the actor's running loop, not the constructor's thread.
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    async def append(self, type: str, payload: dict[str, JsonValue] | None = None) -> int:
+        self._seq += 1
+        event = Event(
+            seq=self._seq,
+            ts=round(self._clock(), 3),
+            run_id=self._run_id,
+            type=type,
+            payload=payload or {},
+        )
+        self._dir.append_event(event)
+        self._events.append(event)
+        cond = self._condition()
+        async with cond:
+            cond.notify_all()
+        return self._seq
+
+    async def wait(self, after: int, timeout_s: float = 1.0) -> list[Event]:
+        """Events with ``seq > after``; waits up to ``timeout_s`` when there are none yet."""
+        cond = self._condition()
+        async with cond:
+            if self._seq <= after:
+                try:
+                    await asyncio.wait_for(cond.wait_for(lambda: self._seq > after), timeout_s)
+                except TimeoutError:
+                    return []
+        return [e for e in self._events if e.seq > after]
+
+    async def events(self) -> list[Event]:
+        return list(self._events)
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        self._dir.write_checkpoint(data)
+
+    async def write_text(self, name: str, text: str) -> None:
+        self._dir.write_text(name, text)
+
+    async def last_seq(self) -> int:
+        return self._seq
+
+    async def close(self) -> None:
+        self._dir.close()
+
+
+class EventSink(Protocol):
+    """Where actors send events: the EventLog actor on Ray, a list in unit tests."""
+
+    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None: ...
+
+    async def checkpoint(self, data: dict[str, Any]) -> None: ...
+
+
+class ActorSink:
+    """Sends events to an EventLog actor handle."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
+        await self._handle.append.remote(type, payload or {})
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        await self._handle.checkpoint.remote(data)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (ActorSink, (self._handle,))
+
+
+class ListSink:
+    """Collects events in memory: for tests and in-process drivers."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, JsonValue]]] = []
+        self.checkpoints: list[dict[str, Any]] = []
+
+    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
+        self.events.append((type, dict(payload or {})))
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        self.checkpoints.append(data)
+
+    def types(self) -> list[str]:
+        return [t for t, _ in self.events]

@@ -1,0 +1,41 @@
+"""What an actor needs from its peers, as Protocols, and a proxy that makes a Ray handle fit them.
+
+Actors talk to peers through these ports, so the same actor code runs against Ray handles (wrapped
+in ``RemoteProxy``) or plain in-process objects (unit tests, the in-process benchmark driver).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from deepresearch.schemas import Claim, FetchedDoc, SearchResult
+
+
+class PoolPort(Protocol):
+    async def claim(self, url: str, owner: str) -> Claim: ...
+    async def store(self, doc: FetchedDoc) -> None: ...
+    async def fail(self, url: str, reason: str) -> None: ...
+    async def get(self, url: str, timeout_s: float = 30.0) -> FetchedDoc | None: ...
+    async def taken_by_others(self, urls: list[str], owner: str) -> tuple[str, ...]: ...
+
+
+class GatewayPort(Protocol):
+    async def search(self, query: str, limit: int) -> SearchResult: ...
+
+
+class RemoteProxy:
+    """``await proxy.method(*args)`` calls ``handle.method.remote(*args)`` and awaits the result."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.handle, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await method.remote(*args, **kwargs)
+
+        return call
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (RemoteProxy, (self.handle,))

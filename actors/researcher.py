@@ -1,0 +1,242 @@
+"""The Researcher actor: one sub-question, three phases, one ``ResearcherReport``.
+
+gathering — plan search queries and spend a fixed budget of search calls through the gateway;
+scraping  — claim candidate URLs/documents from the shared pool and read them in batches, checking
+            before each batch that the prompt would stay under the context budget;
+reporting — ask the model (or the extractive provider) for findings that cite the sources read.
+A finding may cite only a source this researcher actually read: anything else is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+
+from deepresearch.actors.event_log import EventSink
+from deepresearch.actors.ports import GatewayPort, PoolPort
+from deepresearch.config.settings import Settings
+from deepresearch.errors import DeepResearchError, SearchUnavailable
+from deepresearch.policies.context import estimate_tokens, gate
+from deepresearch.policies.ranking import batches, fuse
+from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.structured import build_request, call_structured
+from deepresearch.providers.search.base import Fetcher
+from deepresearch.schemas import (
+    FetchedDoc,
+    Finding,
+    FindingsDraft,
+    FindingsTask,
+    LLMReply,
+    QueriesTask,
+    QueryList,
+    ResearcherReport,
+    SearchHit,
+    SourceText,
+    SubTask,
+    Usage,
+)
+
+
+class Researcher:
+    def __init__(
+        self,
+        settings: Settings,
+        subtask: SubTask,
+        gateway: GatewayPort,
+        pool: PoolPort,
+        sink: EventSink,
+        llm: LLMProvider,
+        fetchers: Sequence[Fetcher],
+        notes: Sequence[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._s = settings
+        self._task = subtask
+        self._gateway = gateway
+        self._pool = pool
+        self._sink = sink
+        self._llm = llm
+        self._fetchers = list(fetchers)
+        self._notes = list(notes)
+        self._clock = clock
+        self._usage = Usage()
+        self._degraded = False
+        self._units = 0
+
+    # ------------------------------------------------------------------ messages from outside
+
+    async def steer(self, note: str) -> None:
+        """A short note from the coordinator, read between phases."""
+        self._notes.append(note)
+
+    async def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+    # ------------------------------------------------------------------ the run
+
+    async def run(self) -> ResearcherReport:
+        tid = self._task.id
+        await self._emit("researcher_started", question=self._task.question)
+        try:
+            hits = await self._gather()
+            docs = await self._scrape(hits)
+            report = await self._report(docs)
+        except DeepResearchError as exc:
+            await self._emit("researcher_failed", error=str(exc))
+            return ResearcherReport(
+                subtask_id=tid,
+                question=self._task.question,
+                status="failed",
+                error=str(exc),
+                usage=self._usage,
+                search_degraded=self._degraded,
+            )
+        await self._emit(
+            "researcher_finished", findings=len(report.findings), sources=len(report.sources)
+        )
+        return report
+
+    async def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
+        await self._sink.emit(type, {"subtask": self._task.id, **payload})
+
+    async def _progress(self, phase: str, units: int = 1) -> None:
+        self._units += units
+        await self._emit("researcher_progress", phase=phase, units=self._units)
+
+    async def _llm_call(self, replies: list[LLMReply]) -> None:
+        for reply in replies:
+            self._usage = self._usage + Usage(
+                llm_calls=1,
+                input_tokens=reply.input_tokens,
+                output_tokens=reply.output_tokens,
+                estimated_tokens=reply.estimated_tokens,
+            )
+
+    async def _gather(self) -> list[SearchHit]:
+        rs = self._s.researcher
+        task = QueriesTask(
+            question=self._task.question, notes=tuple(self._notes), max_queries=rs.queries
+        )
+        plan, replies = await call_structured(
+            self._llm, build_request("researcher", task, QueryList), QueryList
+        )
+        await self._llm_call(replies)
+        queries = [q for q in dict.fromkeys(q.strip() for q in plan.queries) if q]
+        queries = queries[: rs.tool_budget] or [self._task.question]
+        await self._emit("queries_planned", queries=len(queries))
+        results: list[tuple[SearchHit, ...]] = []
+        for query in queries:
+            try:
+                result = await self._gateway.search(query, self._s.search.hits_per_query)
+            except SearchUnavailable as exc:
+                self._degraded = True
+                await self._emit("search_unavailable", error=exc.reason)
+                break
+            self._usage = self._usage + Usage(search_calls=1)
+            results.append(result.hits)
+            await self._progress("gathering")
+        return fuse(results)
+
+    async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
+        rs = self._s.researcher
+        urls = [h.url for h in hits]
+        taken = await self._pool.taken_by_others(urls, self._task.id)
+        await self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
+        docs: list[FetchedDoc] = []
+        doc_tokens: list[int] = []
+        base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
+        for batch in batches(urls, rs.batch_sizes, rs.max_sources):
+            prompt = base + sum(doc_tokens)
+            decision = gate(
+                prompt,
+                doc_tokens,
+                len(batch),
+                self._s.llm.context_window,
+                self._s.llm.context_share,
+            )
+            if not decision.admit:
+                await self._emit(
+                    "context_gate",
+                    prompt_tokens=decision.prompt_tokens,
+                    expected=decision.expected_batch_tokens,
+                    limit=decision.limit_tokens,
+                )
+                break
+            fetched = await asyncio.gather(*(self._read(url) for url in batch))
+            for doc in fetched:
+                if doc is not None:
+                    docs.append(doc)
+                    doc_tokens.append(self._llm.count_tokens(doc.text))
+            await self._progress("scraping")
+        return docs
+
+    @property
+    def _chars_per_token(self) -> float:
+        return self._s.llm.chars_per_token
+
+    async def _read(self, url: str) -> FetchedDoc | None:
+        claim = await self._pool.claim(url, self._task.id)
+        if claim.status == "cached" and claim.doc is not None:
+            await self._emit("source_reused", url=url)
+            return claim.doc
+        if claim.status == "taken":
+            doc = await self._pool.get(url)
+            if doc is not None:
+                await self._emit("source_reused", url=url)
+            return doc
+        fetcher = next((f for f in self._fetchers if f.handles(url)), None)
+        if fetcher is None:
+            await self._pool.fail(url, "no fetcher for this URL")
+            return None
+        try:
+            doc = await fetcher.fetch(url)
+        except DeepResearchError as exc:
+            await self._pool.fail(url, str(exc))
+            await self._emit("fetch_failed", url=url, error=str(exc))
+            return None
+        self._usage = self._usage + Usage(fetches=1)
+        await self._pool.store(doc)
+        await self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
+        return doc
+
+    async def _report(self, docs: list[FetchedDoc]) -> ResearcherReport:
+        rs = self._s.researcher
+        texts = tuple(
+            SourceText(n=i + 1, url=d.url, title=d.title, location=d.location, text=d.text)
+            for i, d in enumerate(docs)
+        )
+        task = FindingsTask(
+            question=self._task.question,
+            sources=texts,
+            notes=tuple(self._notes),
+            max_findings=rs.max_findings,
+        )
+        draft, replies = await call_structured(
+            self._llm, build_request("researcher", task, FindingsDraft), FindingsDraft
+        )
+        await self._llm_call(replies)
+        await self._progress("reporting")
+        by_number = {t.n: d for t, d in zip(texts, docs, strict=True)}
+        findings: list[Finding] = []
+        dropped = 0
+        for item in draft.findings:
+            cited = tuple(dict.fromkeys(by_number[n].url for n in item.sources if n in by_number))
+            dropped += len(item.sources) - len(cited)
+            if cited and item.text.strip():
+                findings.append(Finding(text=item.text.strip(), citations=cited))
+        if dropped:
+            await self._emit("citations_dropped", count=dropped)
+        cited_urls = {u for f in findings for u in f.citations}
+        sources = tuple(d.source() for d in docs if d.url in cited_urls)
+        return ResearcherReport(
+            subtask_id=self._task.id,
+            question=self._task.question,
+            summary=draft.summary,
+            findings=tuple(findings),
+            sources=sources,
+            usage=self._usage,
+            search_degraded=self._degraded,
+        )

@@ -1,0 +1,258 @@
+"""The one configuration tree, read once in the driver and handed to actors as a frozen model.
+
+Precedence, lowest first: ``config/default.yaml`` < user file (``--config`` or
+``~/.config/deep-research/config.yaml``) < ``DEEP_RESEARCH_*`` env vars (nested with ``__``) < CLI
+flags. Actors never read the environment themselves, so a cluster run sees exactly what the driver
+validated. Provider API keys are not part of this tree: they come from their usual env vars only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from deepresearch.errors import ConfigError
+
+ENV_PREFIX = "DEEP_RESEARCH_"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunSettings(Section):
+    mode: Literal["quick", "deep"] = "quick"
+    max_query_chars: int = Field(2000, ge=10, le=100_000)
+    output_dir: Path | None = None
+    max_time_s: float = Field(1800.0, gt=0)
+
+
+class RaySettings(Section):
+    address: str | None = None
+    num_cpus: int = Field(2, ge=1)
+    object_store_memory_mb: int = Field(256, ge=75)
+    include_dashboard: bool = False
+    auth_mode: Literal["disabled", "token"] = "disabled"
+
+
+class LLMSettings(Section):
+    provider: str = "extractive"
+    model: str = ""
+    context_window: int = Field(32000, ge=1000)
+    context_share: float = Field(0.55, gt=0, le=1)
+    chars_per_token: float = Field(4.0, gt=0)
+
+
+class BreakerSettings(Section):
+    failure_threshold: int = Field(5, ge=1)
+    reset_timeout_s: float = Field(30.0, gt=0)
+    half_open_max_calls: int = Field(1, ge=1)
+
+
+class RetrySettings(Section):
+    attempts: int = Field(3, ge=1, le=10)
+    base_delay_s: float = Field(0.25, ge=0)
+    max_delay_s: float = Field(8.0, ge=0)
+    retry_after_cap_s: float = Field(30.0, ge=0)
+
+
+class SearchSettings(Section):
+    providers: tuple[str, ...] = ("local",)
+    hits_per_query: int = Field(8, ge=1, le=100)
+    breaker: BreakerSettings = BreakerSettings()
+    retry: RetrySettings = RetrySettings()
+
+    @field_validator("providers", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
+        return value
+
+
+class CorpusSettings(Section):
+    path: Path | None = None
+    cache_dir: Path | None = None
+    passage_chars: int = Field(1000, ge=200, le=20_000)
+    extract_workers: int = Field(2, ge=1, le=64)
+    extract_timeout_s: float = Field(120.0, gt=0)
+    extract_memory_mb: int = Field(2048, ge=128)
+
+
+class ResearcherSettings(Section):
+    tool_budget: int = Field(10, ge=1)
+    queries: int = Field(4, ge=1, le=20)
+    batch_sizes: tuple[int, ...] = (3, 2, 3)
+    max_sources: int = Field(8, ge=1, le=100)
+    max_findings: int = Field(8, ge=1, le=100)
+    report_cap_chars: int = Field(50_000, ge=1000)
+
+
+class DeepSettings(Section):
+    max_parallel: int = Field(3, ge=1, le=64)
+    target_rounds: int = Field(1, ge=1, le=20)
+    researchers_by_complexity: tuple[int, int, int] = (2, 3, 5)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
+    )
+
+    state_dir: Path | None = None
+    run: RunSettings = RunSettings()
+    ray: RaySettings = RaySettings()
+    llm: LLMSettings = LLMSettings()
+    search: SearchSettings = SearchSettings()
+    corpus: CorpusSettings = CorpusSettings()
+    researcher: ResearcherSettings = ResearcherSettings()
+    deep: DeepSettings = DeepSettings()
+
+    def resolved_state_dir(self) -> Path:
+        return (self.state_dir or Path("~/.local/state/deep-research")).expanduser()
+
+    def resolved_cache_dir(self) -> Path:
+        return (self.corpus.cache_dir or Path("~/.cache/deep-research/index")).expanduser()
+
+
+class _MappingSource(PydanticBaseSettingsSource):
+    """A fixed mapping (one YAML file) as a settings source."""
+
+    def __init__(self, settings_cls: type[BaseSettings], data: Mapping[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self._data = dict(data)
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self._data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._data)
+
+
+def default_user_config() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or "~/.config"
+    return Path(base).expanduser() / "deep-research" / "config.yaml"
+
+
+def _read_yaml(text: str, origin: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(origin, f"not valid YAML ({str(exc).splitlines()[0]})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(origin, "must be a mapping of settings")
+    return data
+
+
+def _default_data() -> dict[str, Any]:
+    text = resources.files("deepresearch.config").joinpath("default.yaml").read_text("utf-8")
+    return _read_yaml(text, "default.yaml")
+
+
+def _user_data(config_file: Path | None) -> dict[str, Any]:
+    path = config_file if config_file is not None else default_user_config()
+    if config_file is None and not path.exists():
+        return {}
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read config file ({exc.strerror})") from None
+    return _read_yaml(text, str(path))
+
+
+def _format(exc: ValidationError) -> ConfigError:
+    first = exc.errors()[0]
+    key = ".".join(str(p) for p in first["loc"]) or "config"
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown setting"
+    elif "input" in first and not isinstance(first["input"], dict | list):
+        msg = f"{msg} (got {first['input']!r})"
+    return ConfigError(key, msg)
+
+
+def load_settings(
+    config_file: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build and validate the tree once; every problem becomes a one-line ``ConfigError``."""
+    default = _default_data()
+    user = _user_data(config_file)
+    environ = dict(os.environ if env is None else env)
+
+    class _Loaded(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            env_source = EnvSettingsSource(
+                settings_cls,
+                env_prefix=ENV_PREFIX,
+                env_nested_delimiter="__",
+                case_sensitive=False,
+            )
+            env_source.env_vars = {k.lower(): v for k, v in environ.items()}  # injected env
+            return (
+                InitSettingsSource(settings_cls, init_kwargs=dict(overrides or {})),
+                env_source,
+                _MappingSource(settings_cls, user),
+                _MappingSource(settings_cls, default),
+            )
+
+    _check_env_keys(environ)
+    try:
+        loaded = _Loaded()
+    except ValidationError as exc:
+        raise _format(exc) from None
+    return Settings.model_validate(loaded.model_dump())
+
+
+def _check_env_keys(environ: Mapping[str, str]) -> None:
+    """Unknown ``DEEP_RESEARCH_*`` variables are errors, like unknown keys in a file."""
+    top = {name.upper() for name in Settings.model_fields}
+    for key in environ:
+        if not key.upper().startswith(ENV_PREFIX):
+            continue
+        rest = key.upper()[len(ENV_PREFIX) :]
+        head = rest.split("__", 1)[0]
+        if head not in top and rest not in _EXTRA_ENV:
+            raise ConfigError(key, "unknown setting")
+
+
+# Env vars with our prefix that are not settings (read by tests or the CLI itself).
+_EXTRA_ENV = frozenset({"API_TOKEN", "TEST_ALLOW_PRIVATE", "DEBUG"})
+
+
+def overrides_from_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn ``{"llm.provider": "x", "run.mode": None}`` into a nested dict, dropping unset flags."""
+    nested: dict[str, Any] = {}
+    for dotted, value in flags.items():
+        if value is None:
+            continue
+        node = nested
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested

@@ -1,0 +1,65 @@
+"""Progress arithmetic from the event stream: a pure reducer the console (or a service) renders.
+
+Percent is tool-call units done over the budget: ``UNITS_PER_RESEARCHER`` per planned researcher.
+It never reaches 100 before the run has finished, and never goes backwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from deepresearch.schemas import Event
+
+UNITS_PER_RESEARCHER = 10
+
+
+@dataclass(frozen=True)
+class ProgressState:
+    phase: str = "starting"
+    planned_units: int = UNITS_PER_RESEARCHER
+    done_units: int = 0
+    researchers_active: int = 0
+    researchers_done: int = 0
+    sources: int = 0
+    finished: bool = False
+
+    @property
+    def percent(self) -> int:
+        if self.finished:
+            return 100
+        return min(99, int(100 * self.done_units / max(1, self.planned_units)))
+
+
+def advance(state: ProgressState, event: Event) -> ProgressState:
+    p = event.payload
+    match event.type:
+        case "plan_ready":
+            count = p.get("count", 1)
+            n = count if isinstance(count, int) else 1
+            return replace(state, phase="researching", planned_units=n * UNITS_PER_RESEARCHER)
+        case "researcher_started":
+            return replace(state, researchers_active=state.researchers_active + 1)
+        case "researcher_progress":
+            phase = p.get("phase")
+            return replace(
+                state,
+                phase=phase if isinstance(phase, str) else state.phase,
+                done_units=min(state.planned_units, state.done_units + 1),
+            )
+        case "source_read" | "source_reused":
+            return replace(state, sources=state.sources + 1)
+        case "researcher_finished" | "researcher_failed":
+            done = state.researchers_done + 1
+            floor = min(state.planned_units, done * UNITS_PER_RESEARCHER)
+            return replace(
+                state,
+                researchers_active=max(0, state.researchers_active - 1),
+                researchers_done=done,
+                done_units=max(state.done_units, floor),
+            )
+        case "writing":
+            return replace(state, phase="writing")
+        case "run_finished":
+            return replace(state, phase="done", finished=True, researchers_active=0)
+        case _:
+            return state

@@ -1,0 +1,117 @@
+"""Pure steps around the writer call: what the writer sees, and how its draft becomes a Report.
+
+Sources are numbered across all researcher reports (same URL, same number) before the writer sees
+them; the writer cites those numbers, and any number that names no source read in this run is
+dropped here, so the rendered report can never cite something that was not read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from deepresearch.schemas import (
+    Finding,
+    Report,
+    ReportSection,
+    ResearcherReport,
+    Source,
+    SourceText,
+    WriteDraft,
+    WriteTask,
+)
+
+EXTRACTIVE_NOTE = (
+    "Written without a language model (extractive mode): every statement below is a sentence or "
+    "table row quoted from the cited source."
+)
+SEARCH_LIMITED_NOTE = (
+    "Search was limited: at least one search provider was unavailable during the run."
+)
+
+
+def merged_sources(reports: Sequence[ResearcherReport]) -> list[Source]:
+    """Every source the researchers cited, once, in first-seen order."""
+    seen: dict[str, Source] = {}
+    for report in reports:
+        for source in report.sources:
+            seen.setdefault(source.url, source)
+    return list(seen.values())
+
+
+def write_task(
+    query: str, reports: Sequence[ResearcherReport], snippet_chars: int = 400
+) -> WriteTask:
+    ok = [r for r in reports if r.status == "ok" and r.findings]
+    sources = merged_sources(ok)
+    quotes: dict[str, str] = {}
+    for report in ok:
+        for finding in report.findings:
+            for url in finding.citations:
+                quotes.setdefault(url, finding.text[:snippet_chars])
+    texts = tuple(
+        SourceText(
+            n=i + 1, url=s.url, title=s.title, location=s.location, text=quotes.get(s.url, "")
+        )
+        for i, s in enumerate(sources)
+    )
+    sections = tuple(ReportSection(heading=r.question, findings=r.findings) for r in ok)
+    return WriteTask(query=query, sections=sections, sources=texts)
+
+
+def report_from_draft(
+    task: WriteTask, draft: WriteDraft, title: str, notes: Sequence[str]
+) -> tuple[Report, int]:
+    """The Report the draft describes, with citations mapped back to URLs; also the dropped count."""
+    by_n = {s.n: s for s in task.sources}
+    dropped = 0
+    sections: list[ReportSection] = []
+    for section in draft.sections:
+        findings: list[Finding] = []
+        for item in section.findings:
+            urls = tuple(dict.fromkeys(by_n[n].url for n in item.sources if n in by_n))
+            dropped += len(item.sources) - len(urls)
+            if urls and item.text.strip():
+                findings.append(Finding(text=item.text.strip(), citations=urls))
+        if findings:
+            sections.append(ReportSection(heading=section.heading, findings=tuple(findings)))
+    answer_urls = tuple(dict.fromkeys(by_n[n].url for n in draft.answer_sources if n in by_n))
+    dropped += len(draft.answer_sources) - len(answer_urls)
+    cited = {u for s in sections for f in s.findings for u in f.citations}
+    answer_urls = tuple(u for u in answer_urls if u in cited)
+    sources = tuple(
+        Source(url=s.url, title=s.title, location=s.location)
+        for s in task.sources
+        if s.url in cited
+    )
+    report = Report(
+        query=task.query,
+        title=title,
+        answer=draft.answer.strip(),
+        sections=tuple(sections),
+        sources=sources,
+        notes=tuple(notes),
+        answer_citations=answer_urls,
+        status="completed" if sections else "no_answer",
+    )
+    return report, dropped
+
+
+def no_answer_report(
+    query: str, title: str, reasons: Sequence[str], notes: Sequence[str]
+) -> Report:
+    """The honest report when nothing usable was found: it says what failed."""
+    why = "; ".join(reasons) or "no relevant source was found"
+    return Report(
+        query=query,
+        title=title,
+        answer=f"No answer could be given: {why}.",
+        sections=(),
+        sources=(),
+        notes=tuple(notes),
+        status="no_answer",
+    )
+
+
+def title_for(query: str, limit: int = 120) -> str:
+    text = " ".join(query.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

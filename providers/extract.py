@@ -1,0 +1,283 @@
+"""Text out of PDF, HTML, Markdown and plain-text files, run in a killable process pool.
+
+PDF parsing is CPU-heavy and a hostile file can hang or balloon the parser, so extraction never
+runs in an async actor's event loop: ``ExtractionPool`` sends each file to a worker process with an
+address-space limit and a per-file deadline, and replaces the workers when one overruns or dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures as cf
+import multiprocessing
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deepresearch.errors import ExtractionError
+
+PDF_SUFFIXES = frozenset({".pdf"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+TEXT_SUFFIXES = frozenset({".md", ".txt"})
+SUPPORTED_SUFFIXES = PDF_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
+
+_TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAG_RE = re.compile(r"<[^>]+>")
+_SCRIPT_RE = re.compile(r"<(script|style)[^>]*>.*?</\1>", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ExtractedDoc:
+    """A document's text: one entry per PDF page (page n is ``pages[n-1]``), one entry otherwise."""
+
+    title: str
+    pages: tuple[str, ...]
+    content_type: str
+
+
+def extract_path(path: Path) -> ExtractedDoc:
+    """Extract ``path`` in this process; every failure becomes ``ExtractionError``."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in PDF_SUFFIXES:
+            return _extract_pdf(path)
+        if suffix in HTML_SUFFIXES:
+            return _extract_html(path)
+        if suffix in TEXT_SUFFIXES:
+            text = path.read_text("utf-8", errors="replace").replace("\r\n", "\n")
+            kind = "text/markdown" if suffix == ".md" else "text/plain"
+            return ExtractedDoc(title=path.name, pages=(text,), content_type=kind)
+    except ExtractionError:
+        raise
+    except MemoryError:
+        raise ExtractionError(str(path), "over the memory limit") from None
+    except OSError as exc:
+        raise ExtractionError(str(path), f"cannot read ({exc.strerror or exc})") from None
+    except Exception as exc:  # parsers raise anything on hostile input
+        raise ExtractionError(str(path), f"{type(exc).__name__}: {exc}"[:300]) from None
+    raise ExtractionError(str(path), f"unsupported file type {suffix or '(none)'}")
+
+
+def _extract_pdf(path: Path) -> ExtractedDoc:
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(path)
+    except pdfium.PdfiumError as exc:
+        raise ExtractionError(str(path), f"not a readable PDF ({exc})") from None
+    pages: list[str] = []
+    try:
+        for index in range(len(pdf)):
+            page = pdf[index]
+            textpage = page.get_textpage()
+            text: str = textpage.get_text_range()
+            pages.append(text.replace("\r\n", "\n").replace("\r", "\n"))
+            textpage.close()
+            page.close()
+    finally:
+        pdf.close()
+    return ExtractedDoc(title=path.name, pages=tuple(pages), content_type="application/pdf")
+
+
+def _extract_html(path: Path) -> ExtractedDoc:
+    import trafilatura
+
+    html = path.read_text("utf-8", errors="replace")
+    text = trafilatura.extract(html, include_tables=True, include_comments=False) or ""
+    title = ""
+    meta = trafilatura.extract_metadata(html)
+    if meta is not None and meta.title:
+        title = str(meta.title)
+    if not title:
+        match = _TITLE_RE.search(html)
+        title = " ".join(_TAG_RE.sub("", match.group(1)).split()) if match else ""
+    if not text.strip():  # too short or too odd for trafilatura: fall back to stripped markup
+        text = "\n".join(
+            " ".join(line.split())
+            for line in _TAG_RE.sub("\n", _SCRIPT_RE.sub("", html)).split("\n")
+        )
+        text = re.sub(r"\n{2,}", "\n", text).strip()
+    return ExtractedDoc(title=title or path.name, pages=(text,), content_type="text/html")
+
+
+def hang_for_tests(path: Path) -> ExtractedDoc:
+    """Test hook: a job that never finishes for files whose name starts with ``hang``."""
+    if path.name.startswith("hang"):
+        time.sleep(3600)
+    return extract_path(path)
+
+
+def _limit_memory(memory_mb: int) -> None:
+    import resource
+
+    limit = memory_mb * 1024 * 1024
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+Job = Callable[[Path], ExtractedDoc]
+Outcome = ExtractedDoc | ExtractionError
+
+
+class ExtractionPool:
+    """Worker processes (forkserver: safe under a threaded Ray worker) with a per-file deadline.
+
+    A file that overruns its deadline is reported as timed out, the workers are killed and replaced,
+    and the other files that were in flight are run again. After a worker crash the files that were
+    in flight are retried one at a time, so a crash is blamed on the file that caused it.
+    """
+
+    def __init__(
+        self, workers: int, timeout_s: float, memory_mb: int, *, job: Job = extract_path
+    ) -> None:
+        self.workers = max(1, workers)
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
+        self._job = job
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._executor: cf.ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> ExtractionPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    # ------------------------------------------------------------------ pool management
+
+    def _pool(self) -> tuple[cf.ProcessPoolExecutor, int]:
+        with self._lock:
+            if self._executor is None:
+                ctx = multiprocessing.get_context("forkserver")
+                ctx.set_forkserver_preload([__name__])
+                self._executor = cf.ProcessPoolExecutor(
+                    max_workers=self.workers,
+                    mp_context=ctx,
+                    initializer=_limit_memory,
+                    initargs=(self.memory_mb,),
+                )
+            return self._executor, self._generation
+
+    def _reset(self, generation: int) -> None:
+        """Kill the workers of ``generation`` if still current; the next call starts new ones."""
+        with self._lock:
+            if generation != self._generation or self._executor is None:
+                return
+            executor, self._executor = self._executor, None
+            self._generation += 1
+        processes: dict[int, Any] = dict(getattr(executor, "_processes", None) or {})
+        for process in processes.values():
+            process.kill()
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes.values():
+            process.join(timeout=5)
+
+    def _submit(self, path: Path) -> tuple[cf.Future[ExtractedDoc], int]:
+        executor, generation = self._pool()
+        try:
+            return executor.submit(self._job, path), generation
+        except (BrokenProcessPool, RuntimeError):
+            self._reset(generation)
+            executor, generation = self._pool()
+            return executor.submit(self._job, path), generation
+
+    # ------------------------------------------------------------------ batch
+
+    def extract_many(self, paths: Sequence[Path]) -> dict[Path, Outcome]:
+        """Extract every path, ``workers`` at a time (largest first), each under the deadline."""
+        results: dict[Path, Outcome] = {}
+        queue: deque[Path] = deque(sorted(set(paths), key=_size, reverse=True))
+        suspects: set[Path] = set()
+        inflight: dict[cf.Future[ExtractedDoc], tuple[Path, float, int]] = {}
+        while queue or inflight:
+            while queue and len(inflight) < self.workers:
+                head = queue[0]
+                alone = head in suspects or any(p in suspects for p, _, _ in inflight.values())
+                if alone and inflight:
+                    break
+                queue.popleft()
+                future, generation = self._submit(head)
+                inflight[future] = (head, time.monotonic() + self.timeout_s, generation)
+            nearest = min(deadline for _, deadline, _ in inflight.values())
+            done, _ = cf.wait(
+                inflight,
+                timeout=max(0.0, nearest - time.monotonic()),
+                return_when="FIRST_COMPLETED",
+            )
+            broken: list[Path] = []
+            for future in done:
+                path, _, generation = inflight.pop(future)
+                try:
+                    results[path] = future.result()
+                except ExtractionError as exc:
+                    results[path] = exc
+                except BrokenProcessPool:
+                    broken.append(path)
+                    self._reset(generation)
+                except Exception as exc:
+                    results[path] = ExtractionError(str(path), f"{type(exc).__name__}: {exc}")
+            for path in broken:
+                if path in suspects:
+                    results[path] = ExtractionError(str(path), "extraction worker crashed")
+                else:
+                    suspects.add(path)
+                    queue.appendleft(path)
+            now = time.monotonic()
+            expired = [f for f, (_, deadline, _) in inflight.items() if deadline <= now]
+            if expired:
+                for future in expired:
+                    path, _, generation = inflight.pop(future)
+                    results[path] = self._timed_out(path)
+                    self._reset(generation)
+                for future, (path, _, _) in list(inflight.items()):  # innocent bystanders
+                    del inflight[future]
+                    queue.appendleft(path)
+        return results
+
+    def _timed_out(self, path: Path) -> ExtractionError:
+        return ExtractionError(str(path), f"timed out after {self.timeout_s:g}s")
+
+    # ------------------------------------------------------------------ one file, async
+
+    async def extract(self, path: Path) -> ExtractedDoc:
+        """Extract one file without blocking the event loop; raises ``ExtractionError``."""
+        for attempt in range(2):
+            future, generation = self._submit(path)
+            try:
+                return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout_s)
+            except TimeoutError:
+                self._reset(generation)
+                raise self._timed_out(path) from None
+            except BrokenProcessPool:
+                deliberate = generation != self._generation
+                self._reset(generation)
+                if deliberate and attempt == 0:
+                    continue  # another call's timeout killed our worker: not this file's fault
+                raise ExtractionError(str(path), "extraction worker crashed") from None
+            except ExtractionError:
+                raise
+            except Exception as exc:
+                raise ExtractionError(str(path), f"{type(exc).__name__}: {exc}") from None
+        raise ExtractionError(str(path), "extraction worker crashed")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,178 @@
+"""The model-free LLM provider: answers every task kind by rule, extraction and ranking.
+
+It lets the whole agent run with no API key and no network, and it is the last tier of a fallback
+chain so a run degrades instead of dying. Findings are verbatim source text (figures exactly as
+written), chosen by BM25 relevance and MMR diversity; queries and plans come from grammar rules.
+Output is deterministic: no randomness, no clock, stable ordering everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel
+
+from deepresearch.providers.llm import rules
+from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
+from deepresearch.schemas import (
+    DraftFinding,
+    DraftSection,
+    EvaluateTask,
+    Evaluation,
+    FindingsDraft,
+    FindingsTask,
+    LLMReply,
+    LLMRequest,
+    PlanDraft,
+    PlanTask,
+    QueriesTask,
+    QueryList,
+    WriteDraft,
+    WriteTask,
+)
+
+NO_PASSAGE = "No relevant passage was found in the sources"
+NO_ANSWER = "The sources did not contain information that answers this question."
+_TERMINAL = (".", "!", "?")
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith(_TERMINAL) else f"{text}."
+
+
+def usable_summary(summary: str) -> bool:
+    """A summary that reports evidence (not empty, not the no-passage notice)."""
+    return bool(summary.strip()) and not summary.startswith(NO_PASSAGE)
+
+
+def answer_queries(task: QueriesTask) -> QueryList:
+    return QueryList(
+        queries=tuple(rules.search_queries(task.question, task.max_queries, task.notes))
+    )
+
+
+def answer_findings(task: FindingsTask) -> FindingsDraft:
+    units = build_units([(s.n, s.text) for s in task.sources])
+    scorer = Scorer(units)
+    periods = rules.find_periods(task.question)
+    scores = scorer.score(task.question, periods)
+    chosen = mmr_select(units, scores, scorer, task.max_findings)
+    if not chosen:
+        return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
+    findings = tuple(DraftFinding(text=units[i].text, sources=(units[i].source,)) for i in chosen)
+    by_score = sorted(chosen, key=lambda i: (-scores[i], units[i].order))
+    top = scores[by_score[0]]
+    lead = [i for i in by_score[:3] if scores[i] >= 0.5 * top]
+    summary = " ".join(_sentence(units[i].text) for i in lead)
+    return FindingsDraft(summary=summary, findings=findings)
+
+
+def answer_plan(task: PlanTask) -> PlanDraft:
+    subs = rules.sub_questions(task.query, task.max_subtasks) or [task.query.strip()]
+    n = len(subs)
+    complexity = 1 if n == 1 else 2 if n <= 3 else 3
+    return PlanDraft(complexity=complexity, sub_questions=tuple(subs))
+
+
+def _reformulate(gap: str, query: str) -> str:
+    """A keyword rewording of a failed sub-question, plus the query's periods it lacks."""
+    tokens, periods = rules.tokenize(gap)
+    text = rules.keywords(tokens, periods) or gap.strip()
+    missing = [p for p in rules.find_periods(query) if p.lower() not in text.lower()]
+    return " ".join([text, *missing])
+
+
+def answer_evaluate(task: EvaluateTask) -> Evaluation:
+    failed = set(task.failed)
+    gaps = [
+        item
+        for i, item in enumerate(task.agenda)
+        if item in failed
+        or not usable_summary(task.summaries[i] if i < len(task.summaries) else "")
+    ]
+    if not gaps:
+        return Evaluation(action="synthesize", reason="every agenda item has a usable summary")
+    if task.round >= 3:
+        return Evaluation(
+            action="synthesize",
+            reason=f"{len(gaps)} agenda item(s) lack a summary but round {task.round} is the last",
+        )
+    new = rules.dedupe([_reformulate(g, task.query) for g in gaps])
+    new = [q for q in new if q.strip().lower() not in {a.strip().lower() for a in task.agenda}]
+    if not new or task.max_new_subtasks <= 0:
+        return Evaluation(action="synthesize", reason="gaps remain but no new sub-question helps")
+    return Evaluation(
+        action="delegate",
+        reason=f"no usable summary for: {'; '.join(gaps)}",
+        new_subtasks=tuple(new[: task.max_new_subtasks]),
+    )
+
+
+def answer_write(task: WriteTask) -> WriteDraft:
+    """Sections mirror the input with citation URLs mapped to source numbers (uncited findings are
+    dropped); the answer is the strongest finding of up to three sections, verbatim."""
+    numbers = {s.url: s.n for s in task.sources}
+    sections: list[DraftSection] = []
+    flat: list[tuple[int, str]] = []  # (section index, finding text) of cited findings
+    for si, sec in enumerate(task.sections):
+        drafts = []
+        for f in sec.findings:
+            nums = tuple(sorted({numbers[u] for u in f.citations if u in numbers}))
+            if nums:
+                drafts.append(DraftFinding(text=f.text, sources=nums))
+                flat.append((si, f.text))
+        sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
+    units = [Unit(text, si, k, False, tuple(terms(text))) for k, (si, text) in enumerate(flat)]
+    scores = Scorer(units).score(task.query, rules.find_periods(task.query)) if units else []
+    leaders: dict[int, int] = {}
+    for k, (si, _) in enumerate(flat):
+        if si not in leaders or scores[k] > scores[leaders[si]]:
+            leaders[si] = k
+    ranked = sorted(leaders.values(), key=lambda k: (-scores[k], k))
+    picked = list(dict.fromkeys(flat[k][1] for k in ranked))[:3]
+    answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
+    return WriteDraft(answer=answer, sections=tuple(sections))
+
+
+class ExtractiveLLM:
+    """A deterministic, model-free ``LLMProvider``."""
+
+    def __init__(self, name: str = "extractive", model: str = "extractive-v1") -> None:
+        self.name = name
+        self.model = model
+
+    def count_tokens(self, text: str) -> int:
+        return math.ceil(len(text) / 4)
+
+    def answer(self, request: LLMRequest) -> BaseModel:
+        """The typed answer to ``request.task`` (what ``complete`` serializes)."""
+        task = request.task
+        if isinstance(task, QueriesTask):
+            return answer_queries(task)
+        if isinstance(task, FindingsTask):
+            return answer_findings(task)
+        if isinstance(task, PlanTask):
+            return answer_plan(task)
+        if isinstance(task, EvaluateTask):
+            return answer_evaluate(task)
+        return answer_write(task)
+
+    async def complete(self, request: LLMRequest) -> LLMReply:
+        text = self.answer(request).model_dump_json()
+        prompt = (
+            "".join(m.content for m in request.messages)
+            if request.messages
+            else request.task.model_dump_json()
+        )
+        return LLMReply(
+            text=text,
+            provider=self.name,
+            model=self.model,
+            input_tokens=self.count_tokens(prompt),
+            output_tokens=self.count_tokens(text),
+            estimated_tokens=True,
+        )
+
+
+__all__ = ["NO_ANSWER", "NO_PASSAGE", "ExtractiveLLM", "usable_summary"]

@@ -1,0 +1,286 @@
+"""Rule-based question decomposition for the model-free provider: plain English grammar, no data.
+
+A question is tokenized with its period expressions ("quarter ended July 1, 2023", "Q3 2023",
+"2022") frozen as single tokens so they survive verbatim into every sub-question. Coordinations
+("A and B", "A, B and C", "A vs B", "compare A with B") are expanded into one variant per conjunct;
+a conjunct that names only an entity borrows the metric of its sibling ("Apple's net income vs
+Microsoft's" → "Microsoft's net income"). Expansion recurses, so entities × periods multiply.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DATE = rf"(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+\d{{4}})"
+_ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
+_YEAR = r"(?:19|20)\d{2}"
+PERIOD_RE = re.compile(
+    "|".join(
+        [
+            rf"\b(?:(?:three|six|nine|twelve|\d{{1,2}})[- ]months?|(?:fiscal\s+)?(?:quarter|year"
+            rf"|period)|weeks?)\s+end(?:ed|ing)\s+(?:on\s+)?{_DATE}",
+            rf"\b{_ORD}\s+(?:fiscal\s+)?quarter(?:\s+of)?(?:\s+(?:fiscal\s+(?:year\s+)?)?{_YEAR})?",
+            rf"\b{_ORD}\s+half(?:\s+of)?(?:\s+(?:fiscal\s+)?{_YEAR})?",
+            rf"\bQ[1-4]\s*(?:FY\s*)?'?(?:{_YEAR}|\d{{2}})\b",
+            rf"\b(?:FY|fiscal\s+(?:year\s+)?)\s*'?(?:{_YEAR}|\d{{2}})\b",
+            rf"\bH[12]\s*{_YEAR}\b",
+            rf"\b{_DATE}\b",
+            r"\bQ[1-4]\b",
+            rf"\b{_YEAR}\b",
+        ]
+    ),
+    re.IGNORECASE,
+)
+
+_CONJ = {"and", "or", "&", "vs", "vs.", "versus", "v.", "v"}
+_COMPARE_CONJ = {"with", "to", "against"}
+_COMPARE_WORDS = {
+    "compare",
+    "compared",
+    "comparing",
+    "comparison",
+    "contrast",
+    "versus",
+    "vs",
+    "vs.",
+}
+_BOUNDARY = {
+    "the", "a", "an", "of", "for", "in", "on", "at", "by", "from", "during", "between", "over",
+    "across", "within", "than", "what", "which", "who", "whom", "how", "was", "were", "is", "are",
+    "be", "been", "did", "does", "do", "has", "have", "had", "much", "many", "about", "per",
+    "into", "difference", "differences", "compare", "compared", "comparing", "contrast", "change",
+    "changed", "grow", "grew", "increase", "increased", "decrease", "decreased", "differ",
+    "evolve", "evolved", "perform", "performed", "when", "where", "why", "that", "this",
+}  # fmt: skip
+_QUERY_STOP = _BOUNDARY | {
+    "and", "or", "vs", "vs.", "versus", "with", "to", "against", "please", "tell", "me", "can",
+    "could", "would", "you", "give", "show", "find", "list", "describe", "explain", "its",
+    "their", "there", "these", "those", "it", "as", "i", "we", "our", "&", "any", "some",
+    "both", "respectively", "each", "also", "so", "far", "far?", "whose", "should", "will",
+}  # fmt: skip
+_QUESTION_LEAD = {"what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is"}
+
+Token = str  # a word, a punctuation mark "," / ";", or a period placeholder "\x00<i>"
+
+
+def _is_period(tok: Token) -> bool:
+    return tok.startswith("\x00")
+
+
+def _possessive(tok: Token) -> bool:
+    return tok.lower().endswith(("'s", "’s", "s'", "s’")) and len(tok) > 2
+
+
+def _strip_possessive(tok: Token) -> Token:
+    return re.sub(r"(?:'s|’s|'|’)$", "", tok)
+
+
+def _capitalized(tok: Token) -> bool:
+    return bool(tok) and not _is_period(tok) and tok[0].isupper()
+
+
+def tokenize(text: str) -> tuple[list[Token], list[str]]:
+    """Word tokens with periods frozen as placeholders; returns (tokens, period texts)."""
+    periods: list[str] = []
+
+    def freeze(m: re.Match[str]) -> str:
+        periods.append(m.group(0))
+        return f" \x00{len(periods) - 1} "
+
+    frozen = PERIOD_RE.sub(freeze, text)
+    tokens: list[Token] = []
+    for raw in re.findall(r"\x00\d+|[^\s,;:?!()\"“”\[\]]+|[,;]", frozen):
+        tok = raw
+        abbreviation = re.fullmatch(r"(?:[A-Za-z]\.)+", tok) or tok.lower() == "vs."
+        if not _is_period(tok) and len(tok) > 1 and tok.endswith(".") and not abbreviation:
+            tok = tok[:-1]
+        if tok:
+            tokens.append(tok)
+    return tokens, periods
+
+
+def find_periods(text: str) -> list[str]:
+    """Period expressions of ``text``, verbatim, in order."""
+    return [m.group(0) for m in PERIOD_RE.finditer(text)]
+
+
+def _stops_left(tok: Token, comparative: bool) -> bool:
+    low = tok.lower()
+    return (
+        low in _BOUNDARY
+        or low in _CONJ
+        or tok in {",", ";"}
+        or (comparative and low in _COMPARE_CONJ)
+    )
+
+
+def _scan_left(tokens: list[Token], k: int, comparative: bool) -> list[Token]:
+    out: list[Token] = []
+    while k >= 0 and not _stops_left(tokens[k], comparative):
+        if out and _possessive(tokens[k]) and not comparative:
+            break  # "Apple's [revenue and income]": the possessor is shared context
+        out.insert(0, tokens[k])
+        k -= 1
+    return out
+
+
+def _scan_right(tokens: list[Token], j: int, comparative: bool, limit: int) -> list[Token]:
+    out: list[Token] = []
+    while j < len(tokens) and len(out) < limit and not _stops_left(tokens[j], comparative):
+        out.append(tokens[j])
+        if _possessive(tokens[j]):
+            break
+        j += 1
+    return out
+
+
+def find_coordination(tokens: list[Token]) -> tuple[int, int, list[list[Token]]] | None:
+    """The first coordination as (start, end, conjuncts) over ``tokens[start:end]``."""
+    comparative = any(t.lower() in _COMPARE_WORDS for t in tokens)
+    for i, tok in enumerate(tokens):
+        low = tok.lower()
+        if low not in _CONJ and not (comparative and low in _COMPARE_CONJ):
+            continue
+        k = i - 1
+        if k >= 0 and tokens[k] == ",":
+            k -= 1
+        if k >= 0 and tokens[k].lower() in _COMPARE_WORDS:
+            k -= 1  # "revenue compared to ..." / "compare X with Y"
+        left = _scan_left(tokens, k, comparative)
+        if not left:
+            continue
+        limit = 6 if comparative else max(len(left), 1) + 1
+        right = _scan_right(tokens, i + 1, comparative, limit)
+        if not right:
+            continue
+        if all(_capitalized(t) for t in left) and _capitalized(right[0]):
+            cut = next((n for n, t in enumerate(right) if not _capitalized(t)), len(right))
+            right = right[:cut]  # "Apple and Microsoft revenue": the head noun is shared
+        items = [left]
+        start = k - len(left) + 1
+        while start >= 2 and tokens[start - 1] == ",":
+            more = _scan_left(tokens, start - 2, comparative)
+            if not more:
+                break
+            items.insert(0, more)
+            start = start - 1 - len(more)
+        items.append(right)
+        return start, i + 1 + len(right), items
+    return None
+
+
+def _entity_split(conj: list[Token]) -> tuple[list[Token], list[Token]]:
+    n = 0
+    while n < len(conj) and _capitalized(conj[n]):
+        n += 1
+        if _possessive(conj[n - 1]):
+            break
+    return conj[:n], conj[n:]
+
+
+def _fill_metrics(items: list[list[Token]]) -> list[list[Token]]:
+    """Entity-only conjuncts borrow the metric of the longest sibling that has one."""
+    splits = [_entity_split(c) for c in items]
+    donors = [rest for ent, rest in splits if ent and rest]
+    if not donors:
+        return items
+    metric = max(donors, key=len)
+    return [ent + metric if ent and not rest else ent + rest for ent, rest in splits]
+
+
+def expand(tokens: list[Token], depth: int = 3) -> list[list[Token]]:
+    """Every variant of ``tokens`` with each coordination resolved to one conjunct."""
+    found = find_coordination(tokens) if depth > 0 else None
+    if found is None:
+        return [tokens]
+    start, end, items = found
+    out: list[list[Token]] = []
+    for conj in _fill_metrics(items):
+        out.extend(expand([*tokens[:start], *conj, *tokens[end:]], depth - 1))
+    return out
+
+
+def render(tokens: list[Token], periods: list[str]) -> str:
+    words = [periods[int(t[1:])] if _is_period(t) else t for t in tokens]
+    return re.sub(r"\s+([,;])", r"\1", " ".join(words)).strip(" ,;")
+
+
+def keywords(tokens: list[Token], periods: list[str]) -> str:
+    """A search query: content words (possessives stripped) and periods verbatim."""
+    kept = [
+        t if _is_period(t) else _strip_possessive(t)
+        for t in tokens
+        if t not in {",", ";"} and (_is_period(t) or t.lower() not in _QUERY_STOP)
+    ]
+    return render([t for t in kept if t], periods)
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def dedupe(texts: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for t in texts:
+        key = _norm(t)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
+
+
+def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ()) -> list[str]:
+    """The cleaned question first, then one query per resolved coordination, then steering."""
+    tokens, periods = tokenize(question)
+    candidates = [keywords(tokens, periods)]
+    candidates += [keywords(v, periods) for v in expand(tokens)]
+    if notes:
+        note_tokens, note_periods = tokenize(notes[-1])
+        steer = keywords(note_tokens, note_periods).split()[:6]
+        if steer:
+            candidates.append(f"{candidates[0]} {' '.join(steer)}")
+    out = dedupe(candidates)
+    return out[: max(1, max_queries)] if out else [question.strip()]
+
+
+def sub_questions(query: str, max_subtasks: int) -> list[str]:
+    """One question per resolved coordination; the query itself when nothing splits."""
+    tokens, periods = tokenize(query)
+    variants = expand(tokens)
+    if len(variants) <= 1:
+        return [query.strip()]
+    comparative = any(t.lower() in _COMPARE_WORDS for t in tokens)
+    ask = "What was" if periods else "What is"
+    out: list[str] = []
+    for v in variants:
+        drop = _COMPARE_WORDS | {"between", "difference", "differences"}
+        words = [t for t in v if t.lower() not in drop]
+        if comparative:
+            while words and words[0].lower() in {"how", "does", "do", "did", "the"}:
+                words = words[1:]
+        text = render(words, periods)
+        if not words or words[0].lower() not in _QUESTION_LEAD:
+            if words and words[0].lower() in _QUERY_STOP:
+                text = text[:1].lower() + text[1:]
+            text = f"{ask} {text}"
+        out.append(text.rstrip(" ?.") + "?")
+    out = dedupe(out)
+    return out[: max(1, max_subtasks)]
+
+
+__all__ = [
+    "PERIOD_RE",
+    "dedupe",
+    "expand",
+    "find_coordination",
+    "find_periods",
+    "keywords",
+    "search_queries",
+    "sub_questions",
+    "tokenize",
+]

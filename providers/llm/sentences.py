@@ -1,0 +1,298 @@
+"""Candidate text units, relevance scoring and MMR selection for the model-free provider.
+
+Filing PDFs mix wrapped prose with table rows on one line ("Total net sales $ 81,797 $ 82,959"),
+so units are built per line kind: prose lines are re-joined into paragraphs and split into
+sentences, table-like lines stay single units. Scoring is BM25 over this task's units (light
+stemming) with bonuses for question bigrams, figures (when the question asks for a quantity) and
+matching periods. Everything is order-stable and free of randomness: same input, same bytes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+# fmt: off
+STOPWORDS = frozenset({
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more",
+    "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other",
+    "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than",
+    "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those",
+    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "yours", "please", "tell", "give", "show", "find", "list", "describe", "explain", "much",
+    "many", "vs", "versus", "",
+})
+# fmt: on
+_WORD = re.compile(r"[a-z0-9]+(?:[.,'’][a-z0-9]+)*")
+_NUMERIC_TOKEN = re.compile(r"^[$€£(]*-?\d[\d,]*(?:\.\d+)?\)?%?$|^[$€£%—–-]$|^\(\d+\)%$")
+_FIGURE = re.compile(
+    r"[$€£]\s?\d|\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?%|\(\d[\d,.]*\)"
+    r"|\d+(?:\.\d+)?\s*(?:million|billion|thousand|trillion|percent|bps|basis points)\b",
+    re.IGNORECASE,
+)
+_QUANT_QUESTION = re.compile(
+    r"\b(?:how much|how many|what (?:was|were|is|are)|total|change[ds]?|increase[ds]?"
+    r"|decrease[ds]?|grow(?:th)?|grew|amount|percent(?:age)?|number of)\b",
+    re.IGNORECASE,
+)
+_FOOTER = re.compile(r"^[^|]{1,80}\|[^|]{1,80}\|\s*\d{1,4}$|^(?:page\s+)?\d{1,4}(?:\s+of\s+\d+)?$")
+_MD_SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
+_BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
+# fmt: off
+_ABBREV = frozenset({
+    "inc", "corp", "co", "ltd", "no", "mr", "mrs", "ms", "dr", "st", "vs", "etc", "fig",
+    "approx", "jr", "sr", "u.s", "e.g", "i.e", "",
+})
+# fmt: on
+_TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to match sales/sale, ended/ending/end, revenues/revenue."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.replace(",", "") if re.fullmatch(r"[\d,.]+", w) else w
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    for suffix, min_len in (("sses", 5), ("ing", 6), ("ed", 5)):
+        if w.endswith(suffix) and len(w) >= min_len:
+            w = w[: -len(suffix)] if suffix != "sses" else w[:-2]
+            break
+    else:
+        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed content terms of ``text`` (stopwords dropped, numbers kept without commas)."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def has_figure(text: str) -> bool:
+    return bool(_FIGURE.search(text))
+
+
+def asks_quantity(question: str) -> bool:
+    return bool(_QUANT_QUESTION.search(question))
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One candidate finding: verbatim text and the number of the source it came from."""
+
+    text: str
+    source: int
+    order: int  # position across the task, for stable tie-breaking
+    table: bool = False
+    terms: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _is_table_line(line: str) -> bool:
+    if line.startswith("|"):
+        return True
+    tokens = line.split()
+    numeric = sum(1 for t in tokens if _NUMERIC_TOKEN.match(t))
+    alpha = sum(1 for t in tokens if re.search(r"[A-Za-z]{2}", t))
+    ends_numeric = bool(tokens) and bool(_NUMERIC_TOKEN.match(tokens[-1]))
+    return numeric >= 2 and ends_numeric and numeric * 3 >= alpha
+
+
+def _split_sentences(paragraph: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for m in re.finditer(r"[.!?][\"”’)]?\s+(?=[A-Z0-9“\"(\[])", paragraph):
+        before = paragraph[start : m.start()].split()
+        last = before[-1].lower().rstrip(".") if before else ""
+        if last in _ABBREV or re.fullmatch(r"(?:[a-z]\.)*[a-z]", last):
+            continue
+        out.append(paragraph[start : m.end()].strip())
+        start = m.end()
+    tail = paragraph[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def _keep(text: str, table: bool) -> bool:
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    if table:
+        return any(len(w) >= 3 for w in words)
+    return len(words) >= 4
+
+
+def _source_units(n: int, text: str, boilerplate: set[str]) -> list[tuple[str, bool]]:
+    units: list[tuple[str, bool]] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            units.extend((s, False) for s in _split_sentences(" ".join(paragraph)))
+            paragraph.clear()
+
+    for raw in text.splitlines():
+        line = " ".join(raw.split())
+        if not line or line in boilerplate or _FOOTER.match(line) or _MD_SEPARATOR.match(line):
+            flush()
+            continue
+        if line.startswith("#"):
+            flush()
+            continue
+        if _is_table_line(line):
+            flush()
+            units.append((line, True))
+            continue
+        bullet = _BULLET.match(line)
+        if bullet:
+            flush()
+            paragraph.append(line[bullet.end() :])
+            continue
+        short = len(line.split()) <= 5 and not line.endswith(_TERMINAL)
+        if short and (not paragraph or paragraph[-1].endswith(_TERMINAL)):
+            flush()  # a heading or label line, not part of a sentence
+            continue
+        paragraph.append(line)
+    flush()
+    return [(t, table) for t, table in units if _keep(t, table)]
+
+
+def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
+    """Candidate units of every source; short lines repeated across sources count as boilerplate."""
+    seen: Counter[str] = Counter()
+    for _, text in sources:
+        seen.update({" ".join(line.split()) for line in text.splitlines()})
+    boilerplate = {
+        line
+        for line, count in seen.items()
+        if count >= 2 and len(line) < 120 and line and not _is_table_line(line)
+    }
+    units: list[Unit] = []
+    for n, text in sources:
+        for unit_text, table in _source_units(n, text, boilerplate):
+            units.append(Unit(unit_text, n, len(units), table, tuple(terms(unit_text))))
+    return units
+
+
+class Scorer:
+    """BM25 over a fixed set of units plus question-aware bonuses."""
+
+    def __init__(self, units: list[Unit], k1: float = 1.2, b: float = 0.75) -> None:
+        self.units = units
+        self.k1, self.b = k1, b
+        self.df: Counter[str] = Counter()
+        for u in units:
+            self.df.update(set(u.terms))
+        self.n = max(len(units), 1)
+        self.avg_len = sum(len(u.terms) for u in units) / self.n or 1.0
+
+    def idf(self, term: str) -> float:
+        df = self.df.get(term, 0)
+        return math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
+
+    def score(self, question: str, periods: list[str]) -> list[float]:
+        """One score per unit; zero when the unit shares no content term with the question."""
+        period_terms = {t for p in periods for t in terms(p) if not t.isdigit() or len(t) == 4}
+        q_terms = [t for t in dict.fromkeys(terms(question)) if not (t.isdigit() and len(t) < 4)]
+        content = [t for t in q_terms if t not in period_terms]
+        stream = [t for t in terms(question) if t not in period_terms]
+        bigrams = set(itertools.pairwise(stream))
+        quantity = asks_quantity(question)
+        out: list[float] = []
+        for u in self.units:
+            tf = Counter(u.terms)
+            if not any(tf[t] for t in content):
+                out.append(0.0)
+                continue
+            norm = self.k1 * (1 - self.b + self.b * len(u.terms) / self.avg_len)
+            base = 0.0
+            for t in q_terms:
+                if tf[t]:
+                    weight = 0.5 if t in period_terms else 1.0
+                    base += weight * self.idf(t) * tf[t] * (self.k1 + 1) / (tf[t] + norm)
+            unit_bigrams = set(itertools.pairwise(u.terms))
+            base *= 1.0 + 0.35 * min(len(bigrams & unit_bigrams), 3)
+            if quantity and has_figure(u.text):
+                base *= 1.5
+            matched = sum(1 for p in periods if p.lower() in u.text.lower())
+            if matched:
+                base *= 1.0 + 0.2 * min(matched, 2)
+            out.append(base)
+        return out
+
+
+def _vector(unit: Unit, scorer: Scorer) -> dict[str, float]:
+    tf = Counter(unit.terms)
+    vec = {t: c * scorer.idf(t) for t, c in tf.items()}
+    length = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+    return {t: v / length for t, v in vec.items()}
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(v * b.get(t, 0.0) for t, v in a.items())
+
+
+def mmr_select(
+    units: list[Unit],
+    scores: list[float],
+    scorer: Scorer,
+    k: int,
+    *,
+    lam: float = 0.7,
+    min_share: float = 0.15,
+    duplicate: float = 0.85,
+) -> list[int]:
+    """Indices chosen by MMR; near-duplicates are skipped and no source may supply more than half
+    of ``k`` while units from other sources remain eligible."""
+    top = max(scores, default=0.0)
+    if top <= 0 or k <= 0:
+        return []
+    pool = [i for i, s in enumerate(scores) if s > 0 and s >= min_share * top]
+    vectors = {i: _vector(units[i], scorer) for i in pool}
+    cap = max(1, k // 2)
+    chosen: list[int] = []
+    per_source: Counter[int] = Counter()
+    while pool and len(chosen) < k:
+        open_sources = {units[i].source for i in pool if per_source[units[i].source] < cap}
+        best, best_value = -1, -math.inf
+        for i in pool:
+            if open_sources and units[i].source not in open_sources:
+                continue
+            sim = max((cosine(vectors[i], vectors[j]) for j in chosen), default=0.0)
+            value = lam * scores[i] / top - (1 - lam) * sim
+            if value > best_value:
+                best, best_value = i, value
+        if best < 0:
+            break
+        pool.remove(best)
+        if any(cosine(vectors[best], vectors[j]) >= duplicate for j in chosen):
+            continue
+        chosen.append(best)
+        per_source[units[best].source] += 1
+    return chosen
+
+
+__all__ = [
+    "STOPWORDS",
+    "Scorer",
+    "Unit",
+    "asks_quantity",
+    "build_units",
+    "cosine",
+    "has_figure",
+    "mmr_select",
+    "stem",
+    "terms",
+]

@@ -1,0 +1,161 @@
+"""One path for every structured model call: build the request, parse, repair once, retry once.
+
+Models wrap JSON in ``<think>`` blocks, code fences or prose, or emit near-JSON (trailing commas,
+single quotes). Parsing is therefore layered: clean → strict validation → ``json_repair`` → one
+retry that shows the model its validation error. Anything still invalid is a typed
+``StructuredOutputError``: never a silent default, except the documented evaluator rule (non-JSON
+counts as *synthesize*).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import json_repair
+from pydantic import BaseModel, ValidationError
+
+from deepresearch.errors import StructuredOutputError
+from deepresearch.prompts import render_task
+from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.schemas import ChatMessage, Evaluation, LLMReply, LLMRequest, Role, Task
+
+T = TypeVar("T", bound=BaseModel)
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+_RETRY_ECHO_CHARS = 2000
+EVALUATOR_FALLBACK_REASON = "evaluator reply was not valid JSON"
+
+
+def build_request(
+    role: Role, task: Task, output_cls: type[BaseModel], *, max_output_tokens: int = 2048
+) -> LLMRequest:
+    """A request with the task's rendered prompt and the output model's JSON schema."""
+    schema = output_cls.model_json_schema()
+    system, user = render_task(task, schema)
+    return LLMRequest(
+        role=role,
+        task=task,
+        messages=(
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=user),
+        ),
+        output_name=output_cls.__name__,
+        output_schema=schema,
+        max_output_tokens=max_output_tokens,
+    )
+
+
+def clean_reply(text: str) -> str:
+    """Strip reasoning blocks, code fences and surrounding prose, leaving the JSON candidate."""
+    out = _THINK_BLOCK.sub("", text)
+    if "</think>" in out.lower():  # closing tag without an opening one: reasoning came first
+        out = out[out.lower().rfind("</think>") + len("</think>") :]
+    stripped = out.lstrip()
+    if stripped.lower().startswith("<think>"):  # unclosed: keep only what follows the reasoning
+        out = stripped[len("<think>") :]
+        fenced = _FENCE.search(out)
+        if fenced:
+            return fenced.group(1).strip()
+        match = re.search(r"^[ \t]*[{\[]", out, re.MULTILINE)
+        out = out[match.start() :] if match else ""
+    fenced = _FENCE.search(out)
+    if fenced:
+        out = fenced.group(1)
+    out = out.strip()
+    if out and out[0] not in "{[":
+        start, end = out.find("{"), out.rfind("}")
+        if 0 <= start < end:
+            out = out[start : end + 1]
+    return out
+
+
+def describe_error(err: Exception) -> str:
+    """A short, model-readable account of why validation failed."""
+    if isinstance(err, ValidationError):
+        parts = []
+        for e in err.errors()[:3]:
+            loc = ".".join(str(p) for p in e["loc"]) or "(root)"
+            parts.append(f"{loc}: {e['msg']}")
+        more = err.error_count() - len(parts)
+        return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+    return str(err) or type(err).__name__
+
+
+def parse_structured(text: str, output: type[T]) -> T:
+    """Validate ``text`` as ``output``: strictly first, then once through ``json_repair``."""
+    cleaned = clean_reply(text)
+    try:
+        return output.model_validate_json(cleaned)
+    except ValidationError as first:
+        try:
+            repaired: Any = json_repair.repair_json(cleaned, return_objects=True)
+        except Exception:
+            raise first from None
+        if not isinstance(repaired, dict):
+            raise first from None
+        return output.model_validate(repaired)
+
+
+async def _call(
+    provider: LLMProvider, request: LLMRequest, output: type[T]
+) -> tuple[T | None, list[LLMReply], str, str]:
+    """Parse with one retry; returns (result or None, replies, error reason, excerpt)."""
+    replies: list[LLMReply] = []
+    reply = await provider.complete(request)
+    replies.append(reply)
+    try:
+        return parse_structured(reply.text, output), replies, "", ""
+    except (ValidationError, ValueError) as err:
+        reason = describe_error(err)
+    retry = request.model_copy(
+        update={
+            "messages": (
+                *request.messages,
+                ChatMessage(role="assistant", content=reply.text[:_RETRY_ECHO_CHARS]),
+                ChatMessage(
+                    role="user",
+                    content=f"Your previous reply did not match the schema: {reason}. "
+                    "Reply with JSON only.",
+                ),
+            )
+        }
+    )
+    second = await provider.complete(retry)
+    replies.append(second)
+    try:
+        return parse_structured(second.text, output), replies, "", ""
+    except (ValidationError, ValueError) as err:
+        return None, replies, describe_error(err), second.text[:200]
+
+
+async def call_structured(
+    provider: LLMProvider, request: LLMRequest, output: type[T]
+) -> tuple[T, list[LLMReply]]:
+    """The validated reply and every raw reply (for usage); ``StructuredOutputError`` if invalid."""
+    result, replies, reason, excerpt = await _call(provider, request, output)
+    if result is None:
+        raise StructuredOutputError(request.role, reason, excerpt)
+    return result, replies
+
+
+async def evaluation_or_synthesize(
+    provider: LLMProvider, request: LLMRequest
+) -> tuple[Evaluation, list[LLMReply]]:
+    """The evaluator's decision; a reply that never validates counts as *synthesize*."""
+    result, replies, _, _ = await _call(provider, request, Evaluation)
+    if result is None:
+        return Evaluation(action="synthesize", reason=EVALUATOR_FALLBACK_REASON), replies
+    return result, replies
+
+
+__all__ = [
+    "EVALUATOR_FALLBACK_REASON",
+    "build_request",
+    "call_structured",
+    "clean_reply",
+    "describe_error",
+    "evaluation_or_synthesize",
+    "parse_structured",
+]

@@ -1,0 +1,402 @@
+"""BM25 over the passages of a corpus folder, built once and then loaded from the cache.
+
+The index is cached under a fingerprint of (every file's relpath and content hash, passage size,
+index format), so an unchanged corpus opens without extraction or indexing, in this process or in a
+Ray actor elsewhere (``load_cached``). Hits are grouped by page so one long page cannot fill the
+result list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+
+from deepresearch.errors import CorpusError, FetchBlocked, FetchError
+from deepresearch.providers.extract import ExtractedDoc, ExtractionPool
+from deepresearch.providers.search.corpus_store import (
+    CorpusCache,
+    CorpusFile,
+    Warn,
+    atomic_write,
+    inside,
+    read_json,
+    scan_corpus,
+)
+from deepresearch.schemas import FetchedDoc, SearchHit
+
+INDEX_VERSION = 1
+SNIPPET_CHARS = 300
+_TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+@dataclass(frozen=True)
+class DocEntry:
+    relpath: str
+    sha256: str
+    kind: str  # "pdf" | "html" | "text"
+    pages: int
+
+    @property
+    def name(self) -> str:
+        return self.relpath.rsplit("/", 1)[-1]
+
+
+def doc_id(relpath: str, page: int, kind: str) -> str:
+    return f"doc:{relpath}#page={page}" if kind == "pdf" else f"doc:{relpath}"
+
+
+def doc_location(relpath: str, page: int, kind: str) -> str:
+    return f"{relpath}, p. {page}" if kind == "pdf" else relpath
+
+
+def parse_doc_id(url: str) -> tuple[str, int | None]:
+    """``doc:<relpath>[#page=N]`` -> (relpath, page); refuse paths that could leave the corpus."""
+    if not url.startswith("doc:"):
+        raise FetchError(url, "not a corpus document id")
+    rel, _, fragment = url[4:].partition("#")
+    page: int | None = None
+    if fragment:
+        key, _, value = fragment.partition("=")
+        if key != "page" or not value.isdigit() or int(value) < 1:
+            raise FetchError(url, f"bad page reference {fragment!r}")
+        page = int(value)
+    if not rel:
+        raise FetchError(url, "empty document path")
+    if "\x00" in rel or "\\" in rel:
+        raise FetchBlocked(url, "invalid characters in document path")
+    if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
+        raise FetchBlocked(url, "absolute paths are not allowed")
+    if any(part in ("..", ".", "") for part in rel.split("/")):
+        raise FetchBlocked(url, "path escapes the corpus folder")
+    return rel, page
+
+
+def _stem(words: list[str]) -> list[str]:
+    """A tiny plural folder ("sales" ~ "sale", "margins" ~ "margin"); no stemmer dependency."""
+    out = []
+    for w in words:
+        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-3] + "y" if w.endswith("ies") and len(w) > 4 else w[:-1]
+        out.append(w)
+    return out
+
+
+def tokenize(texts: list[str]) -> list[list[str]]:
+    tokens = bm25s.tokenize(
+        texts, stopwords="en", stemmer=_stem, return_ids=False, show_progress=False
+    )
+    return [list(t) for t in tokens]
+
+
+def split_passages(text: str, size: int) -> list[str]:
+    """Passages of about ``size`` chars, cut at line ends, then sentence ends, then spaces."""
+    pieces: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= size:
+            pieces.append(line)
+            continue
+        for sentence in _SENTENCE_END.split(line):
+            while len(sentence) > size:
+                cut = sentence.rfind(" ", size // 2, size)
+                cut = cut if cut > 0 else size
+                pieces.append(sentence[:cut])
+                sentence = sentence[cut:].lstrip()
+            pieces.append(sentence)
+    passages: list[str] = []
+    current: list[str] = []
+    length = 0
+    for piece in pieces:
+        if current and length + len(piece) + 1 > size:
+            passages.append("\n".join(current))
+            current, length = [], 0
+        current.append(piece)
+        length += len(piece) + 1
+    if current:
+        passages.append("\n".join(current))
+    return [p.strip() for p in passages if p.strip()]
+
+
+def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
+    """About ``width`` chars of ``text``, starting shortly before the first query term in it."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    low = flat.lower()
+    found = [i for i in (low.find(t) for t in terms) if i >= 0]
+    start = max(0, min(found, default=0) - width // 5)
+    if start > 0:
+        start = flat.find(" ", start) + 1 or start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
+
+
+def _fingerprint(hashes: dict[str, str], passage_chars: int) -> str:
+    key = {"v": INDEX_VERSION, "chars": passage_chars, "files": sorted(hashes.items())}
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+
+
+class CorpusIndex:
+    """A loaded index: search passages, resolve document ids to cached page text."""
+
+    def __init__(
+        self, corpus_dir: Path, root: Path, cache: CorpusCache, retriever: Any, meta: Any
+    ) -> None:
+        self._corpus_dir = corpus_dir
+        self._root = root
+        self._cache = cache
+        self._bm25 = retriever
+        self._docs = [DocEntry(str(r), str(s), str(k), int(n)) for r, s, k, n in meta["docs"]]
+        self._by_rel = {d.relpath: i for i, d in enumerate(self._docs)}
+        self._p_doc = np.asarray(meta["passages"]["doc"], dtype=np.int32)
+        self._p_page = np.asarray(meta["passages"]["page"], dtype=np.int32)
+        self._p_text: list[str] = list(meta["passages"]["text"])
+        self._pages_cache: dict[str, tuple[str, ...]] = {}
+        self.built = False  # True when this open extracted or indexed anything
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls,
+        corpus_dir: Path,
+        cache_dir: Path,
+        *,
+        passage_chars: int,
+        pool_factory: Callable[[], ExtractionPool],
+        on_warning: Callable[[str, str], None] | None = None,
+    ) -> CorpusIndex:
+        """Load the cached index for this corpus, or extract and index what is new."""
+        return cls._open(corpus_dir, cache_dir, passage_chars, pool_factory, on_warning)
+
+    @classmethod
+    def load_cached(cls, corpus_dir: Path, cache_dir: Path, passage_chars: int) -> CorpusIndex:
+        """Open an index another process built; ``CorpusError`` when none matches the corpus."""
+        return cls._open(corpus_dir, cache_dir, passage_chars, None, None)
+
+    @classmethod
+    def _open(
+        cls,
+        corpus_dir: Path,
+        cache_dir: Path,
+        passage_chars: int,
+        pool_factory: Callable[[], ExtractionPool] | None,
+        on_warning: Warn | None,
+    ) -> CorpusIndex:
+        warn: Warn = on_warning or (lambda _kind, _msg: None)
+        cache = CorpusCache(cache_dir.expanduser().resolve())
+        root, files = scan_corpus(corpus_dir, cache.dir, warn)
+        hashes = cache.hashes(root, files, warn)
+        index_dir = cache.dir / "bm25" / _fingerprint(hashes, passage_chars)
+        loaded = cls._load(corpus_dir, root, cache, index_dir)
+        if loaded is not None:
+            for rel, reason in loaded._cached_failures(files, hashes):
+                warn("extract_failed", f"{rel}: {reason}")
+            return loaded
+        if pool_factory is None:
+            raise CorpusError(
+                str(corpus_dir), "no cached index matches this corpus; build it first"
+            )
+        docs = _gather(files, hashes, cache, pool_factory, warn)
+        if not docs:
+            raise CorpusError(str(corpus_dir), f"no readable document among {len(files)} files")
+        meta = _passages(docs, passage_chars)
+        if not meta["passages"]["text"]:
+            raise CorpusError(str(corpus_dir), "no text could be extracted from any document")
+        _build(meta, cache.dir / "bm25", index_dir, passage_chars)
+        index = cls._load(corpus_dir, root, cache, index_dir)
+        if index is None:
+            raise CorpusError(str(corpus_dir), f"index cache under {cache.dir} cannot be read back")
+        index.built = True
+        return index
+
+    @classmethod
+    def _load(
+        cls, corpus_dir: Path, root: Path, cache: CorpusCache, index_dir: Path
+    ) -> CorpusIndex | None:
+        meta = read_json(index_dir / "meta.json")
+        if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
+            return None
+        try:
+            retriever = bm25s.BM25.load(str(index_dir), mmap=True, show_progress=False)
+            return cls(corpus_dir, root, cache, retriever, meta)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _cached_failures(
+        self, files: list[CorpusFile], hashes: dict[str, str]
+    ) -> list[tuple[str, str]]:
+        out = []
+        for f in files:
+            if f.relpath in hashes and f.relpath not in self._by_rel:
+                cached = self._cache.load_doc(hashes[f.relpath], f.kind)
+                if isinstance(cached, str):
+                    out.append((f.relpath, cached))
+        return out
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def corpus_dir(self) -> Path:
+        return self._corpus_dir
+
+    @property
+    def documents(self) -> int:
+        return len(self._docs)
+
+    @property
+    def pages(self) -> int:
+        return sum(d.pages for d in self._docs)
+
+    @property
+    def passages(self) -> int:
+        return len(self._p_text)
+
+    def search(self, query: str, limit: int) -> list[SearchHit]:
+        """One hit per (file, page), ranked by its best passage's BM25 score."""
+        tokens = tokenize([query])[0]
+        ids = self._bm25.get_tokens_ids(tokens)
+        if not ids or limit <= 0:
+            return []
+        scores = self._bm25.get_scores_from_ids(ids)
+        candidates = np.flatnonzero(scores > 0)
+        order = candidates[np.argsort(-scores[candidates], kind="stable")]
+        terms = [t.lower() for t in re.findall(r"\w\w+", query)]
+        hits: list[SearchHit] = []
+        seen: set[tuple[int, int]] = set()
+        for i in order.tolist():
+            key = (int(self._p_doc[i]), int(self._p_page[i]))
+            if key in seen:
+                continue
+            seen.add(key)
+            doc, page = self._docs[key[0]], key[1]
+            hits.append(
+                SearchHit(
+                    url=doc_id(doc.relpath, page, doc.kind),
+                    title=doc.name,
+                    snippet=snippet(self._p_text[i], terms),
+                    provider="local",
+                    rank=len(hits) + 1,
+                    location=doc_location(doc.relpath, page, doc.kind),
+                )
+            )
+            if len(hits) >= limit:
+                break
+        return hits
+
+    def page_text(self, url: str) -> FetchedDoc:
+        """The full text of the page a ``doc:`` id names, from the cache; never reads outside."""
+        rel, page = parse_doc_id(url)
+        index = self._by_rel.get(rel)
+        if index is None:
+            raise FetchError(url, "no such document in the corpus")
+        if not inside(self._root, self._root / rel):
+            raise FetchBlocked(url, "document resolves outside the corpus folder")
+        doc = self._docs[index]
+        if page is None:
+            if doc.kind == "pdf":
+                raise FetchError(url, "a PDF document id needs #page=N")
+            page = 1
+        if page > doc.pages:
+            raise FetchError(url, f"page {page} out of range (1-{doc.pages})")
+        pages = self._pages_cache.get(doc.sha256)
+        if pages is None:
+            cached = self._cache.load_doc(doc.sha256, doc.kind)
+            if not isinstance(cached, ExtractedDoc):
+                raise FetchError(url, "document text is no longer in the cache")
+            pages = self._pages_cache[doc.sha256] = cached.pages
+        return FetchedDoc(
+            url=doc_id(rel, page, doc.kind),
+            title=doc.name,
+            location=doc_location(rel, page, doc.kind),
+            text=pages[page - 1],
+            content_type="text/plain",
+            provider="local",
+        )
+
+
+def _gather(
+    files: list[CorpusFile],
+    hashes: dict[str, str],
+    cache: CorpusCache,
+    pool_factory: Callable[[], ExtractionPool],
+    warn: Warn,
+) -> list[tuple[CorpusFile, str, ExtractedDoc]]:
+    """Every readable document: from the cache, else extracted in the pool (and then cached)."""
+    found: dict[str, ExtractedDoc | str] = {}
+    todo: dict[Path, CorpusFile] = {}
+    for f in files:
+        if f.relpath not in hashes:
+            continue
+        cached = cache.load_doc(hashes[f.relpath], f.kind)
+        if cached is None:
+            todo[f.path] = f
+        else:
+            found[f.relpath] = cached
+    if todo:
+        with pool_factory() as pool:
+            results = pool.extract_many(list(todo))
+        for path, result in results.items():
+            f = todo[path]
+            outcome = result if isinstance(result, ExtractedDoc) else result.reason
+            found[f.relpath] = outcome
+            if isinstance(outcome, ExtractedDoc) or not outcome.startswith(_TRANSIENT):
+                with contextlib.suppress(OSError):
+                    cache.save_doc(hashes[f.relpath], f.kind, outcome)
+    docs = []
+    for f in files:
+        got = found.get(f.relpath)
+        if isinstance(got, str):
+            warn("extract_failed", f"{f.relpath}: {got}")
+        elif got is not None:
+            docs.append((f, hashes[f.relpath], got))
+    return docs
+
+
+def _passages(docs: list[tuple[CorpusFile, str, ExtractedDoc]], size: int) -> dict[str, Any]:
+    entries, p_doc, p_page, p_text = [], [], [], []
+    for d, (f, sha, extracted) in enumerate(docs):
+        entries.append([f.relpath, sha, f.kind, len(extracted.pages)])
+        for page, text in enumerate(extracted.pages, start=1):
+            for passage in split_passages(text, size):
+                p_doc.append(d)
+                p_page.append(page)
+                p_text.append(passage)
+    return {"docs": entries, "passages": {"doc": p_doc, "page": p_page, "text": p_text}}
+
+
+def _build(meta: dict[str, Any], parent: Path, index_dir: Path, passage_chars: int) -> None:
+    """Index and publish atomically: write a temp folder, then rename it to its fingerprint."""
+    names = [e[0].rsplit("/", 1)[-1].rsplit(".", 1)[0] for e in meta["docs"]]
+    passages = meta["passages"]
+    texts = [f"{names[d]}\n{t}" for d, t in zip(passages["doc"], passages["text"], strict=True)]
+    retriever = bm25s.BM25()
+    retriever.index(tokenize(texts), show_progress=False)
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=".build-"))
+    try:
+        retriever.save(str(tmp), show_progress=False)
+        payload = {"version": INDEX_VERSION, "passage_chars": passage_chars, **meta}
+        atomic_write(tmp / "meta.json", json.dumps(payload).encode())
+        if index_dir.exists():  # left by an older build that cannot be loaded any more
+            shutil.rmtree(index_dir, ignore_errors=True)
+        try:
+            tmp.rename(index_dir)
+        except OSError:
+            if not (index_dir / "meta.json").exists():
+                raise  # not a lost race with another builder: a real failure
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,192 @@
+"""The on-disk side of the local corpus: safe file listing, content hashes and the extraction cache.
+
+Everything written here goes through a temp file and ``os.replace``, so a crash leaves either the
+old file or the new one, never a half-written cache that a later open would trust.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deepresearch.errors import CorpusError
+from deepresearch.providers.extract import (
+    HTML_SUFFIXES,
+    PDF_SUFFIXES,
+    SUPPORTED_SUFFIXES,
+    ExtractedDoc,
+)
+
+EXTRACT_VERSION = 1  # bump when extraction output changes, so cached text is re-extracted
+Warn = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    relpath: str  # forward slashes, relative to the corpus root
+    path: Path
+    size: int
+    mtime_ns: int
+
+    @property
+    def kind(self) -> str:
+        suffix = self.path.suffix.lower()
+        return "pdf" if suffix in PDF_SUFFIXES else "html" if suffix in HTML_SUFFIXES else "text"
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` resolves (symlinks followed) to a place inside the resolved ``root``."""
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(root)
+    except (OSError, ValueError):
+        return False
+
+
+def scan_corpus(corpus_dir: Path, skip: Path | None, warn: Warn) -> tuple[Path, list[CorpusFile]]:
+    """The resolved root and its supported files, sorted; refuse a folder we cannot use."""
+    if not corpus_dir.exists():
+        raise CorpusError(str(corpus_dir), "no such folder")
+    if not corpus_dir.is_dir():
+        raise CorpusError(str(corpus_dir), "not a folder")
+    root = corpus_dir.resolve()
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise CorpusError(str(corpus_dir), "folder is not readable")
+    files: list[CorpusFile] = []
+    errors: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=errors.append):
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and (skip is None or here / d != skip)
+        )
+        for name in filenames:
+            path = here / name
+            if name.startswith(".") or path.suffix.lower() not in SUPPORTED_SUFFIXES:
+                continue
+            relpath = path.relative_to(root).as_posix()
+            if not inside(root, path):
+                warn("outside_corpus", f"{relpath}: links outside the corpus folder, skipped")
+                continue
+            try:
+                stat = path.stat()
+            except OSError as exc:
+                warn("extract_failed", f"{relpath}: cannot read ({exc.strerror})")
+                continue
+            files.append(CorpusFile(relpath, path, stat.st_size, stat.st_mtime_ns))
+    if errors and errors[0].filename and Path(errors[0].filename) == root:
+        raise CorpusError(str(corpus_dir), f"folder is not readable ({errors[0].strerror})")
+    if not files:
+        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise CorpusError(str(corpus_dir), f"no supported files ({kinds})")
+    files.sort(key=lambda f: f.relpath)
+    return root, files
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    """The parsed file, or ``None`` when missing or unreadable (a cache miss, not an error)."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+class CorpusCache:
+    """Extracted pages keyed by content hash, and a per-corpus manifest of (size, mtime) -> hash."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.dir = cache_dir
+
+    def _manifest_path(self, root: Path) -> Path:
+        key = hashlib.sha256(str(root).encode()).hexdigest()[:24]
+        return self.dir / "manifests" / f"{key}.json"
+
+    def load_manifest(self, root: Path) -> dict[str, tuple[int, int, str]]:
+        data = read_json(self._manifest_path(root))
+        if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+            return {}
+        out: dict[str, tuple[int, int, str]] = {}
+        for rel, entry in data["files"].items():
+            if isinstance(entry, list) and len(entry) == 3:
+                out[str(rel)] = (int(entry[0]), int(entry[1]), str(entry[2]))
+        return out
+
+    def save_manifest(self, root: Path, files: dict[str, tuple[int, int, str]]) -> None:
+        payload = {"root": str(root), "files": {k: list(v) for k, v in sorted(files.items())}}
+        atomic_write(self._manifest_path(root), json.dumps(payload).encode())
+
+    def hashes(self, root: Path, files: list[CorpusFile], warn: Warn) -> dict[str, str]:
+        """relpath -> sha256, re-hashing only files whose size or mtime changed."""
+        manifest = self.load_manifest(root)
+        fresh: dict[str, tuple[int, int, str]] = {}
+        out: dict[str, str] = {}
+        for f in files:
+            known = manifest.get(f.relpath)
+            if known is not None and known[:2] == (f.size, f.mtime_ns):
+                sha = known[2]
+            else:
+                try:
+                    sha = sha256_file(f.path)
+                except OSError as exc:
+                    warn("extract_failed", f"{f.relpath}: cannot read ({exc.strerror})")
+                    continue
+            fresh[f.relpath] = (f.size, f.mtime_ns, sha)
+            out[f.relpath] = sha
+        if fresh != manifest:
+            with contextlib.suppress(OSError):
+                self.save_manifest(root, fresh)
+        return out
+
+    def _doc_path(self, sha: str, kind: str) -> Path:
+        return self.dir / "docs" / sha[:2] / f"{sha}.{kind}.v{EXTRACT_VERSION}.json"
+
+    def load_doc(self, sha: str, kind: str) -> ExtractedDoc | str | None:
+        """The cached pages, the cached failure reason, or ``None`` when not cached."""
+        data = read_json(self._doc_path(sha, kind))
+        if not isinstance(data, dict):
+            return None
+        if isinstance(data.get("error"), str):
+            return str(data["error"])
+        pages = data.get("pages")
+        if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+            return None
+        return ExtractedDoc(
+            title=str(data.get("title", "")),
+            pages=tuple(pages),
+            content_type=str(data.get("content_type", "text/plain")),
+        )
+
+    def save_doc(self, sha: str, kind: str, doc: ExtractedDoc | str) -> None:
+        if isinstance(doc, str):
+            payload: dict[str, Any] = {"error": doc}
+        else:
+            payload = {"title": doc.title, "content_type": doc.content_type, "pages": doc.pages}
+        atomic_write(self._doc_path(sha, kind), json.dumps(payload).encode())

@@ -1,0 +1,186 @@
+"""Render a ``schemas.Report`` to the Markdown file a user reads.
+
+Everything that differs between two runs of the same question (run id, paths, timings, usage) is
+written only below the final ``---`` line, so the body is byte-identical for identical inputs and a
+resumed run can be compared with an uninterrupted one. Citation numbers come from
+``policies.citations``; nothing is cited that was not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from deepresearch.policies.citations import ResolvedReport, format_numbers, resolve
+from deepresearch.schemas import Report, Source, SourceEntry, Usage
+
+FOOTER_RULE = "\n---\n"
+NO_ANSWER_LEAD = "This run found no answer to the question."
+# Headings, fences, quotes, HTML, thematic breaks and setext underlines ("===", "--").
+_BREAKING_LINE = re.compile(r"^(\s{0,3})(#|```|~~~|>|<|[-=]+\s*$|(?:[-*_]\s*){3,}$)")
+
+
+@dataclass(frozen=True)
+class Footer:
+    """The per-run facts shown under the rule; never part of the comparable body."""
+
+    saved_path: str
+    run_id: str
+    mode: str
+    providers: Mapping[str, str] = field(default_factory=dict)  # role -> provider
+    usage: Usage = field(default_factory=Usage)
+    duration_s: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
+def _neutralize_line(line: str) -> str:
+    """Escape a line that would otherwise open a heading, rule, fence, quote or HTML block."""
+    match = _BREAKING_LINE.match(line)
+    if match:
+        indent = match.group(1)
+        return indent + "\\" + line[len(indent) :]
+    return line
+
+
+def neutralize_block(text: str) -> str:
+    """Multi-line prose (the answer) that cannot break the report's structure."""
+    lines = [_neutralize_line(line.rstrip()) for line in text.strip().splitlines()]
+    out: list[str] = []
+    for line in lines:  # collapse runs of blank lines
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def inline(text: str) -> str:
+    """One line of text for a list item or heading: whitespace collapsed, brackets made literal."""
+    flat = " ".join(text.split())
+    flat = re.sub(r"(?<!\\)\[", r"\\[", flat)
+    flat = re.sub(r"(?<!\\)\]", r"\\]", flat)
+    return flat
+
+
+def _inline_finding(text: str) -> str:
+    # Finding text keeps its own brackets ([sic]) but must stay on one list line and not start a
+    # structure of its own ("1. " at the start would renumber nothing, but "#" or "---" would).
+    flat = " ".join(text.split())
+    return _neutralize_line(flat)
+
+
+def _title(report: Report) -> str:
+    title = inline(report.title) or inline(report.query) or "Research report"
+    return title.lstrip("#").strip() or "Research report"
+
+
+def _notes_block(notes: tuple[str, ...]) -> str:
+    lines = [inline(n) for n in notes if n.strip()]
+    return "\n>\n".join(f"> {line}" for line in lines)
+
+
+def _answer_block(report: Report, resolved: ResolvedReport) -> str:
+    answer = neutralize_block(resolved.answer)
+    if answer and resolved.answer_numbers:
+        answer += " " + format_numbers(resolved.answer_numbers)
+    if report.status != "no_answer":
+        return answer or "_The sources that were read did not support an answer._"
+    parts = [f"**{NO_ANSWER_LEAD}**"]
+    if answer:  # the producer's explanation of what failed
+        parts.append(answer)
+    else:
+        reasons = " ".join(inline(n) for n in report.notes if n.strip())
+        parts.append(f"Why: {reasons or 'no reason was recorded.'}")
+    return "\n\n".join(parts)
+
+
+def _findings_blocks(resolved: ResolvedReport) -> list[str]:
+    sections = [s for s in resolved.sections if s.findings]
+    blocks: list[str] = []
+    for section in sections:
+        heading = "Findings" if len(sections) == 1 else (inline(section.heading) or "Findings")
+        items = []
+        for finding in section.findings:
+            cites = format_numbers(finding.numbers)
+            text = _inline_finding(finding.text)
+            items.append(f"- {text} {cites}" if cites else f"- {text}")
+        blocks.append(f"## {heading}\n\n" + "\n".join(items))
+    return blocks
+
+
+def _code(text: str) -> str:
+    return "`" + text.replace("`", "%60") + "`"
+
+
+def _source_line(n: int, source: Source) -> str:
+    location = " ".join(source.location.split())
+    title = inline(source.title) or inline(location) or _code(source.url)
+    line = f"{n}. {title}"
+    if location and inline(location) != title:
+        line += f" — {inline(location)}"
+    if source.url != source.location and _code(source.url) != title:
+        line += f" ({_code(source.url)})"
+    return line
+
+
+def _sources_block(resolved: ResolvedReport) -> str:
+    if not resolved.sources:
+        return "## Sources\n\n_No sources were read._"
+    lines = [_source_line(i, s) for i, s in enumerate(resolved.sources, start=1)]
+    return "## Sources\n\n" + "\n".join(lines)
+
+
+def _usage_line(usage: Usage) -> str:
+    tokens = f"{usage.input_tokens:,} tokens in / {usage.output_tokens:,} out"
+    if usage.estimated_tokens:
+        tokens += " (estimated)"
+    return (
+        f"{usage.llm_calls} LLM calls, {tokens}, cost ${usage.cost_usd:.4f}, "
+        f"{usage.search_calls} searches, {usage.fetches} fetches"
+    )
+
+
+def _footer_block(footer: Footer) -> str:
+    providers = ", ".join(f"{role}: {name}" for role, name in footer.providers.items()) or "none"
+    lines = [
+        f"- Report file: {_code(footer.saved_path)}",
+        f"- Run id: {_code(footer.run_id)}",
+        f"- Mode: {inline(footer.mode)}",
+        f"- Providers: {inline(providers)}",
+        f"- Usage: {_usage_line(footer.usage)}",
+        f"- Duration: {footer.duration_s:.1f} s",
+    ]
+    lines.extend(f"- {inline(note)}" for note in footer.notes if note.strip())
+    return "\n".join(lines)
+
+
+def render_body(report: Report, resolved: ResolvedReport | None = None) -> str:
+    """Everything above the footer rule; a pure function of the report."""
+    resolved = resolved or resolve(report)
+    blocks = [f"# {_title(report)}"]
+    notes = _notes_block(report.notes)
+    if notes:
+        blocks.append(notes)
+    blocks.append("## Answer\n\n" + _answer_block(report, resolved))
+    blocks.extend(_findings_blocks(resolved))
+    blocks.append(_sources_block(resolved))
+    return "\n\n".join(blocks) + "\n"
+
+
+def render(report: Report, footer: Footer) -> str:
+    """The whole report file: body, rule, footer."""
+    return render_body(report) + FOOTER_RULE + "\n" + _footer_block(footer) + "\n"
+
+
+def body_of(markdown: str) -> str:
+    """The comparable part of a rendered report: the text above the final ``---`` rule."""
+    cut = markdown.rfind(FOOTER_RULE)
+    return markdown if cut < 0 else markdown[: cut + 1]
+
+
+def source_entries(report: Report) -> tuple[SourceEntry, ...]:
+    """The numbered sources as ``RunSummary`` lists them (same numbers as the rendered report)."""
+    resolved = resolve(report)
+    return tuple(
+        SourceEntry(n=i, title=s.title, location=s.location, url=s.url)
+        for i, s in enumerate(resolved.sources, start=1)
+    )

@@ -1,0 +1,333 @@
+"""Every message that crosses an actor or provider boundary, in one versioned place.
+
+Models are frozen and forbid unknown fields so a typo in a producer fails loudly at the boundary
+instead of silently dropping data. Citations inside a run refer to sources by their normalized URL /
+document id; numbers are assigned only when a report is rendered.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+SCHEMA_VERSION = 1
+
+Mode = Literal["quick", "deep"]
+Role = Literal["planner", "researcher", "evaluator", "writer"]
+RunStatus = Literal["running", "completed", "no_answer", "interrupted", "failed"]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------- run and plan
+
+
+class Request(Message):
+    """What the user asked for; the run's identity."""
+
+    run_id: str
+    query: str
+    mode: Mode = "quick"
+    created_at: float = 0.0
+
+
+class SubTask(Message):
+    id: str
+    question: str
+    round: int = 1
+
+
+class Plan(Message):
+    complexity: Literal[1, 2, 3] = 1
+    subtasks: tuple[SubTask, ...]
+
+
+# --------------------------------------------------------------------------- search and sources
+
+
+class SearchHit(Message):
+    """One search result. ``url`` is a normalized URL or a corpus document id (``doc:<path>#page=N``)."""
+
+    url: str
+    title: str
+    snippet: str = ""
+    provider: str
+    rank: int
+    location: str = ""  # human-readable place: "2023 Q3 AAPL.pdf, p. 4" or the URL
+
+
+class Source(Message):
+    """A document that was actually fetched and read in this run."""
+
+    url: str
+    title: str
+    location: str
+    provider: str = ""
+
+
+class FetchedDoc(Message):
+    """The text of a fetched URL or corpus document, as cached by the UrlPool."""
+
+    url: str
+    title: str
+    location: str
+    text: str
+    content_type: str = "text/plain"
+    provider: str = ""
+
+    def source(self) -> Source:
+        return Source(
+            url=self.url, title=self.title, location=self.location, provider=self.provider
+        )
+
+
+# --------------------------------------------------------------------------- usage
+
+
+class Usage(Message):
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    search_calls: int = 0
+    fetches: int = 0
+    estimated_tokens: bool = False
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost_usd=round(self.cost_usd + other.cost_usd, 6),
+            search_calls=self.search_calls + other.search_calls,
+            fetches=self.fetches + other.fetches,
+            estimated_tokens=self.estimated_tokens or other.estimated_tokens,
+        )
+
+
+# --------------------------------------------------------------------------- research results
+
+
+class Finding(Message):
+    """One claim and the sources (normalized URLs / document ids) that support it."""
+
+    text: str
+    citations: tuple[str, ...]
+
+
+class ResearcherReport(Message):
+    subtask_id: str
+    question: str
+    status: Literal["ok", "failed"] = "ok"
+    summary: str = ""
+    findings: tuple[Finding, ...] = ()
+    sources: tuple[Source, ...] = ()
+    error: str = ""
+    usage: Usage = Usage()
+    search_degraded: bool = False
+
+
+class Evaluation(Message):
+    action: Literal["synthesize", "delegate"]
+    reason: str = ""
+    new_subtasks: tuple[str, ...] = ()
+
+
+class ReportSection(Message):
+    heading: str
+    findings: tuple[Finding, ...]
+
+
+class Report(Message):
+    """The final report before rendering: citations still by URL, numbered by ``render``."""
+
+    query: str
+    title: str
+    answer: str
+    sections: tuple[ReportSection, ...]
+    sources: tuple[Source, ...]
+    answer_citations: tuple[str, ...] = ()  # URLs backing the answer, rendered as [n] after it
+    notes: tuple[str, ...] = ()  # e.g. "written without a language model", "search was limited"
+    status: Literal["completed", "no_answer"] = "completed"
+
+
+# --------------------------------------------------------------------------- LLM tasks
+
+
+class SourceText(Message):
+    """A source as shown to a model: numbered within one task."""
+
+    n: int
+    url: str
+    title: str
+    location: str
+    text: str
+
+
+class QueriesTask(Message):
+    kind: Literal["queries"] = "queries"
+    question: str
+    notes: tuple[str, ...] = ()  # injected reports / steering, newest last
+    max_queries: int = 3
+
+
+class FindingsTask(Message):
+    kind: Literal["findings"] = "findings"
+    question: str
+    sources: tuple[SourceText, ...]
+    notes: tuple[str, ...] = ()
+    max_findings: int = 8
+
+
+class PlanTask(Message):
+    kind: Literal["plan"] = "plan"
+    query: str
+    max_subtasks: int = 5
+
+
+class EvaluateTask(Message):
+    kind: Literal["evaluate"] = "evaluate"
+    query: str
+    agenda: tuple[str, ...]
+    summaries: tuple[str, ...]
+    failed: tuple[str, ...] = ()
+    round: int = 1
+    max_new_subtasks: int = 3
+
+
+class WriteTask(Message):
+    kind: Literal["write"] = "write"
+    query: str
+    sections: tuple[ReportSection, ...]  # one per sub-task, findings cite by URL
+    sources: tuple[SourceText, ...]  # numbered; ``n`` is the number a draft finding cites
+
+
+Task = Annotated[
+    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask, Field(discriminator="kind")
+]
+
+
+class QueryList(Message):
+    queries: tuple[str, ...]
+
+
+class DraftFinding(Message):
+    text: str
+    sources: tuple[int, ...] = ()  # numbers of the task's SourceText entries
+
+
+class FindingsDraft(Message):
+    summary: str
+    findings: tuple[DraftFinding, ...]
+
+
+class PlanDraft(Message):
+    complexity: Literal[1, 2, 3] = 1
+    sub_questions: tuple[str, ...]
+
+
+class DraftSection(Message):
+    heading: str
+    findings: tuple[DraftFinding, ...]
+
+
+class WriteDraft(Message):
+    answer: str  # plain prose, no markers
+    sections: tuple[DraftSection, ...]
+    answer_sources: tuple[int, ...] = ()  # task source numbers backing the answer
+
+
+class ChatMessage(Message):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class LLMRequest(Message):
+    """One model call. ``messages`` is the rendered prompt for real models; ``task`` carries the same
+    content typed, so a model-free provider (extractive) or a scripted fake can answer it too."""
+
+    role: Role
+    task: Task
+    messages: tuple[ChatMessage, ...] = ()
+    output_name: str = ""
+    output_schema: dict[str, Any] = Field(default_factory=dict)
+    max_output_tokens: int = 2048
+
+
+class LLMReply(Message):
+    text: str
+    provider: str
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated_tokens: bool = False
+
+
+# --------------------------------------------------------------------------- events and summary
+
+
+class Event(Message):
+    """One line of ``events.jsonl``. Payloads are small JSON values; never secrets, never page text."""
+
+    seq: int
+    ts: float
+    run_id: str
+    type: str
+    payload: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class SourceEntry(Message):
+    n: int
+    title: str
+    location: str
+    url: str
+
+
+class RunSummary(Message):
+    """What ``--json`` prints and ``runs show`` reads back."""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    status: RunStatus
+    mode: Mode
+    query: str
+    report_path: str | None = None
+    sources: tuple[SourceEntry, ...] = ()
+    usage: Usage = Usage()
+    duration_s: float = 0.0
+    providers: dict[str, str] = Field(default_factory=dict)
+    limited_by: str | None = None
+    reason: str = ""
+
+
+class RunResult(Message):
+    """What the Coordinator hands back to the driver: the report to render and the run's totals."""
+
+    request: Request
+    status: Literal["completed", "no_answer"]
+    report: Report
+    usage: Usage = Usage()
+    providers: dict[str, str] = Field(default_factory=dict)  # role -> provider that answered
+    reason: str = ""
+    limited_by: str | None = None
+
+
+class Claim(Message):
+    """The UrlPool's answer to a claim: fetch it yourself, reuse the cached text, or leave it."""
+
+    url: str
+    status: Literal["claimed", "cached", "taken"]
+    owner: str
+    doc: FetchedDoc | None = None
+
+
+class SearchResult(Message):
+    """Hits for one query from the gateway, with which provider answered and what failed."""
+
+    query: str
+    hits: tuple[SearchHit, ...]
+    provider: str = ""
+    errors: tuple[str, ...] = ()

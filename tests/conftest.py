@@ -1,0 +1,102 @@
+"""Fixtures shared by every tier: small corpora made on the fly (Markdown, HTML, text and real PDFs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SEC_DOCS = REPO.parent / "shared" / "data" / "sec-10q" / "docs"
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def write_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:
+    """A minimal valid PDF (Helvetica text, one line per string) with correct xref offsets."""
+    objects: list[bytes] = []
+    n_pages = len(pages)
+    page_ids = [4 + 2 * i for i in range(n_pages)]
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    kids = " ".join(f"{pid} 0 R" for pid in page_ids)
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    for i, lines in enumerate(pages):
+        content_id = page_ids[i] + 1
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
+            f"/Resources << /Font << /F1 3 0 R >> >> >>".encode()
+        )
+        ops = ["BT", "/F1 11 Tf", "14 TL", "50 740 Td"]
+        for line in lines:
+            ops.append(f"({_escape(line)}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
+def build_small_corpus(root: Path) -> Path:
+    """A few documents about two fictional companies, in every supported format, plus a corrupt PDF."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_pdf(
+        root / "2024 Q1 ACME.pdf",
+        [
+            ["ACME Corp quarterly report", "For the quarter ended March 31, 2024"],
+            [
+                "ACME Corp total net sales were $1,234 million for the quarter ended March 31, 2024.",
+                "Total net sales $ 1,234 $ 1,100",
+                "Gross margin was 41.5% compared with 39.0% a year earlier.",
+            ],
+            ["Risk factors: supply chain constraints may affect ACME Corp results."],
+        ],
+    )
+    write_pdf(
+        root / "2024 Q1 GLOBEX.pdf",
+        [
+            ["Globex Inc quarterly report"],
+            [
+                "Globex Inc revenue was $987 million for the quarter ended March 31, 2024.",
+                "Operating expenses increased 12% due to research and development headcount.",
+            ],
+        ],
+    )
+    (root / "notes.md").write_text(
+        "# Analyst notes\n\nACME Corp opened two factories in 2024. Globex Inc cut prices twice.\n"
+    )
+    (root / "press.html").write_text(
+        "<html><head><title>ACME press release</title></head><body><article><h1>ACME press</h1>"
+        "<p>ACME Corp announced a dividend of $0.50 per share in April 2024.</p>"
+        "<p>The board approved a share buyback program of $200 million.</p></article></body></html>"
+    )
+    (root / "memo.txt").write_text(
+        "Internal memo: Globex Inc plans to expand into Europe in 2025.\n"
+    )
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf \x00\x01\x02")
+    return root
+
+
+@pytest.fixture()
+def small_corpus(tmp_path: Path) -> Path:
+    return build_small_corpus(tmp_path / "corpus")
+
+
+@pytest.fixture()
+def pdf_writer() -> Callable[[Path, Sequence[Sequence[str]]], Path]:
+    return write_pdf

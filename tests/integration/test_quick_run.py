@@ -1,0 +1,122 @@
+"""A quick run through the real actors on Ray over a small corpus made in the test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deepresearch import driver
+from deepresearch.policies.citations import find_unresolved
+from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.report import body_of
+from deepresearch.schemas import (
+    DraftFinding,
+    DraftSection,
+    Event,
+    FindingsDraft,
+    QueryList,
+    WriteDraft,
+)
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+
+def _events(summary_run_id: str, state: Path) -> list[dict[str, Any]]:
+    path = state / "runs" / summary_run_id / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_quick_run_writes_a_cited_report(
+    small_corpus: Path, make_settings: Any, tmp_path: Path
+) -> None:
+    settings = make_settings(small_corpus)
+    prep = driver.prepare(
+        "What were ACME Corp total net sales in the quarter ended March 31, 2024?",
+        "quick",
+        settings,
+    )
+    assert "extract_failed" in {k for k, _ in prep.warnings}  # broken.pdf skipped, run goes on
+    seen: list[Event] = []
+    summary = driver.execute(prep, seen.extend)
+
+    assert summary.status == "completed"
+    report = Path(summary.report_path or "").read_text()
+    assert "$1,234 million" in report or "1,234" in report  # figures kept verbatim
+    assert "without a language model" in report
+    n_sources = len(summary.sources)
+    assert n_sources >= 1
+    assert find_unresolved(body_of(report), n_sources) == []
+    assert all(s.title.endswith((".pdf", ".md", ".html", ".txt")) for s in summary.sources)
+
+    events = _events(summary.run_id, tmp_path / "state")
+    types = [e["type"] for e in events]
+    for expected in (
+        "warning",
+        "run_started",
+        "plan_ready",
+        "researcher_started",
+        "handshake",
+        "source_read",
+        "researcher_finished",
+        "writing",
+        "run_finished",
+    ):
+        assert expected in types, expected
+    assert (
+        types.index("run_started") < types.index("researcher_started") < types.index("run_finished")
+    )
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    read = {e["payload"]["url"] for e in events if e["type"] == "source_read"}
+    # Every listed source was actually read in this run.
+    assert {s.url for s in summary.sources} <= read
+    assert summary.usage.fetches == len(read)
+    assert summary.usage.search_calls >= 1 and summary.usage.llm_calls >= 2
+    # The CLI's stream saw the same events the file holds.
+    assert [e.seq for e in seen] == [e["seq"] for e in events]
+    saved = json.loads((tmp_path / "state" / "runs" / summary.run_id / "summary.json").read_text())
+    assert saved["report_path"] == summary.report_path
+
+
+def test_invented_citations_never_reach_the_report(small_corpus: Path, make_settings: Any) -> None:
+    """A model that cites sources it never read (numbers 7 and 42): those citations are dropped."""
+    findings = FindingsDraft(
+        summary="ACME sales.",
+        findings=(
+            DraftFinding(text="ACME Corp total net sales were $1,234 million.", sources=(1, 42)),
+            DraftFinding(text="A claim with only an invented source.", sources=(7,)),
+        ),
+    )
+    write = WriteDraft(
+        answer="ACME sold $1,234 million.",
+        sections=(
+            DraftSection(
+                heading="ACME",
+                findings=(
+                    DraftFinding(
+                        text="ACME Corp total net sales were $1,234 million.", sources=(1, 9)
+                    ),
+                ),
+            ),
+        ),
+        answer_sources=(1, 5),
+    )
+    llm = ScriptedLLM(
+        {
+            "researcher": [
+                QueryList(queries=("ACME total net sales",)).model_dump_json(),
+                findings.model_dump_json(),
+            ],
+            "writer": [write.model_dump_json()],
+        }
+    )
+    prep = driver.prepare("ACME Corp total net sales?", "quick", make_settings(small_corpus))
+    summary = driver.execute(prep, llm=llm)
+    report = Path(summary.report_path or "").read_text()
+    assert summary.status == "completed"
+    assert len(summary.sources) == 1
+    assert "invented source" not in report
+    assert find_unresolved(body_of(report), 1) == []
+    assert "[2]" not in report and "[42]" not in report
