@@ -23,9 +23,12 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The repository root is the package: mypy sees it as `deepresearch` through a symlink made
+# outside the tree (inside it, mypy would walk the link forever).
 types: install
-	rm -rf build/typecheck && mkdir -p build/typecheck && ln -s "$(CURDIR)" build/typecheck/deepresearch
-	cd build/typecheck && MYPYPATH=. "$(CURDIR)/$(BIN)/mypy" --config-file "$(CURDIR)/pyproject.toml" -p deepresearch
+	@d=$$(mktemp -d) && ln -s "$(CURDIR)" "$$d/deepresearch" && cd "$$d" && \
+	MYPYPATH="$$d" "$(CURDIR)/$(BIN)/mypy" --config-file "$(CURDIR)/pyproject.toml" -p deepresearch; \
+	rc=$$?; rm -rf "$$d"; exit $$rc
 
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
 test: install

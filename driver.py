@@ -69,7 +69,7 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     warnings: list[tuple[str, str]] = []
     c = settings.corpus
     CorpusIndex.open(
-        Path(c.path).expanduser(),
+        settings.corpus.path.expanduser(),
         settings.resolved_cache_dir(),
         passage_chars=c.passage_chars,
         pool_factory=lambda: ExtractionPool(

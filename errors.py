@@ -16,6 +16,8 @@ class DeepResearchError(Exception):
     """Base of every error the package raises on purpose."""
 
     exit_code: ClassVar[int] = 1
+    _ctor_args: tuple[Any, ...]
+    _ctor_kwargs: dict[str, Any]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> DeepResearchError:
         self = super().__new__(cls, *args)

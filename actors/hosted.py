@@ -70,7 +70,7 @@ class RaySpawner:
         handle = runtime.spawn(
             HostedResearcher, "researcher", settings, subtask, gateway, pool, log, llm, list(notes)
         )
-        return RemoteProxy(handle)  # type: ignore[return-value]
+        return RemoteProxy(handle)  # type: ignore[return-value,unused-ignore]
 
     def release(self, researcher: ResearcherPort) -> None:
         if isinstance(researcher, RemoteProxy):

@@ -23,7 +23,7 @@ def _sample_args(cls: type) -> tuple[object, ...]:
         default = p.default
         if isinstance(default, bool):
             values.append(not default)
-        elif isinstance(default, float) or default is None and "after" in p.name:
+        elif isinstance(default, float) or (default is None and "after" in p.name):
             values.append(1.5 + i)
         elif isinstance(default, int):
             values.append(7 + i)

@@ -96,7 +96,7 @@ async def test_no_relevant_passage() -> None:
 
 async def test_mmr_drops_near_duplicates() -> None:
     dup = "Total net sales were $81.8 billion in the third quarter of 2023, down 1% from last year."
-    near = "Total net sales were $81.8 billion in the third quarter of 2023, down 1% from the last year."
+    near = dup.replace("from last", "from the last")
     other = "Services net sales were $21.2 billion in the third quarter of 2023, a record."
     task = FindingsTask(
         question="What were total net sales in the third quarter of 2023?",

@@ -58,35 +58,39 @@ def test_report_name() -> None:
     assert report_name("What is BM25?", "s1") == name
 
 
-def _fs(dirs: dict[Path, list[str]]) -> dict[str, object]:
+def _choose(cwd: Path, dirs: dict[Path, list[str]], output_dir: Path | None = None) -> Path:
+    """choose_directory over a fake filesystem: ``dirs`` maps a directory to its sub-directories."""
     subdirs = {parent / child for parent, children in dirs.items() for child in children}
-    return {
-        "temp_dir": TMP,
-        "is_dir": lambda p: p in subdirs,
-        "list_dir": lambda p: list(dirs.get(p, [])),
-    }
+    return choose_directory(
+        cwd,
+        HOME,
+        output_dir,
+        temp_dir=TMP,
+        is_dir=lambda p: p in subdirs,
+        list_dir=lambda p: list(dirs.get(p, [])),
+    )
 
 
 def test_output_dir_wins() -> None:
     out = Path("/somewhere")
-    assert choose_directory(HOME, HOME, out, **_fs({})) == out
+    assert _choose(HOME, {}, out) == out
 
 
 @pytest.mark.parametrize(
     "cwd", ["/", "/usr", "/usr/local/bin", "/etc/ssl", "/proc/1", "/var", "/opt", "/bin", "/lib"]
 )
 def test_system_directories_go_to_temp(cwd: str) -> None:
-    assert choose_directory(Path(cwd), HOME, None, **_fs({Path(cwd): ["docs"]})) == TMP
+    assert _choose(Path(cwd), {Path(cwd): ["docs"]}) == TMP
 
 
 def test_home_goes_to_temp() -> None:
-    assert choose_directory(HOME, HOME, None, **_fs({HOME: ["notes"]})) == TMP
+    assert _choose(HOME, {HOME: ["notes"]}) == TMP
 
 
 def test_sub_paths_of_var_and_opt_are_allowed() -> None:
     project = Path("/var/work/project")
     assert not is_system_directory(project)
-    assert choose_directory(project, HOME, None, **_fs({})) == project
+    assert _choose(project, {}) == project
 
 
 def test_windows_system_paths() -> None:
@@ -96,25 +100,27 @@ def test_windows_system_paths() -> None:
 
 def test_preferred_sub_directory_by_order_any_case() -> None:
     cwd = HOME / "proj"
-    fs = _fs({cwd: ["Notes", "DOCS", "src"]})
-    assert choose_directory(cwd, HOME, None, **fs) == cwd / "DOCS"
-    fs = _fs({cwd: ["references", "Research"]})
-    assert choose_directory(cwd, HOME, None, **fs) == cwd / "Research"
+    assert _choose(cwd, {cwd: ["Notes", "DOCS", "src"]}) == cwd / "DOCS"
+    assert _choose(cwd, {cwd: ["references", "Research"]}) == cwd / "Research"
 
 
 def test_file_named_like_a_preferred_dir_is_ignored() -> None:
     cwd = HOME / "proj"
-    fs = {
-        "temp_dir": TMP,
-        "is_dir": lambda p: p.name == "notes",
-        "list_dir": lambda p: ["research", "notes"],
-    }
-    assert choose_directory(cwd, HOME, None, **fs) == cwd / "notes"
+    # "research" is listed but is a file: the next preferred name that is a directory wins.
+    got = choose_directory(
+        cwd,
+        HOME,
+        None,
+        temp_dir=TMP,
+        is_dir=lambda p: p.name == "notes",
+        list_dir=lambda p: ["research", "notes"],
+    )
+    assert got == cwd / "notes"
 
 
 def test_plain_cwd() -> None:
     cwd = HOME / "proj"
-    assert choose_directory(cwd, HOME, None, **_fs({cwd: ["src", "README.md"]})) == cwd
+    assert _choose(cwd, {cwd: ["src", "README.md"]}) == cwd
 
 
 def test_unlistable_cwd_falls_back_to_cwd() -> None:
