@@ -33,13 +33,16 @@ from deepresearch.schemas import (
 
 
 class ResearcherPort(Protocol):
-    async def run(self) -> ResearcherReport: ...
+    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport: ...
     async def steer(self, note: str) -> None: ...
 
 
 class Spawner(Protocol):
-    def researcher(self, subtask: SubTask, notes: Sequence[str]) -> ResearcherPort: ...
-    def release(self, researcher: ResearcherPort) -> None: ...
+    """Hands out researchers; a released healthy one may serve the next sub-task (warm process)."""
+
+    def acquire(self) -> ResearcherPort: ...
+    def release(self, researcher: ResearcherPort, healthy: bool) -> None: ...
+    def close(self) -> None: ...
 
 
 class Coordinator:
@@ -106,10 +109,12 @@ class Coordinator:
         async def one(task: SubTask) -> ResearcherReport:
             async with limit:
                 notes = [_injection(r, cap) for r in finished if r.status == "ok"]
-                researcher = self._spawner.researcher(task, notes)
+                researcher = self._spawner.acquire()
                 running[task.id] = researcher
+                healthy = False
                 try:
-                    report = await researcher.run()
+                    report = await researcher.run(task, notes)
+                    healthy = True
                 except Exception as exc:  # a dead actor or a bug: isolate it to this sub-task
                     reason = str(exc) if isinstance(exc, DeepResearchError) else type(exc).__name__
                     await self._sink.emit(
@@ -120,7 +125,7 @@ class Coordinator:
                     )
                 finally:
                     running.pop(task.id, None)
-                    self._spawner.release(researcher)
+                    self._spawner.release(researcher, healthy)
                 finished.append(report)
                 await self._checkpoint(subtasks, finished)
                 if report.status == "ok":
@@ -129,7 +134,10 @@ class Coordinator:
                         await other.steer(note)
                 return report
 
-        reports = await asyncio.gather(*(one(t) for t in subtasks))
+        try:
+            reports = await asyncio.gather(*(one(t) for t in subtasks))
+        finally:
+            self._spawner.close()
         for report in reports:
             self._usage = self._usage + report.usage
         return list(reports)

@@ -6,7 +6,6 @@ Ray process needs, so the policy-carrying base classes remain testable with in-p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from deepresearch import assembly, runtime
@@ -20,7 +19,7 @@ from deepresearch.config.settings import Settings
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.schemas import Request, SubTask
+from deepresearch.schemas import Request
 
 
 class HostedSearchGateway(SearchGateway):
@@ -35,46 +34,59 @@ class HostedSearchGateway(SearchGateway):
 
 class HostedResearcher(Researcher):
     def __init__(
-        self,
-        settings: Settings,
-        subtask: SubTask,
-        gateway: Any,
-        pool: Any,
-        log: Any,
-        llm: LLMProvider | None,
-        notes: Sequence[str],
+        self, settings: Settings, gateway: Any, pool: Any, log: Any, llm: LLMProvider | None
     ) -> None:
         super().__init__(
             settings,
-            subtask,
             RemoteProxy(gateway),
             RemoteProxy(pool),
             ActorSink(log),
             llm or assembly.build_llm_provider(settings),
             assembly.build_fetchers(settings),
-            notes,
         )
 
 
 class RaySpawner:
-    """Creates researcher actors on Ray and kills them when they are done."""
+    """Researcher actors on Ray, started ahead of need and reused while healthy.
+
+    Starting a Ray worker process costs about a second on a small machine, so the coordinator
+    starts the first wave while it plans, and a researcher that finished cleanly takes the next
+    sub-task. One that failed (possibly a dead process) is killed and replaced.
+    """
 
     def __init__(
         self, settings: Settings, gateway: Any, pool: Any, log: Any, llm: LLMProvider | None
     ) -> None:
         self._args = (settings, gateway, pool, log, llm)
-        self._settings = settings
+        self._idle: list[RemoteProxy] = []
+        self._all: list[RemoteProxy] = []
 
-    def researcher(self, subtask: SubTask, notes: Sequence[str]) -> ResearcherPort:
-        settings, gateway, pool, log, llm = self._args
-        handle = runtime.spawn(
-            HostedResearcher, "researcher", settings, subtask, gateway, pool, log, llm, list(notes)
-        )
-        return RemoteProxy(handle)  # type: ignore[return-value,unused-ignore]
+    def prewarm(self, count: int) -> None:
+        while len(self._idle) < count:
+            self._idle.append(self._spawn())
 
-    def release(self, researcher: ResearcherPort) -> None:
-        if isinstance(researcher, RemoteProxy):
+    def _spawn(self) -> RemoteProxy:
+        proxy = RemoteProxy(runtime.spawn(HostedResearcher, "researcher", *self._args))
+        self._all.append(proxy)
+        return proxy
+
+    def acquire(self) -> ResearcherPort:
+        proxy = self._idle.pop(0) if self._idle else self._spawn()
+        return proxy  # type: ignore[return-value]
+
+    def release(self, researcher: ResearcherPort, healthy: bool) -> None:
+        if not isinstance(researcher, RemoteProxy):
+            return
+        if healthy:
+            self._idle.append(researcher)
+        else:
             runtime.kill(researcher.handle)
+
+    def close(self) -> None:
+        for proxy in self._all:
+            runtime.kill(proxy.handle)
+        self._idle.clear()
+        self._all.clear()
 
 
 class HostedCoordinator(Coordinator):
@@ -85,11 +97,9 @@ class HostedCoordinator(Coordinator):
     ) -> None:
         pool = runtime.spawn(UrlPool, "url_pool")
         gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log)
+        spawner = RaySpawner(settings, gateway, pool, log, llm)
+        spawner.prewarm(1 if request.mode == "quick" else settings.deep.max_parallel)
         super().__init__(
-            settings,
-            request,
-            ActorSink(log),
-            llm or assembly.build_llm_provider(settings),
-            RaySpawner(settings, gateway, pool, log, llm),
+            settings, request, ActorSink(log), llm or assembly.build_llm_provider(settings), spawner
         )
         self._children = (pool, gateway)

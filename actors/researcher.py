@@ -42,24 +42,26 @@ class Researcher:
     def __init__(
         self,
         settings: Settings,
-        subtask: SubTask,
         gateway: GatewayPort,
         pool: PoolPort,
         sink: EventSink,
         llm: LLMProvider,
         fetchers: Sequence[Fetcher],
-        notes: Sequence[str] = (),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._s = settings
-        self._task = subtask
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
         self._llm = llm
         self._fetchers = list(fetchers)
-        self._notes = list(notes)
         self._clock = clock
+        self._start(SubTask(id="", question=""), ())
+
+    def _start(self, subtask: SubTask, notes: Sequence[str]) -> None:
+        """Per-task state: one actor may serve several sub-tasks in turn (warm process)."""
+        self._task = subtask
+        self._notes = list(notes)
         self._usage = Usage()
         self._degraded = False
         self._units = 0
@@ -77,8 +79,9 @@ class Researcher:
 
     # ------------------------------------------------------------------ the run
 
-    async def run(self) -> ResearcherReport:
-        tid = self._task.id
+    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
+        self._start(subtask, notes)
+        tid = subtask.id
         await self._emit("researcher_started", question=self._task.question)
         try:
             hits = await self._gather()
@@ -106,7 +109,7 @@ class Researcher:
         self._units += units
         await self._emit("researcher_progress", phase=phase, units=self._units)
 
-    async def _llm_call(self, replies: list[LLMReply]) -> None:
+    def _add_llm_usage(self, replies: list[LLMReply]) -> None:
         for reply in replies:
             self._usage = self._usage + Usage(
                 llm_calls=1,
@@ -123,7 +126,7 @@ class Researcher:
         plan, replies = await call_structured(
             self._llm, build_request("researcher", task, QueryList), QueryList
         )
-        await self._llm_call(replies)
+        self._add_llm_usage(replies)
         queries = [q for q in dict.fromkeys(q.strip() for q in plan.queries) if q]
         queries = queries[: rs.tool_budget] or [self._task.question]
         await self._emit("queries_planned", queries=len(queries))
@@ -217,7 +220,7 @@ class Researcher:
         draft, replies = await call_structured(
             self._llm, build_request("researcher", task, FindingsDraft), FindingsDraft
         )
-        await self._llm_call(replies)
+        self._add_llm_usage(replies)
         await self._progress("reporting")
         by_number = {t.n: d for t, d in zip(texts, docs, strict=True)}
         findings: list[Finding] = []

@@ -113,6 +113,10 @@ def hang_for_tests(path: Path) -> ExtractedDoc:
     return extract_path(path)
 
 
+def _ready() -> bool:
+    return True
+
+
 def _limit_memory(memory_mb: int) -> None:
     import resource
 
@@ -124,6 +128,7 @@ def _limit_memory(memory_mb: int) -> None:
 
 
 Job = Callable[[Path], ExtractedDoc]
+_STARTUP_S = 60.0
 Outcome = ExtractedDoc | ExtractionError
 
 
@@ -171,6 +176,9 @@ class ExtractionPool:
                     initializer=_limit_memory,
                     initargs=(self.memory_mb,),
                 )
+                # start every worker now, so a file's deadline never includes a worker's start-up
+                ready = [self._executor.submit(_ready) for _ in range(self.workers)]
+                cf.wait(ready, timeout=_STARTUP_S)
             return self._executor, self._generation
 
     def _reset(self, generation: int) -> None:

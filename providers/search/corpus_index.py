@@ -15,6 +15,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,12 +34,14 @@ from deepresearch.providers.search.corpus_store import (
     read_json,
     scan_corpus,
 )
+from deepresearch.providers.search.passages import snippet, split_passages, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
 
 INDEX_VERSION = 1
-SNIPPET_CHARS = 300
+DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x
+NAME_WEIGHT = 3.0  # a capitalized query word counts this much more in the document prior
+_NAME = re.compile(r"\b[A-Z][\w&'’.-]*")
 _TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 @dataclass(frozen=True)
@@ -81,67 +84,6 @@ def parse_doc_id(url: str) -> tuple[str, int | None]:
     if any(part in ("..", ".", "") for part in rel.split("/")):
         raise FetchBlocked(url, "path escapes the corpus folder")
     return rel, page
-
-
-def _stem(words: list[str]) -> list[str]:
-    """A tiny plural folder ("sales" ~ "sale", "margins" ~ "margin"); no stemmer dependency."""
-    out = []
-    for w in words:
-        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-            w = w[:-3] + "y" if w.endswith("ies") and len(w) > 4 else w[:-1]
-        out.append(w)
-    return out
-
-
-def tokenize(texts: list[str]) -> list[list[str]]:
-    tokens = bm25s.tokenize(
-        texts, stopwords="en", stemmer=_stem, return_ids=False, show_progress=False
-    )
-    return [list(t) for t in tokens]
-
-
-def split_passages(text: str, size: int) -> list[str]:
-    """Passages of about ``size`` chars, cut at line ends, then sentence ends, then spaces."""
-    pieces: list[str] = []
-    for line in text.split("\n"):
-        if len(line) <= size:
-            pieces.append(line)
-            continue
-        for sentence in _SENTENCE_END.split(line):
-            while len(sentence) > size:
-                cut = sentence.rfind(" ", size // 2, size)
-                cut = cut if cut > 0 else size
-                pieces.append(sentence[:cut])
-                sentence = sentence[cut:].lstrip()
-            pieces.append(sentence)
-    passages: list[str] = []
-    current: list[str] = []
-    length = 0
-    for piece in pieces:
-        if current and length + len(piece) + 1 > size:
-            passages.append("\n".join(current))
-            current, length = [], 0
-        current.append(piece)
-        length += len(piece) + 1
-    if current:
-        passages.append("\n".join(current))
-    return [p.strip() for p in passages if p.strip()]
-
-
-def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
-    """About ``width`` chars of ``text``, starting shortly before the first query term in it."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    low = flat.lower()
-    found = [i for i in (low.find(t) for t in terms) if i >= 0]
-    start = max(0, min(found, default=0) - width // 5)
-    if start > 0:
-        start = flat.find(" ", start) + 1 or start
-    end = min(len(flat), start + width)
-    if end < len(flat):
-        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
-    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
 def _fingerprint(hashes: dict[str, str], passage_chars: int) -> str:
@@ -272,6 +214,9 @@ class CorpusIndex:
         if not ids or limit <= 0:
             return []
         scores = self._bm25.get_scores_from_ids(ids)
+        names = set(self._bm25.get_tokens_ids(tokenize([" ".join(_NAME.findall(query))])[0]))
+        prior = self.doc_prior(ids, names)
+        scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc])
         candidates = np.flatnonzero(scores > 0)
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         terms = [t.lower() for t in re.findall(r"\w\w+", query)]
@@ -296,6 +241,34 @@ class CorpusIndex:
             if len(hits) >= limit:
                 break
         return hits
+
+    def doc_prior(self, ids: list[int], names: AbstractSet[int] = frozenset()) -> np.ndarray:
+        """Per document, in [0, 1]: how much the document *as a whole* is about the query.
+
+        Passages rarely repeat what the whole document is about (a company's filing says "the
+        Company", not its name, on most pages), so passage BM25 alone ranks a competitor's page on
+        the same topic as high as the right one. Terms found in few documents (names, products)
+        are what tell documents apart; each adds its document-level idf, saturated by how many of
+        the document's passages contain it. Terms present in every document weigh nearly nothing.
+        Terms in ``names`` (capitalized in the query: companies, products, places) weigh more,
+        so a rare topic word cannot outvote the name of what the question is about.
+        """
+        n_docs = len(self._docs)
+        indices, indptr = self._bm25.scores["indices"], self._bm25.scores["indptr"]
+        score = np.zeros(n_docs, dtype=np.float64)
+        total = 0.0
+        for t in dict.fromkeys(ids):
+            rows = np.asarray(indices[int(indptr[t]) : int(indptr[t + 1])])
+            counts = np.bincount(self._p_doc[rows], minlength=n_docs).astype(np.float64)
+            present = counts > 0
+            df = int(present.sum())
+            if df == 0:
+                continue
+            idf = float(np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)))
+            idf *= NAME_WEIGHT if t in names else 1.0
+            score += idf * counts / (counts + 0.5 * counts[present].mean())
+            total += idf
+        return score / total if total > 0 else score
 
     def page_text(self, url: str) -> FetchedDoc:
         """The full text of the page a ``doc:`` id names, from the cache; never reads outside."""

@@ -6,18 +6,13 @@ Ids are ``doc:<relpath>#page=N`` (PDF) or ``doc:<relpath>``, resolved only insid
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from deepresearch.config.settings import Settings
 from deepresearch.errors import ProviderError
-from deepresearch.providers.extract import ExtractionPool
 from deepresearch.providers.search.corpus_index import (
     CorpusIndex,
     doc_id,
     doc_location,
     parse_doc_id,
 )
-from deepresearch.providers.search.corpus_store import Warn
 from deepresearch.schemas import FetchedDoc, SearchHit
 
 __all__ = [
@@ -26,7 +21,6 @@ __all__ = [
     "LocalSearch",
     "doc_id",
     "doc_location",
-    "open_corpus",
     "parse_doc_id",
 ]
 
@@ -57,28 +51,3 @@ class LocalDocuments:
 
     async def fetch(self, url: str) -> FetchedDoc:
         return self.index.page_text(url)
-
-
-def open_corpus(
-    settings: Settings, corpus_dir: Path | None = None, on_warning: Warn | None = None
-) -> CorpusIndex:
-    """Build or load the index for ``corpus_dir`` (default: ``settings.corpus.path``)."""
-    corpus = settings.corpus
-    path = corpus_dir if corpus_dir is not None else corpus.path
-    if path is None:
-        from deepresearch.errors import CorpusError
-
-        raise CorpusError("", "no corpus folder given (--corpus or corpus.path)")
-
-    def pool() -> ExtractionPool:
-        return ExtractionPool(
-            corpus.extract_workers, corpus.extract_timeout_s, corpus.extract_memory_mb
-        )
-
-    return CorpusIndex.open(
-        Path(path).expanduser(),
-        settings.resolved_cache_dir(),
-        passage_chars=corpus.passage_chars,
-        pool_factory=pool,
-        on_warning=on_warning,
-    )

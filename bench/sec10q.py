@@ -1,0 +1,262 @@
+"""Quality benchmark: quick mode over the SEC 10-Q corpus against its human-reviewed QnA set.
+
+Runs the real actors on one Ray instance (started once, reused by every question) with throwaway
+state, cache and output directories, and measures what a user would notice first:
+
+* ``gold_doc_recall`` — share of questions whose report cites at least one annotated source doc
+  (the CSV's ``Source Docs`` globs, fnmatch-ed against the cited sources' file names);
+* ``figure_recall`` — share of the reviewed answer's figures that appear in the report body,
+  averaged over questions whose answer has at least one figure (see ``figures`` for the rule);
+* ``median_s_per_question``, counts by status, and gold_doc_recall per question type.
+
+Usage: ``python bench/sec10q.py [--limit N] [--json] [--llm NAME] [--docs DIR] [--qna CSV]``.
+With ``--json`` exactly one JSON object goes to stdout; progress always goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import fnmatch
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DOCS = REPO / "../shared/data/sec-10q/docs"
+DEFAULT_QNA = REPO / "../shared/data/sec-10q/qna_data.csv"
+
+# ----------------------------------------------------------------------------- pure metrics
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+# "June 25, 2022" / "25 June 2022": the day of a date is not a figure.
+_DATE_DAY = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}\b|\b\d{{1,2}}\s+{_MONTH}\b", re.IGNORECASE)
+# "1. ", "2) " at the start of a line: list numbering, not a figure.
+_LIST_NUMBER = re.compile(r"(?m)^\s*(?:[-*]\s*)?\d{1,3}[.)]\s")
+# A number not glued to a word ("Q3", "10-Q", "FY23", "H1" are labels, not figures).
+_NUMBER = re.compile(r"(?<![\w.,\-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s?(%|percent\b))?(?![\w-])")
+
+
+def _canonical(integer: str, fraction: str) -> str:
+    whole = integer.replace(",", "").lstrip("0") or "0"
+    frac = fraction.rstrip("0").rstrip(".") if fraction else ""
+    return whole + frac
+
+
+def figures(text: str) -> set[str]:
+    """The figures of ``text`` in canonical form (``"81,797"`` -> ``"81797"``, ``"2.40"`` -> ``"2.4"``).
+
+    A figure is a number that has a decimal part or a percent sign, or at least two significant
+    digits (``"$2.4 billion"`` -> ``"2.4"``, ``"5%"`` -> ``"5"``, ``"81,797"``; a bare ``"5"`` is not).
+    Thousands separators are dropped and units ignored, so ``$81,797 million`` and ``81,797``
+    match. Not figures: plain years 1990–2035, days inside dates (``June 25``), list numbering at
+    a line start (``1.``), and numbers glued to letters (``Q3``, ``10-Q``, ``FY23``).
+    """
+    text = _LIST_NUMBER.sub(" ", text)
+    text = _DATE_DAY.sub(" ", text)
+    out: set[str] = set()
+    for m in _NUMBER.finditer(text):
+        integer, fraction, percent = m.group(1), m.group(2) or "", m.group(3)
+        value = _canonical(integer, fraction)
+        plain = not fraction and not percent and "," not in integer
+        if plain and len(integer) == 4 and 1990 <= int(integer) <= 2035:
+            continue
+        if fraction or percent or len(integer.replace(",", "").lstrip("0")) >= 2:
+            out.add(value)
+    return out
+
+
+def figure_recall(answer: str, report_body: str) -> float | None:
+    """Share of the answer's figures found in the report body; ``None`` when it has none."""
+    wanted = figures(answer)
+    if not wanted:
+        return None
+    return len(wanted & figures(report_body)) / len(wanted)
+
+
+def gold_globs(cell: str) -> list[str]:
+    """The ``Source Docs`` cell as a list of globs (comma- or newline-separated)."""
+    return [g.strip() for g in re.split(r"[,\n]", cell) if g.strip()]
+
+
+def source_file_name(title: str, url: str) -> list[str]:
+    """File names a cited source can be matched by: its title and the path inside its doc id."""
+    names = [title] if title else []
+    if url.startswith("doc:"):
+        path = url[4:].split("#", 1)[0]
+        names.append(path.rsplit("/", 1)[-1])
+    return names
+
+
+def cites_gold(globs: Sequence[str], sources: Iterable[tuple[str, str]]) -> bool:
+    """True when any cited (title, url) has a file name matching any gold glob."""
+    names = [n for title, url in sources for n in source_file_name(title, url)]
+    return any(fnmatch.fnmatch(n, g) for g in globs for n in names)
+
+
+def report_text(markdown: str) -> str:
+    """The part of a rendered report a reader takes figures from: above footer and source list."""
+    body = markdown.split("\n---\n", 1)[0]
+    return body.split("\n## Sources", 1)[0]
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Outcome:
+    question: str
+    qtype: str
+    status: str
+    seconds: float
+    gold: bool
+    recall: float | None
+    cited: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def load_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return rows[:limit] if limit else rows
+
+
+def make_settings(args: argparse.Namespace, tmp: Path) -> Any:
+    from deepresearch.config.settings import load_settings, overrides_from_flags
+
+    cache = Path(args.cache_dir) if args.cache_dir else tmp / "cache"
+    flags: dict[str, Any] = {
+        "state_dir": str(tmp / "state"),
+        "corpus.path": str(Path(args.docs).resolve()),
+        "corpus.cache_dir": str(cache),
+        "run.output_dir": str(tmp / "out"),
+        "llm.provider": args.llm,
+        "run.mode": "quick",
+    }
+    (tmp / "out").mkdir(parents=True, exist_ok=True)
+    return load_settings(None, overrides_from_flags(flags), env={})
+
+
+def run_one(row: dict[str, str], settings: Any) -> Outcome:
+    from deepresearch import driver
+
+    question = row["Question"].strip()
+    started = time.monotonic()
+    try:
+        prep = driver.prepare(question, "quick", settings)
+        summary = driver.execute(prep)
+    except Exception as exc:  # one broken question must not end the benchmark
+        return Outcome(
+            question,
+            row["Question Type"],
+            "failed",
+            time.monotonic() - started,
+            False,
+            None,
+            error=f"{type(exc).__name__}: {exc}",
+        )
+    seconds = time.monotonic() - started
+    cited = [(s.title, s.url) for s in summary.sources]
+    body = ""
+    if summary.report_path:
+        body = report_text(Path(summary.report_path).read_text("utf-8"))
+    return Outcome(
+        question,
+        row["Question Type"],
+        summary.status,
+        seconds,
+        cites_gold(gold_globs(row["Source Docs"]), cited),
+        figure_recall(row["Answer"], body),
+        cited=[s.location or s.title for s in summary.sources],
+    )
+
+
+def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    n = len(outcomes)
+    recalls = [o.recall for o in outcomes if o.recall is not None]
+    by_type: dict[str, list[bool]] = {}
+    for o in outcomes:
+        by_type.setdefault(o.qtype, []).append(o.gold)
+    return {
+        "questions": n,
+        "completed": sum(o.status == "completed" for o in outcomes),
+        "no_answer": sum(o.status == "no_answer" for o in outcomes),
+        "failed": sum(o.status == "failed" for o in outcomes),
+        "gold_doc_recall": round(sum(o.gold for o in outcomes) / n, 4) if n else 0.0,
+        "figure_recall": round(sum(recalls) / len(recalls), 4) if recalls else None,
+        "figure_questions": len(recalls),
+        "median_s_per_question": round(statistics.median(o.seconds for o in outcomes), 3)
+        if n
+        else 0.0,
+        "gold_doc_recall_by_type": {
+            t: {"questions": len(v), "gold_doc_recall": round(sum(v) / len(v), 4)}
+            for t, v in sorted(by_type.items())
+        },
+    }
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--docs", default=str(DEFAULT_DOCS), help="corpus folder")
+    p.add_argument("--qna", default=str(DEFAULT_QNA), help="QnA CSV")
+    p.add_argument("--limit", type=int, default=None, help="first N questions only")
+    p.add_argument("--llm", default="extractive", help="llm.provider for the run")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--cache-dir", default=None, help="reuse an index cache (default: temporary)")
+    p.add_argument("--details", default=None, help="write per-question outcomes to this JSON file")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    rows = load_rows(Path(args.qna), args.limit)
+    from deepresearch import runtime
+
+    outcomes: list[Outcome] = []
+    wall = time.monotonic()
+    quiet = contextlib.redirect_stdout(sys.stderr)  # stdout carries only the result
+    with quiet, tempfile.TemporaryDirectory(prefix="sec10q-bench-") as tmp_name:
+        settings = make_settings(args, Path(tmp_name))
+        connection = runtime.connect(settings.ray)
+        try:
+            for i, row in enumerate(rows, start=1):
+                o = run_one(row, settings)
+                outcomes.append(o)
+                mark = "gold" if o.gold else "MISS"
+                rec = "-" if o.recall is None else f"{o.recall:.2f}"
+                print(
+                    f"[{i}/{len(rows)}] {o.status:9} {mark} fig={rec} {o.seconds:5.1f}s "
+                    f"{o.question[:80]}" + (f" ({o.error})" if o.error else ""),
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            runtime.disconnect(connection)
+    result = aggregate(outcomes)
+    result["wall_s"] = round(time.monotonic() - wall, 1)
+    result["llm"] = args.llm
+    if args.details:
+        Path(args.details).write_text(
+            json.dumps([o.__dict__ for o in outcomes], indent=1), encoding="utf-8"
+        )
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {json.dumps(value)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Text into passages, tokens and snippets: the pure half of the local BM25 index.
+
+Index and query must tokenize the same way, so both go through ``tokenize`` here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import bm25s
+
+SNIPPET_CHARS = 300
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _stem(words: list[str]) -> list[str]:
+    """A tiny plural folder ("sales" ~ "sale", "margins" ~ "margin"); no stemmer dependency."""
+    out = []
+    for w in words:
+        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-3] + "y" if w.endswith("ies") and len(w) > 4 else w[:-1]
+        out.append(w)
+    return out
+
+
+def tokenize(texts: list[str]) -> list[list[str]]:
+    tokens = bm25s.tokenize(
+        texts, stopwords="en", stemmer=_stem, return_ids=False, show_progress=False
+    )
+    return [list(t) for t in tokens]
+
+
+def split_passages(text: str, size: int) -> list[str]:
+    """Passages of about ``size`` chars, cut at line ends, then sentence ends, then spaces."""
+    pieces: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= size:
+            pieces.append(line)
+            continue
+        for sentence in _SENTENCE_END.split(line):
+            while len(sentence) > size:
+                cut = sentence.rfind(" ", size // 2, size)
+                cut = cut if cut > 0 else size
+                pieces.append(sentence[:cut])
+                sentence = sentence[cut:].lstrip()
+            pieces.append(sentence)
+    passages: list[str] = []
+    current: list[str] = []
+    length = 0
+    for piece in pieces:
+        if current and length + len(piece) + 1 > size:
+            passages.append("\n".join(current))
+            current, length = [], 0
+        current.append(piece)
+        length += len(piece) + 1
+    if current:
+        passages.append("\n".join(current))
+    return [p.strip() for p in passages if p.strip()]
+
+
+def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
+    """About ``width`` chars of ``text``, starting shortly before the first query term in it."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    low = flat.lower()
+    found = [i for i in (low.find(t) for t in terms) if i >= 0]
+    start = max(0, min(found, default=0) - width // 5)
+    if start > 0:
+        start = flat.find(" ", start) + 1 or start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")

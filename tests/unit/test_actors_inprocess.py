@@ -1,0 +1,216 @@
+"""Researcher and Coordinator driven in-process with fakes: phases, dedup, context gate, isolation."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+import pytest
+
+from deepresearch.actors.coordinator import Coordinator
+from deepresearch.actors.event_log import ListSink
+from deepresearch.actors.inprocess import LocalSpawner
+from deepresearch.actors.researcher import Researcher
+from deepresearch.actors.url_pool import UrlPool
+from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+from deepresearch.errors import FetchError, SearchUnavailable
+from deepresearch.providers.llm.extractive import ExtractiveLLM
+from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.schemas import (
+    DraftFinding,
+    FetchedDoc,
+    FindingsDraft,
+    QueryList,
+    Request,
+    ResearcherReport,
+    SearchHit,
+    SearchResult,
+    SubTask,
+)
+
+PAGES = {
+    f"https://example.org/p{i}": f"Widget sales reached {100 + i} million units in 2024 at plant {i}. "
+    f"Plant {i} also makes gadgets." * 3
+    for i in range(1, 13)
+}
+
+
+class FakeGateway:
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.queries: list[str] = []
+
+    async def search(self, query: str, limit: int) -> SearchResult:
+        self.queries.append(query)
+        if self.fail:
+            raise SearchUnavailable(("fake",), "down")
+        hits = tuple(
+            SearchHit(url=url, title=url[-2:], provider="fake", rank=i + 1)
+            for i, url in enumerate(list(PAGES)[:limit])
+        )
+        return SearchResult(query=query, hits=hits, provider="fake")
+
+
+class FakeFetcher:
+    def __init__(self, broken: Sequence[str] = ()) -> None:
+        self.fetched: list[str] = []
+        self.broken = set(broken)
+
+    def handles(self, url: str) -> bool:
+        return url.startswith("https://")
+
+    async def fetch(self, url: str) -> FetchedDoc:
+        self.fetched.append(url)
+        if url in self.broken:
+            raise FetchError(url, "HTTP 500")
+        return FetchedDoc(url=url, title=url[-2:], location=url, text=PAGES[url], provider="fake")
+
+
+def settings(**flags: object) -> Settings:
+    return load_settings(None, overrides_from_flags({"search.hits_per_query": 12, **flags}), env={})
+
+
+def researcher(
+    s: Settings,
+    llm: object,
+    gateway: FakeGateway,
+    pool: UrlPool,
+    fetcher: FakeFetcher,
+    sink: ListSink,
+    tid: str = "t1",
+) -> Callable[[], Awaitable[ResearcherReport]]:
+    r = Researcher(s, gateway, pool, sink, llm, [fetcher])  # type: ignore[arg-type]
+    return lambda: r.run(SubTask(id=tid, question="How many widget units were sold in 2024?"))
+
+
+async def test_researcher_phases_and_batches() -> None:
+    sink, pool, fetcher = ListSink(), UrlPool(), FakeFetcher(broken=["https://example.org/p2"])
+    report = await researcher(settings(), ExtractiveLLM(), FakeGateway(), pool, fetcher, sink)()
+    assert report.status == "ok" and report.findings
+    assert len(fetcher.fetched) == 8  # batches 3, 2, 3 = max_sources 8
+    assert "fetch_failed" in sink.types()
+    read = {p["url"] for t, p in sink.events if t == "source_read"}
+    assert "https://example.org/p2" not in read
+    assert {s.url for s in report.sources} <= read
+    assert all(c in read for f in report.findings for c in f.citations)
+    phases = [p["phase"] for t, p in sink.events if t == "researcher_progress"]
+    assert phases[0] == "gathering" and phases[-1] == "reporting" and "scraping" in phases
+
+
+async def test_context_gate_stops_scraping() -> None:
+    sink, fetcher = ListSink(), FakeFetcher()
+    s = settings(**{"llm.context_window": 1000, "llm.context_share": 0.5})
+    report = await researcher(s, ExtractiveLLM(), FakeGateway(), UrlPool(), fetcher, sink)()
+    assert "context_gate" in sink.types()
+    assert len(fetcher.fetched) < 8
+    assert report.status == "ok"
+
+
+async def test_siblings_share_the_pool_and_never_fetch_twice() -> None:
+    pool, fetcher, sink = UrlPool(), FakeFetcher(), ListSink()
+    first = researcher(settings(), ExtractiveLLM(), FakeGateway(), pool, fetcher, sink, "t1")
+    second = researcher(settings(), ExtractiveLLM(), FakeGateway(), pool, fetcher, sink, "t2")
+    await first()
+    await second()
+    assert len(fetcher.fetched) == len(set(fetcher.fetched)) == 8
+    assert "source_reused" in sink.types()
+    handshakes = [p for t, p in sink.events if t == "handshake"]
+    assert handshakes[1]["taken_by_siblings"] == 8
+
+
+async def test_search_outage_degrades_instead_of_crashing() -> None:
+    sink = ListSink()
+    report = await researcher(
+        settings(), ExtractiveLLM(), FakeGateway(fail=True), UrlPool(), FakeFetcher(), sink
+    )()
+    assert report.search_degraded and not report.findings
+    assert "search_unavailable" in sink.types()
+
+
+async def test_invented_source_numbers_are_dropped() -> None:
+    draft = FindingsDraft(
+        summary="s",
+        findings=(
+            DraftFinding(text="Widget sales reached 101 million units in 2024.", sources=(1, 99)),
+            DraftFinding(text="Made up.", sources=(77,)),
+        ),
+    )
+    llm = ScriptedLLM(
+        {"researcher": [QueryList(queries=("widgets",)).model_dump_json(), draft.model_dump_json()]}
+    )
+    sink = ListSink()
+    report = await researcher(settings(), llm, FakeGateway(), UrlPool(), FakeFetcher(), sink)()
+    assert [f.text for f in report.findings] == ["Widget sales reached 101 million units in 2024."]
+    assert report.findings[0].citations == ("https://example.org/p1",)
+    assert ("citations_dropped", {"subtask": "t1", "count": 2}) in sink.events
+    llm.assert_all_used()
+
+
+class ExplodingLLM(ExtractiveLLM):
+    """Fails the researcher whose question mentions 'explode'."""
+
+    async def complete(self, request):  # type: ignore[no-untyped-def]
+        if "explode" in getattr(request.task, "question", ""):
+            raise RuntimeError("boom")
+        return await super().complete(request)
+
+
+def coordinator(
+    mode: str, llm: object, query: str, **flags: object
+) -> tuple[Coordinator, ListSink, FakeFetcher, LocalSpawner]:
+    s = settings(**flags)
+    sink, fetcher, pool, gw = ListSink(), FakeFetcher(), UrlPool(), FakeGateway()
+    spawner = LocalSpawner(s, gw, pool, sink, llm, [fetcher])  # type: ignore[arg-type]
+    req = Request(run_id="r1", query=query, mode=mode)  # type: ignore[arg-type]
+    return Coordinator(s, req, sink, llm, spawner), sink, fetcher, spawner  # type: ignore[arg-type]
+
+
+async def test_quick_mode_is_one_researcher_and_cites_only_read_sources() -> None:
+    coord, sink, fetcher, spawner = coordinator(
+        "quick", ExtractiveLLM(), "How many widgets in 2024?"
+    )
+    result = await coord.run()
+    assert len(spawner.spawned) == 1
+    assert result.status == "completed"
+    assert {s.url for s in result.report.sources} <= set(fetcher.fetched)
+    assert sink.checkpoints and sink.checkpoints[-1]["completed"][0]["subtask_id"] == "t1"
+    assert result.usage.fetches == len(fetcher.fetched)
+
+
+async def test_deep_mode_injects_reports_and_isolates_failures() -> None:
+    coord, sink, fetcher, spawner = coordinator(
+        "deep",
+        ExplodingLLM(),
+        "Compare widget sales and gadget output, and explode plants",
+        **{"deep.max_parallel": 1},
+    )
+    result = await coord.run()
+    assert len(spawner.spawned) >= 2
+    failed = [p for t, p in sink.events if t == "researcher_failed"]
+    assert failed and result.status == "completed"
+    later = spawner.spawned[-1]
+    assert any("Earlier finding" in n for n in later._notes)  # injected into later researchers
+    assert len(fetcher.fetched) == len(set(fetcher.fetched))
+
+
+async def test_all_researchers_failing_is_an_honest_no_answer() -> None:
+    coord, sink, _, _ = coordinator("quick", ExplodingLLM(), "Why did the plants explode?")
+    result = await coord.run()
+    assert result.status == "no_answer"
+    assert "boom" in result.report.answer or "RuntimeError" in result.report.answer
+    assert result.report.sources == ()
+
+
+@pytest.mark.parametrize("mode", ["quick", "deep"])
+async def test_progress_reaches_100_only_at_the_end(mode: str) -> None:
+    from deepresearch.policies.progress import ProgressState, advance
+    from deepresearch.schemas import Event
+
+    coord, sink, _, _ = coordinator(mode, ExtractiveLLM(), "Widget sales and gadget output in 2024")
+    await coord.run()
+    state = ProgressState()
+    seen = []
+    for i, (t, p) in enumerate(sink.events):
+        state = advance(state, Event(seq=i + 1, ts=0.0, run_id="r1", type=t, payload=p))
+        seen.append(state.percent)
+    assert seen == sorted(seen)  # never goes backwards
+    assert seen[-1] == 100 and max(seen[:-1]) < 100

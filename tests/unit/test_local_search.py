@@ -1,0 +1,354 @@
+"""The local corpus index: validation, caching, page-grouped search and safe document ids."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import bm25s
+import pytest
+
+from deepresearch.errors import CorpusError, ExtractionError, FetchBlocked, FetchError
+from deepresearch.providers.extract import ExtractedDoc, ExtractionPool, extract_path
+from deepresearch.providers.search.base import Fetcher, SearchProvider
+from deepresearch.providers.search.corpus_index import CorpusIndex
+from deepresearch.providers.search.local import LocalDocuments, LocalSearch
+from deepresearch.providers.search.passages import snippet, split_passages
+
+REPO = Path(__file__).resolve().parents[2]
+SEC_DOCS = REPO.parent / "shared" / "data" / "sec-10q" / "docs"
+
+
+def make_pdf(path: Path, pages: list[list[str]]) -> Path:
+    """A minimal valid text PDF (one Helvetica text block per page) with correct xref offsets."""
+    n = len(pages)
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(n))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for i, lines in enumerate(pages):
+        body = "BT /F1 11 Tf 14 TL 50 750 Td " + " ".join(f"({line}) Tj T*" for line in lines)
+        stream = (body + " ET").encode("latin-1")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+            "/Resources << /Font << /F1 3 0 R >> >> >>".encode()
+        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + obj + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
+class InlinePool(ExtractionPool):
+    """Extracts in this process (fast tests) and records every file it was asked for."""
+
+    def __init__(self, log: list[Path]) -> None:
+        super().__init__(1, 30, 2048)
+        self.log = log
+
+    def extract_many(self, paths: Sequence[Path]) -> dict[Path, ExtractedDoc | ExtractionError]:
+        out: dict[Path, ExtractedDoc | ExtractionError] = {}
+        for path in paths:
+            self.log.append(path)
+            try:
+                out[path] = extract_path(path)
+            except ExtractionError as exc:
+                out[path] = exc
+        return out
+
+
+def no_pool() -> ExtractionPool:
+    raise AssertionError("extraction was not expected")
+
+
+def inline(log: list[Path]) -> Callable[[], ExtractionPool]:
+    return lambda: InlinePool(log)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    (root / "reports").mkdir(parents=True)
+    make_pdf(
+        root / "reports" / "2023 Q3 ACME.pdf",
+        [
+            ["ACME Corporation quarterly report", "Form 10-Q for the third quarter"],
+            ["Total net sales were 1,234 million for the quarter.", "Gross margin was 41 percent."],
+            ["Risk factors include litigation and supply chain disruption."],
+        ],
+    )
+    make_pdf(root / "2022 Q1 ZETA.pdf", [["Zeta Inc overview"], ["Zeta litigation settled."]])
+    (root / "notes.md").write_text("# Widgets\nWidget production doubled in 2023 at the plant.\n")
+    (root / "guide.txt").write_text("Solar panel efficiency depends on temperature and shading.\n")
+    (root / "page.html").write_text(
+        "<html><head><title>Battery notes</title></head><body><article><p>"
+        + "Lithium iron phosphate batteries have a long cycle life for stationary storage. " * 3
+        + "</p></article></body></html>"
+    )
+    (root / "broken.pdf").write_bytes(os.urandom(2048))
+    (root / "ignored.docx").write_bytes(b"not indexed")
+    return root
+
+
+def open_index(
+    corpus: Path, cache: Path, pool: Callable[[], ExtractionPool], warnings: list[tuple[str, str]]
+) -> CorpusIndex:
+    return CorpusIndex.open(
+        corpus,
+        cache,
+        passage_chars=400,
+        pool_factory=pool,
+        on_warning=lambda kind, msg: warnings.append((kind, msg)),
+    )
+
+
+def test_build_counts_and_skips_corrupt_file_with_warning(corpus: Path, tmp_path: Path) -> None:
+    warnings: list[tuple[str, str]] = []
+    log: list[Path] = []
+    index = open_index(corpus, tmp_path / "cache", inline(log), warnings)
+    assert index.built
+    assert (index.documents, index.pages) == (5, 3 + 2 + 1 + 1 + 1)
+    assert index.passages >= index.pages  # every page here has text
+    assert index.corpus_dir == corpus
+    assert len(log) == 6  # five good files and the broken one, each once
+    assert [k for k, _ in warnings] == ["extract_failed"]
+    assert warnings[0][1].startswith("broken.pdf: ")
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+    assert not list((tmp_path / "cache" / "bm25").glob(".build-*"))
+
+
+def test_search_groups_by_page_with_ids_and_locations(corpus: Path, tmp_path: Path) -> None:
+    index = open_index(corpus, tmp_path / "cache", inline([]), [])
+    hits = index.search("total net sales for the quarter", 5)
+    top = hits[0]
+    assert top.url == "doc:reports/2023 Q3 ACME.pdf#page=2"
+    assert top.title == "2023 Q3 ACME.pdf"
+    assert top.location == "reports/2023 Q3 ACME.pdf, p. 2"
+    assert top.provider == "local"
+    assert "net sales" in top.snippet.lower()
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    assert len({h.url for h in hits}) == len(hits)
+
+    litigation = index.search("litigation", 10)
+    assert {h.url for h in litigation} == {
+        "doc:reports/2023 Q3 ACME.pdf#page=3",
+        "doc:2022 Q1 ZETA.pdf#page=2",
+    }
+    widgets = index.search("widget production", 3)
+    assert widgets[0].url == "doc:notes.md"
+    assert widgets[0].location == "notes.md"
+    assert index.search("lithium batteries", 3)[0].url == "doc:page.html"
+    assert len(index.search("litigation", 1)) == 1
+
+
+def test_one_hit_per_page_even_with_many_matching_passages(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    root.mkdir()
+    long_page = "\n".join(f"Line {i}: the reactor output rose again this week." for i in range(80))
+    (root / "long.txt").write_text(long_page)
+    (root / "short.txt").write_text("A single mention of the reactor.")
+    index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=200, pool_factory=inline([]))
+    assert index.passages > 10
+    hits = index.search("reactor", 10)
+    assert [h.url for h in hits] == ["doc:long.txt", "doc:short.txt"] or [h.url for h in hits] == [
+        "doc:short.txt",
+        "doc:long.txt",
+    ]
+    assert len(hits[0].snippet) <= 310
+
+
+def test_queries_without_tokens_or_matches_return_nothing(corpus: Path, tmp_path: Path) -> None:
+    index = open_index(corpus, tmp_path / "cache", inline([]), [])
+    assert index.search("the and of a", 5) == []
+    assert index.search("", 5) == []
+    assert index.search("xylophone", 5) == []
+    assert index.search("litigation", 0) == []
+
+
+def test_warm_open_does_no_extraction_and_no_indexing(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    first = open_index(corpus, cache, inline([]), [])
+    builds: list[int] = []
+    real_index = bm25s.BM25.index
+    monkeypatch.setattr(
+        bm25s.BM25, "index", lambda *a, **k: builds.append(1) or real_index(*a, **k)
+    )
+    warnings: list[tuple[str, str]] = []
+    second = open_index(corpus, cache, no_pool, warnings)
+    assert not second.built and builds == []
+    assert (second.documents, second.passages) == (first.documents, first.passages)
+    assert [k for k, _ in warnings] == ["extract_failed"]  # the cached failure is still reported
+    assert second.search("gross margin", 3) == first.search("gross margin", 3)
+    other = CorpusIndex.load_cached(corpus, cache, 400)
+    assert other.search("gross margin", 3) == first.search("gross margin", 3)
+    assert builds == []
+
+
+def test_renamed_file_is_not_reextracted_but_changed_file_is(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    open_index(corpus, cache, inline([]), [])
+    (corpus / "notes.md").rename(corpus / "reports" / "widgets.md")
+    moved = open_index(corpus, cache, no_pool, [])
+    assert moved.built  # a new file list means a new index, built from cached text
+    assert moved.search("widget production", 1)[0].url == "doc:reports/widgets.md"
+    (corpus / "guide.txt").write_text("Wind turbines produce more power in winter.\n")
+    log: list[Path] = []
+    changed = open_index(corpus, cache, inline(log), [])
+    assert log == [corpus.resolve() / "guide.txt"]
+    assert changed.search("wind turbines", 1)[0].url == "doc:guide.txt"
+    assert changed.search("solar panel", 5) == []
+
+
+def test_load_cached_without_a_build_is_a_corpus_error(corpus: Path, tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match="no cached index"):
+        CorpusIndex.load_cached(corpus, tmp_path / "empty-cache", 400)
+    open_index(corpus, tmp_path / "cache", inline([]), [])
+    with pytest.raises(CorpusError):
+        CorpusIndex.load_cached(corpus, tmp_path / "cache", 1000)  # other passage size
+
+
+def test_unreadable_cache_entries_are_rebuilt_not_trusted(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    open_index(corpus, cache, inline([]), [])
+    (meta,) = (cache / "bm25").glob("*/meta.json")
+    meta.write_text("{half written")
+    for doc in (cache / "docs").rglob("*.json"):
+        doc.write_text("[")
+    log: list[Path] = []
+    again = open_index(corpus, cache, inline(log), [])
+    assert again.built and len(log) == 6
+    assert again.search("gross margin", 1)[0].url == "doc:reports/2023 Q3 ACME.pdf#page=2"
+
+
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        (lambda p: None, "no such folder"),
+        (lambda p: p.write_text("x"), "not a folder"),
+        (lambda p: p.mkdir(), "no supported files"),
+        (lambda p: (p.mkdir(), (p / "a.docx").write_text("x")), "no supported files"),
+        (lambda p: (p.mkdir(), (p / "a.pdf").write_bytes(b"junk" * 99)), "no readable document"),
+        (lambda p: (p.mkdir(), (p / "empty.txt").write_text("  \n")), "no text"),
+    ],
+)
+def test_unusable_corpus_is_a_clear_corpus_error(
+    tmp_path: Path, setup: Callable[[Path], object], reason: str
+) -> None:
+    target = tmp_path / "corpus"
+    setup(target)
+    with pytest.raises(CorpusError) as info:
+        CorpusIndex.open(target, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    assert info.value.path == str(target)
+    assert reason in info.value.reason
+
+
+def test_symlinks_out_of_the_corpus_are_skipped(corpus: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("The zebra password is hunter2.")
+    (corpus / "link.md").symlink_to(outside / "secret.md")
+    (corpus / "linkdir").symlink_to(outside, target_is_directory=True)
+    (corpus / "inner.md").symlink_to(corpus / "notes.md")  # stays inside: allowed
+    warnings: list[tuple[str, str]] = []
+    index = open_index(corpus, tmp_path / "cache", inline([]), warnings)
+    assert index.search("zebra password", 5) == []
+    assert ("outside_corpus", "link.md: links outside the corpus folder, skipped") in warnings
+    assert {h.url for h in index.search("widget production", 5)} == {"doc:notes.md", "doc:inner.md"}
+    with pytest.raises(FetchError):
+        index.page_text("doc:link.md")
+    with pytest.raises(FetchError):
+        index.page_text("doc:linkdir/secret.md")
+
+
+def test_page_text_resolves_ids_and_refuses_escapes(corpus: Path, tmp_path: Path) -> None:
+    index = open_index(corpus, tmp_path / "cache", inline([]), [])
+    page = index.page_text("doc:reports/2023 Q3 ACME.pdf#page=2")
+    assert "Gross margin was 41 percent." in page.text
+    assert (page.title, page.location) == ("2023 Q3 ACME.pdf", "reports/2023 Q3 ACME.pdf, p. 2")
+    assert (page.provider, page.content_type) == ("local", "text/plain")
+    assert index.page_text("doc:notes.md").text.startswith("# Widgets")
+    assert index.page_text("doc:notes.md#page=1").url == "doc:notes.md"
+    for blocked in ("doc:../outside/secret.md", "doc:/etc/passwd", "doc:reports/../notes.md"):
+        with pytest.raises(FetchBlocked):
+            index.page_text(blocked)
+    for bad in (
+        "doc:reports/2023 Q3 ACME.pdf#page=4",
+        "doc:reports/2023 Q3 ACME.pdf#page=0",
+        "doc:reports/2023 Q3 ACME.pdf",
+        "doc:notes.md#page=2",
+        "doc:missing.md",
+        "doc:broken.pdf#page=1",
+        "https://example.com/",
+    ):
+        with pytest.raises(FetchError):
+            index.page_text(bad)
+    # a file swapped for a symlink out of the corpus after indexing is refused
+    (tmp_path / "elsewhere.md").write_text("other")
+    (corpus / "notes.md").unlink()
+    (corpus / "notes.md").symlink_to(tmp_path / "elsewhere.md")
+    with pytest.raises(FetchBlocked):
+        index.page_text("doc:notes.md")
+
+
+async def test_provider_and_fetcher_wrap_the_index(corpus: Path, tmp_path: Path) -> None:
+    index = open_index(corpus, tmp_path / "cache", inline([]), [])
+    search, docs = LocalSearch(index), LocalDocuments(index)
+    assert isinstance(search, SearchProvider) and isinstance(docs, Fetcher)
+    assert search.name == "local"
+    hits = await search.search("gross margin", 2)
+    assert hits[0].url == "doc:reports/2023 Q3 ACME.pdf#page=2"
+    assert docs.handles(hits[0].url) and not docs.handles("https://example.com/a")
+    fetched = await docs.fetch(hits[0].url)
+    assert fetched.url == hits[0].url and "Gross margin" in fetched.text
+
+
+def test_passages_split_on_boundaries_and_snippets_center_on_terms() -> None:
+    text = "\n".join(f"Sentence number {i} is here." for i in range(100))
+    parts = split_passages(text, 200)
+    assert all(len(p) <= 200 for p in parts)
+    assert "".join(parts).replace("\n", "") == text.replace("\n", "")
+    one_line = "word " * 500
+    assert all(len(p) <= 200 for p in split_passages(one_line, 200))
+    long_text = "filler " * 100 + "the needle is here " + "filler " * 100
+    snip = snippet(long_text, ["needle"])
+    assert "needle" in snip and snip.startswith("…") and len(snip) <= 302
+
+
+@pytest.mark.skipif(not SEC_DOCS.is_dir(), reason="shared SEC 10-Q corpus not present")
+def test_sec_corpus_sanity(tmp_path: Path) -> None:
+    root = tmp_path / "sec"
+    root.mkdir()
+    for name in ("2023 Q3 AAPL.pdf", "2023 Q3 MSFT.pdf", "2023 Q2 NVDA.pdf"):
+        shutil.copy(SEC_DOCS / name, root / name)
+    with ExtractionPool(2, 60, 2048) as pool:
+        index = CorpusIndex.open(
+            root, tmp_path / "cache", passage_chars=1000, pool_factory=lambda: pool
+        )
+    assert index.documents == 3 and index.passages > 300
+    query = "Apple total net sales for the three months ended July 1, 2023"
+    hits = index.search(query, 8)
+    assert hits[0].url.startswith("doc:2023 Q3 AAPL.pdf#page=")
+    assert hits[0].location.startswith("2023 Q3 AAPL.pdf, p. ")
+    start = time.perf_counter()
+    for _ in range(50):
+        index.search(query, 8)
+    assert (time.perf_counter() - start) / 50 < 0.005
+    text = index.page_text(hits[0].url).text
+    assert "July 1, 2023" in text and len(text) > 500
