@@ -72,7 +72,7 @@ class RaySpawner:
 
     def acquire(self) -> ResearcherPort:
         proxy = self._idle.pop(0) if self._idle else self._spawn()
-        return proxy  # type: ignore[return-value]
+        return proxy
 
     def release(self, researcher: ResearcherPort, healthy: bool) -> None:
         if not isinstance(researcher, RemoteProxy):

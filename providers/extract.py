@@ -160,8 +160,15 @@ class ExtractionPool:
     def close(self) -> None:
         with self._lock:
             executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+        if executor is None:
+            return
+        processes: dict[int, Any] = dict(getattr(executor, "_processes", None) or {})
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes.values():  # idle workers exit at once; a stuck one is killed
+            process.join(timeout=2)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=5)
 
     # ------------------------------------------------------------------ pool management
 

@@ -9,6 +9,7 @@ result list.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import json
 import re
@@ -23,7 +24,7 @@ from typing import Any
 import bm25s
 import numpy as np
 
-from deepresearch.errors import CorpusError, FetchBlocked, FetchError
+from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageError
 from deepresearch.providers.extract import ExtractedDoc, ExtractionPool
 from deepresearch.providers.search.corpus_store import (
     CorpusCache,
@@ -40,6 +41,14 @@ from deepresearch.schemas import FetchedDoc, SearchHit
 INDEX_VERSION = 1
 DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x
 NAME_WEIGHT = 3.0  # a capitalized query word counts this much more in the document prior
+RECENCY_PENALTY = 0.5  # "latest ..." queries: passages of older documents count this much
+_RECENT = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.IGNORECASE)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_FULL_DATE = re.compile(
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2}),?\s+"
+    r"((?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
 _NAME = re.compile(r"\b[A-Z][\w&'’.-]*")
 _TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
 
@@ -107,6 +116,7 @@ class CorpusIndex:
         self._p_page = np.asarray(meta["passages"]["page"], dtype=np.int32)
         self._p_text: list[str] = list(meta["passages"]["text"])
         self._pages_cache: dict[str, tuple[str, ...]] = {}
+        self._doc_dates = self._first_page_dates()
         self.built = False  # True when this open extracted or indexed anything
 
     # ------------------------------------------------------------------ opening
@@ -158,7 +168,10 @@ class CorpusIndex:
         meta = _passages(docs, passage_chars)
         if not meta["passages"]["text"]:
             raise CorpusError(str(corpus_dir), "no text could be extracted from any document")
-        _build(meta, cache.dir / "bm25", index_dir, passage_chars)
+        try:
+            _build(meta, cache.dir / "bm25", index_dir, passage_chars)
+        except OSError as exc:
+            raise StorageError(str(cache.dir), f"cannot write the index cache ({exc})") from None
         index = cls._load(corpus_dir, root, cache, index_dir)
         if index is None:
             raise CorpusError(str(corpus_dir), f"index cache under {cache.dir} cannot be read back")
@@ -217,6 +230,8 @@ class CorpusIndex:
         names = set(self._bm25.get_tokens_ids(tokenize([" ".join(_NAME.findall(query))])[0]))
         prior = self.doc_prior(ids, names)
         scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc])
+        if _RECENT.search(query):
+            scores = scores * self.recency(prior)[self._p_doc]
         candidates = np.flatnonzero(scores > 0)
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         terms = [t.lower() for t in re.findall(r"\w\w+", query)]
@@ -269,6 +284,37 @@ class CorpusIndex:
             score += idf * counts / (counts + 0.5 * counts[present].mean())
             total += idf
         return score / total if total > 0 else score
+
+    def _first_page_dates(self) -> np.ndarray:
+        """Per document, the latest full date on its first page as an ordinal (0: none).
+
+        A report's cover names its period and issue date ("for the quarter ended July 1, 2023");
+        later dates in the body (maturities, forecasts) are not on page 1.
+        """
+        dates = np.zeros(len(self._docs), dtype=np.int64)
+        for i in np.flatnonzero(self._p_page == 1).tolist():
+            for m in _FULL_DATE.finditer(self._p_text[i]):
+                month = _MONTHS.index(m.group(1)[:3].lower()) + 1
+                with contextlib.suppress(ValueError):
+                    day = datetime.date(int(m.group(3)), month, int(m.group(2))).toordinal()
+                    d = int(self._p_doc[i])
+                    dates[d] = max(dates[d], day)
+        return dates
+
+    def recency(self, prior: np.ndarray) -> np.ndarray:
+        """Per document: 1 for the newest of the documents the query is about, else a penalty.
+
+        For "the latest report" questions: among the documents the prior ranks near the top
+        (all dated documents when the query names nothing in particular), the newest wins.
+        """
+        dates = self._doc_dates
+        dated = dates > 0
+        top = float(prior.max()) if prior.size else 0.0
+        relevant = dated & (prior >= 0.5 * top) if top > 0 else dated
+        if not relevant.any():
+            return np.ones(len(self._docs))
+        newest = dates[relevant].max()
+        return np.where(relevant & (dates >= newest), 1.0, RECENCY_PENALTY)
 
     def page_text(self, url: str) -> FetchedDoc:
         """The full text of the page a ``doc:`` id names, from the cache; never reads outside."""

@@ -193,7 +193,7 @@ async def test_deep_mode_injects_reports_and_isolates_failures() -> None:
 
 
 async def test_all_researchers_failing_is_an_honest_no_answer() -> None:
-    coord, sink, _, _ = coordinator("quick", ExplodingLLM(), "Why did the plants explode?")
+    coord, _sink, _, _ = coordinator("quick", ExplodingLLM(), "Why did the plants explode?")
     result = await coord.run()
     assert result.status == "no_answer"
     assert "boom" in result.report.answer or "RuntimeError" in result.report.answer

@@ -11,7 +11,13 @@ from pathlib import Path
 import bm25s
 import pytest
 
-from deepresearch.errors import CorpusError, ExtractionError, FetchBlocked, FetchError
+from deepresearch.errors import (
+    CorpusError,
+    ExtractionError,
+    FetchBlocked,
+    FetchError,
+    StorageError,
+)
 from deepresearch.providers.extract import ExtractedDoc, ExtractionPool, extract_path
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.providers.search.corpus_index import CorpusIndex
@@ -235,6 +241,14 @@ def test_unreadable_cache_entries_are_rebuilt_not_trusted(corpus: Path, tmp_path
     again = open_index(corpus, cache, inline(log), [])
     assert again.built and len(log) == 6
     assert again.search("gross margin", 1)[0].url == "doc:reports/2023 Q3 ACME.pdf#page=2"
+
+
+def test_unwritable_cache_is_a_storage_error(corpus: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "cache-is-a-file"
+    blocker.write_text("")
+    with pytest.raises(StorageError) as info:
+        open_index(corpus, blocker, inline([]), [])
+    assert info.value.path == str(blocker.resolve())
 
 
 @pytest.mark.parametrize(
