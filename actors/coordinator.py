@@ -16,9 +16,12 @@ from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.policies import synthesis
+from deepresearch.policies.evaluation import round_budget
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.schemas import (
+    EvaluateTask,
+    Evaluation,
     LLMReply,
     PlanDraft,
     PlanTask,
@@ -45,6 +48,10 @@ class Spawner(Protocol):
     def close(self) -> None: ...
 
 
+class EvaluatorPort(Protocol):
+    async def evaluate(self, task: EvaluateTask) -> tuple[Evaluation, list[LLMReply]]: ...
+
+
 class Coordinator:
     def __init__(
         self,
@@ -53,7 +60,11 @@ class Coordinator:
         sink: EventSink,
         llm: LLMProvider,
         spawner: Spawner,
+        evaluator: EvaluatorPort | None = None,
     ) -> None:
+        self._evaluator = evaluator
+        self._finished: list[ResearcherReport] = []
+        self._subtasks: list[SubTask] = []
         self._s = settings
         self._request = request
         self._sink = sink
@@ -66,10 +77,16 @@ class Coordinator:
         req = self._request
         await self._sink.emit("run_started", {"mode": req.mode, "query": req.query})
         subtasks = await self._plan()
+        self._subtasks = subtasks  # grows when the evaluator delegates
         await self._sink.emit(
             "plan_ready", {"subtasks": [t.question for t in subtasks], "count": len(subtasks)}
         )
-        reports = await self._research(subtasks)
+        try:
+            reports = await self._research(subtasks)
+            if self._evaluator is not None and req.mode == "deep":
+                reports = await self._rounds(subtasks, reports)
+        finally:
+            self._spawner.close()
         result = await self._synthesize(reports)
         await self._sink.emit(
             "run_finished", {"status": result.status, "sources": len(result.report.sources)}
@@ -102,7 +119,7 @@ class Coordinator:
 
     async def _research(self, subtasks: list[SubTask]) -> list[ResearcherReport]:
         limit = asyncio.Semaphore(1 if self._request.mode == "quick" else self._s.deep.max_parallel)
-        finished: list[ResearcherReport] = []
+        finished = self._finished  # across rounds: later rounds get earlier reports injected
         running: dict[str, ResearcherPort] = {}
         cap = self._s.researcher.report_cap_chars
 
@@ -127,25 +144,62 @@ class Coordinator:
                     running.pop(task.id, None)
                     self._spawner.release(researcher, healthy)
                 finished.append(report)
-                await self._checkpoint(subtasks, finished)
+                await self._checkpoint(finished)
                 if report.status == "ok":
                     note = f"A sibling finished '{task.question}': {report.summary[:300]}"
                     for other in list(running.values()):
                         await other.steer(note)
                 return report
 
-        try:
-            reports = await asyncio.gather(*(one(t) for t in subtasks))
-        finally:
-            self._spawner.close()
+        reports = await asyncio.gather(*(one(t) for t in subtasks))
         for report in reports:
             self._usage = self._usage + report.usage
         return list(reports)
 
-    async def _checkpoint(self, subtasks: list[SubTask], finished: list[ResearcherReport]) -> None:
+    async def _rounds(
+        self, subtasks: list[SubTask], reports: list[ResearcherReport]
+    ) -> list[ResearcherReport]:
+        """Evaluate after each round; delegated sub-questions start the next round."""
+        assert self._evaluator is not None
+        budget = round_budget(self._s.deep.target_rounds)
+        round_no = 1
+        while True:
+            task = EvaluateTask(
+                query=self._request.query,
+                agenda=tuple(r.question for r in reports),
+                summaries=tuple(r.summary if r.status == "ok" else "" for r in reports),
+                failed=tuple(r.question for r in reports if r.status != "ok"),
+                round=round_no,
+            )
+            decision, replies = await self._evaluator.evaluate(task)
+            self._account("evaluator", replies)
+            await self._sink.emit(
+                "evaluated",
+                {
+                    "round": round_no,
+                    "action": decision.action,
+                    "reason": decision.reason,
+                    "new_subtasks": list(decision.new_subtasks),
+                },
+            )
+            asked = {r.question for r in reports}
+            fresh = [q for q in dict.fromkeys(decision.new_subtasks) if q and q not in asked]
+            if decision.action != "delegate" or not fresh or round_no >= budget:
+                return reports
+            round_no += 1
+            start = len(subtasks)
+            new = [
+                SubTask(id=f"t{start + i + 1}", question=q, round=round_no)
+                for i, q in enumerate(fresh)
+            ]
+            subtasks.extend(new)
+            await self._sink.emit("round_started", {"round": round_no, "count": len(new)})
+            reports = reports + await self._research(new)
+
+    async def _checkpoint(self, finished: list[ResearcherReport]) -> None:
         data: dict[str, Any] = {
             "request": self._request.model_dump(mode="json"),
-            "subtasks": [t.model_dump(mode="json") for t in subtasks],
+            "subtasks": [t.model_dump(mode="json") for t in self._subtasks],
             "completed": [r.model_dump(mode="json") for r in finished],
         }
         await self._sink.checkpoint(data)

@@ -10,6 +10,7 @@ from typing import Any
 
 from deepresearch import assembly, runtime
 from deepresearch.actors.coordinator import Coordinator, ResearcherPort
+from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.event_log import ActorSink
 from deepresearch.actors.ports import RemoteProxy
 from deepresearch.actors.researcher import Researcher
@@ -17,6 +18,7 @@ from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings
 from deepresearch.policies.breaker import BreakerConfig
+from deepresearch.policies.evaluation import round_budget
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.schemas import Request
@@ -99,7 +101,10 @@ class HostedCoordinator(Coordinator):
         gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log)
         spawner = RaySpawner(settings, gateway, pool, log, llm)
         spawner.prewarm(1 if request.mode == "quick" else settings.deep.max_parallel)
-        super().__init__(
-            settings, request, ActorSink(log), llm or assembly.build_llm_provider(settings), spawner
-        )
+        model = llm or assembly.build_llm_provider(settings)
+        evaluator = None
+        if request.mode == "deep":
+            budget = round_budget(settings.deep.target_rounds)
+            evaluator = RemoteProxy(runtime.spawn(Evaluator, "evaluator", model, budget))
+        super().__init__(settings, request, ActorSink(log), model, spawner, evaluator)
         self._children = (pool, gateway)

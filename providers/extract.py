@@ -176,7 +176,7 @@ class ExtractionPool:
         with self._lock:
             if self._executor is None:
                 ctx = multiprocessing.get_context("forkserver")
-                ctx.set_forkserver_preload([__name__])
+                ctx.set_forkserver_preload([__name__, "pypdfium2"])
                 self._executor = cf.ProcessPoolExecutor(
                     max_workers=self.workers,
                     mp_context=ctx,

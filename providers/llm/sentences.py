@@ -44,6 +44,11 @@ _QUANT_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _FOOTER = re.compile(r"^[^|]{1,80}\|[^|]{1,80}\|\s*\d{1,4}$|^(?:page\s+)?\d{1,4}(?:\s+of\s+\d+)?$")
+# Names in the question (capitalized words: the company, product or place asked about) identify the
+# subject, which an answering sentence usually refers to as "the Company" or "we"; a sentence that
+# merely repeats the name ("Apple TV, Apple Watch ...") must not outrank one that answers.
+NAME_WEIGHT = 1.0
+_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w&'’-]*")
 _MD_SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
 # fmt: off
@@ -203,6 +208,7 @@ class Scorer:
     def score(self, question: str, periods: list[str]) -> list[float]:
         """One score per unit; zero when the unit shares no content term with the question."""
         period_terms = {t for p in periods for t in terms(p) if not t.isdigit() or len(t) == 4}
+        name_terms = {t for w in _NAME.findall(question) for t in terms(w)} - period_terms
         q_terms = [t for t in dict.fromkeys(terms(question)) if not (t.isdigit() and len(t) < 4)]
         content = [t for t in q_terms if t not in period_terms]
         stream = [t for t in terms(question) if t not in period_terms]
@@ -218,7 +224,7 @@ class Scorer:
             base = 0.0
             for t in q_terms:
                 if tf[t]:
-                    weight = 0.5 if t in period_terms else 1.0
+                    weight = 0.5 if t in period_terms else NAME_WEIGHT if t in name_terms else 1.0
                     base += weight * self.idf(t) * tf[t] * (self.k1 + 1) / (tf[t] + norm)
             unit_bigrams = set(itertools.pairwise(u.terms))
             base *= 1.0 + 0.35 * min(len(bigrams & unit_bigrams), 3)

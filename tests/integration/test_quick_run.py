@@ -120,3 +120,24 @@ def test_invented_citations_never_reach_the_report(small_corpus: Path, make_sett
     assert "invented source" not in report
     assert find_unresolved(body_of(report), 1) == []
     assert "[2]" not in report and "[42]" not in report
+
+
+def test_deep_run_uses_parallel_researchers_and_shares_the_pool(
+    small_corpus: Path, make_settings: Any, tmp_path: Path
+) -> None:
+    settings = make_settings(small_corpus)
+    prep = driver.prepare(
+        "Compare ACME Corp total net sales and Globex Inc revenue in 2024", "deep", settings
+    )
+    summary = driver.execute(prep)
+    assert summary.status == "completed"
+    events = _events(summary.run_id, tmp_path / "state")
+    started = [e for e in events if e["type"] == "researcher_started"]
+    assert len(started) >= 2
+    first_done = next(e["seq"] for e in events if e["type"] == "researcher_finished")
+    assert started[1]["seq"] < first_done  # a second researcher started before the first ended
+    read = [e["payload"]["url"] for e in events if e["type"] == "source_read"]
+    assert len(read) == len(set(read))  # no document fetched twice across researchers
+    assert any(e["type"] == "evaluated" for e in events)
+    report = Path(summary.report_path or "").read_text()
+    assert find_unresolved(body_of(report), len(summary.sources)) == []

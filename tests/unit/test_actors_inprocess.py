@@ -7,18 +7,22 @@ from collections.abc import Awaitable, Callable, Sequence
 import pytest
 
 from deepresearch.actors.coordinator import Coordinator
+from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import FetchError, SearchUnavailable
+from deepresearch.policies.evaluation import round_budget
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing import ScriptedLLM
 from deepresearch.schemas import (
     DraftFinding,
     FetchedDoc,
+    Evaluation,
     FindingsDraft,
+    LLMReply,
     QueryList,
     Request,
     ResearcherReport,
@@ -161,7 +165,9 @@ def coordinator(
     sink, fetcher, pool, gw = ListSink(), FakeFetcher(), UrlPool(), FakeGateway()
     spawner = LocalSpawner(s, gw, pool, sink, llm, [fetcher])  # type: ignore[arg-type]
     req = Request(run_id="r1", query=query, mode=mode)  # type: ignore[arg-type]
-    return Coordinator(s, req, sink, llm, spawner), sink, fetcher, spawner  # type: ignore[arg-type]
+    evaluator = Evaluator(llm, round_budget(s.deep.target_rounds)) if mode == "deep" else None  # type: ignore[arg-type]
+    coord = Coordinator(s, req, sink, llm, spawner, evaluator)  # type: ignore[arg-type]
+    return coord, sink, fetcher, spawner
 
 
 async def test_quick_mode_is_one_researcher_and_cites_only_read_sources() -> None:
@@ -214,3 +220,52 @@ async def test_progress_reaches_100_only_at_the_end(mode: str) -> None:
         seen.append(state.percent)
     assert seen == sorted(seen)  # never goes backwards
     assert seen[-1] == 100 and max(seen[:-1]) < 100
+
+
+class EvaluatorScript(ExtractiveLLM):
+    """Extractive for every role but the evaluator, which answers from a script."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__()
+        self.replies = replies
+
+    async def complete(self, request):  # type: ignore[no-untyped-def]
+        if request.role == "evaluator":
+            text = self.replies.pop(0)
+            return LLMReply(text=text, provider="script", input_tokens=10, output_tokens=5)
+        return await super().complete(request)
+
+
+async def test_delegate_round_then_non_json_reply_means_synthesize() -> None:
+    delegate = Evaluation(
+        action="delegate", reason="gap", new_subtasks=("Gadget output per plant?",)
+    )
+    llm = EvaluatorScript([delegate.model_dump_json(), "I think we are done!", "not json either"])
+    coord, sink, fetcher, spawner = coordinator(
+        "deep", llm, "Widget sales and gadget output in 2024", **{"deep.max_parallel": 2}
+    )
+    result = await coord.run()
+    evaluated = [p for t, p in sink.events if t == "evaluated"]
+    assert [e["action"] for e in evaluated] == ["delegate", "synthesize"]
+    assert "not valid JSON" in str(evaluated[1]["reason"])
+    assert ("round_started", {"round": 2, "count": 1}) in sink.events
+    assert any(r._task.question == "Gadget output per plant?" for r in spawner.spawned)
+    assert result.status == "completed"
+    assert len(fetcher.fetched) == len(set(fetcher.fetched))
+
+
+async def test_round_budget_is_a_hard_limit() -> None:
+    delegate = [
+        Evaluation(
+            action="delegate", reason="more", new_subtasks=(f"Plant {i} output?",)
+        ).model_dump_json()
+        for i in range(10)
+    ]
+    llm = EvaluatorScript(delegate)
+    coord, sink, _, _ = coordinator(
+        "deep", llm, "Widget sales in 2024", **{"deep.target_rounds": 1}
+    )
+    await coord.run()
+    rounds = [p["round"] for t, p in sink.events if t == "evaluated"]
+    assert max(rounds) == 3  # target_rounds + 2
+    assert [p["reason"] for t, p in sink.events if t == "evaluated"][-1] == "round budget reached"
