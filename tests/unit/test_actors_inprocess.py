@@ -19,8 +19,8 @@ from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing import ScriptedLLM
 from deepresearch.schemas import (
     DraftFinding,
-    FetchedDoc,
     Evaluation,
+    FetchedDoc,
     FindingsDraft,
     LLMReply,
     QueryList,
