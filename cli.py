@@ -63,6 +63,13 @@ def cli() -> None:
 @click.option("--llm", default=None, help="LLM provider name (default: extractive, no model).")
 @click.option("--model", default=None, help="Model name for the LLM provider.")
 @click.option("--search", default=None, help="Search provider or comma-separated fallback chain.")
+@click.option(
+    "--code",
+    "code_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Code folder searched by the grep provider (--search grep).",
+)
 @click.option("--max-parallel", type=int, default=None, help="Deep mode: researchers at once.")
 @click.option("--address", default=None, help="Ray address to join (default: start a local Ray).")
 def run(
@@ -75,6 +82,7 @@ def run(
     llm: str | None,
     model: str | None,
     search: str | None,
+    code_dir: Path | None,
     max_parallel: int | None,
     address: str | None,
 ) -> None:
@@ -89,6 +97,7 @@ def run(
         "llm.provider": llm,
         "llm.model": model,
         "search.providers": search,
+        "search.code_dir": code_dir,
         "deep.max_parallel": max_parallel,
         "ray.address": address,
     }

@@ -120,6 +120,16 @@ class SearchUnavailable(DeepResearchError):
         self.reason = reason
 
 
+class LLMUnavailable(ProviderError):
+    """Every tier of a role's LLM fallback chain failed or is open."""
+
+    def __init__(self, role: str = "", tiers: tuple[str, ...] = (), detail: str = "") -> None:
+        super().__init__("llm", f"no tier answered the {role} call ({', '.join(tiers)}): {detail}")
+        self.role = role
+        self.tiers = tuple(tiers)
+        self.detail = detail
+
+
 class FetchBlocked(DeepResearchError):
     """A URL or document id was refused by the fetch rules (address, scheme, path escape)."""
 

@@ -162,6 +162,9 @@ def render_body(report: Report, resolved: ResolvedReport | None = None) -> str:
         blocks.append(notes)
     blocks.append("## Answer\n\n" + _answer_block(report, resolved))
     blocks.extend(_findings_blocks(resolved))
+    if report.limits:
+        lines = "\n".join(f"- {inline(line)}" for line in report.limits)
+        blocks.append("## Gaps and limits\n\n" + lines)
     blocks.append(_sources_block(resolved))
     return "\n\n".join(blocks) + "\n"
 

@@ -150,6 +150,7 @@ class Report(Message):
     sections: tuple[ReportSection, ...]
     sources: tuple[Source, ...]
     answer_citations: tuple[str, ...] = ()  # URLs backing the answer, rendered as [n] after it
+    limits: tuple[str, ...] = ()  # "gaps and limits": which limit ended the run, what failed
     notes: tuple[str, ...] = ()  # e.g. "written without a language model", "search was limited"
     status: Literal["completed", "no_answer"] = "completed"
 

@@ -1,22 +1,23 @@
-"""The Coordinator actor: plans, runs researchers (at most ``max_parallel`` at once), writes.
+"""The Coordinator actor: feeds events into the lifecycle reducer and performs its commands.
 
-Quick mode is one researcher on the question itself and no evaluator round trip. Deep mode asks
-the planner for sub-questions and runs one researcher per sub-question; a finished researcher's
-report is injected into researchers started later and a short steering note goes to those still
-running. Children are created through a ``Spawner`` so the same code runs on Ray or in-process.
+Every rule (parallelism, injection, steering, rounds, limits, the honest stop) lives in
+``policies.lifecycle``; this shell only turns commands into researcher runs, evaluator and writer
+calls, and turns their outcomes back into events. Children come from a ``Spawner`` so the same code
+runs on Ray or in-process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
+from deepresearch.policies import lifecycle as lc
 from deepresearch.policies import synthesis
-from deepresearch.policies.evaluation import round_budget
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.schemas import (
@@ -25,7 +26,6 @@ from deepresearch.schemas import (
     LLMReply,
     PlanDraft,
     PlanTask,
-    Report,
     Request,
     ResearcherReport,
     RunResult,
@@ -62,36 +62,79 @@ class Coordinator:
         spawner: Spawner,
         evaluator: EvaluatorPort | None = None,
     ) -> None:
-        self._evaluator = evaluator
-        self._finished: list[ResearcherReport] = []
-        self._subtasks: list[SubTask] = []
         self._s = settings
         self._request = request
         self._sink = sink
         self._llm = llm
         self._spawner = spawner
+        self._evaluator = evaluator
         self._usage = Usage()
         self._providers: dict[str, str] = {}
+        self._subtasks: dict[str, SubTask] = {}
+        self._reports: dict[str, ResearcherReport] = {}  # in completion order
+        self._running: dict[str, tuple[ResearcherPort, asyncio.Task[None]]] = {}
+        self._events: asyncio.Queue[lc.LifecycleEvent] = asyncio.Queue()
+        self._result: RunResult | None = None
+
+    # ------------------------------------------------------------------ the loop
 
     async def run(self) -> RunResult:
         req = self._request
         await self._sink.emit("run_started", {"mode": req.mode, "query": req.query})
-        subtasks = await self._plan()
-        self._subtasks = subtasks  # grows when the evaluator delegates
-        await self._sink.emit(
-            "plan_ready", {"subtasks": [t.question for t in subtasks], "count": len(subtasks)}
+        deep = req.mode == "deep" and self._evaluator is not None
+        state = lc.initial(
+            1 if req.mode == "quick" else self._s.deep.max_parallel,
+            self._s.deep.target_rounds + 2 if deep else 1,
+            evaluate=deep,
+        )
+        timer = asyncio.get_running_loop().call_later(
+            self._s.run.max_time_s, self._events.put_nowait, lc.LimitReached("time")
         )
         try:
-            reports = await self._research(subtasks)
-            if self._evaluator is not None and req.mode == "deep":
-                reports = await self._rounds(subtasks, reports)
+            plan = await self._plan()
+            await self._sink.emit(
+                "plan_ready", {"subtasks": [t.question for t in plan], "count": len(plan)}
+            )
+            state, commands = lc.reduce(state, lc.PlanReady(tuple(plan)))
+            while True:
+                for command in commands:
+                    await self._perform(command, state)
+                if state.terminal:
+                    break
+                state, commands = lc.reduce(state, await self._events.get())
         finally:
+            timer.cancel()
+            await self._cancel_all("run ended")
             self._spawner.close()
-        result = await self._synthesize(reports)
+        assert self._result is not None
         await self._sink.emit(
-            "run_finished", {"status": result.status, "sources": len(result.report.sources)}
+            "run_finished",
+            {
+                "status": self._result.status,
+                "sources": len(self._result.report.sources),
+                "limited_by": self._result.limited_by,
+            },
         )
-        return result
+        return self._result
+
+    async def _perform(self, command: lc.Command, state: lc.LifecycleState) -> None:
+        match command:
+            case lc.SpawnResearcher(subtask, inject):
+                self._start(subtask, inject)
+            case lc.Steer(target, source):
+                if target in self._running and source in self._reports:
+                    note = _steering_note(self._reports[source])
+                    with contextlib.suppress(Exception):  # a dying researcher cannot be steered
+                        await self._running[target][0].steer(note)
+            case lc.Evaluate(round_no):
+                await self._evaluate(round_no, state)
+            case lc.CancelResearchers(reason):
+                await self._cancel_all(reason)
+            case lc.Synthesize(limited_by):
+                self._result = await self._synthesize(limited_by)
+                self._events.put_nowait(lc.Synthesized())
+            case lc.Stop(reason):
+                self._result = await self._synthesize(None, stop_reason=reason)
 
     def _account(self, role: str, replies: Sequence[LLMReply]) -> None:
         for reply in replies:
@@ -103,123 +146,126 @@ class Coordinator:
                 estimated_tokens=reply.estimated_tokens,
             )
 
+    # ------------------------------------------------------------------ commands
+
     async def _plan(self) -> list[SubTask]:
         query = self._request.query
         if self._request.mode == "quick":
-            return [SubTask(id="t1", question=query)]
-        sizes = self._s.deep.researchers_by_complexity
-        task = PlanTask(query=query, max_subtasks=max(sizes))
-        draft, replies = await call_structured(
-            self._llm, build_request("planner", task, PlanDraft), PlanDraft
-        )
-        self._account("planner", replies)
-        questions = [q.strip() for q in dict.fromkeys(draft.sub_questions) if q.strip()]
-        questions = questions[: sizes[draft.complexity - 1]] or [query]
-        return [SubTask(id=f"t{i + 1}", question=q) for i, q in enumerate(questions)]
+            tasks = [SubTask(id="t1", question=query)]
+        else:
+            sizes = self._s.deep.researchers_by_complexity
+            task = PlanTask(query=query, max_subtasks=max(sizes))
+            draft, replies = await call_structured(
+                self._llm, build_request("planner", task, PlanDraft), PlanDraft
+            )
+            self._account("planner", replies)
+            questions = [q.strip() for q in dict.fromkeys(draft.sub_questions) if q.strip()]
+            questions = questions[: sizes[draft.complexity - 1]] or [query]
+            tasks = [SubTask(id=f"t{i + 1}", question=q) for i, q in enumerate(questions)]
+        self._subtasks.update((t.id, t) for t in tasks)
+        return tasks
 
-    async def _research(self, subtasks: list[SubTask]) -> list[ResearcherReport]:
-        limit = asyncio.Semaphore(1 if self._request.mode == "quick" else self._s.deep.max_parallel)
-        finished = self._finished  # across rounds: later rounds get earlier reports injected
-        running: dict[str, ResearcherPort] = {}
+    def _start(self, subtask: SubTask, inject: tuple[str, ...]) -> None:
         cap = self._s.researcher.report_cap_chars
+        notes = [_injection(self._reports[i], cap) for i in inject if i in self._reports]
+        researcher = self._spawner.acquire()
+        limit = self._s.researcher.max_time_s * 1.5 + 5.0  # hard stop if the watchdog cannot run
 
-        async def one(task: SubTask) -> ResearcherReport:
-            async with limit:
-                notes = [_injection(r, cap) for r in finished if r.status == "ok"]
-                researcher = self._spawner.acquire()
-                running[task.id] = researcher
-                healthy = False
-                try:
-                    report = await researcher.run(task, notes)
-                    healthy = True
-                except Exception as exc:  # a dead actor or a bug: isolate it to this sub-task
-                    reason = str(exc) if isinstance(exc, DeepResearchError) else type(exc).__name__
-                    await self._sink.emit(
-                        "researcher_failed", {"subtask": task.id, "error": reason}
-                    )
-                    report = ResearcherReport(
-                        subtask_id=task.id, question=task.question, status="failed", error=reason
-                    )
-                finally:
-                    running.pop(task.id, None)
-                    self._spawner.release(researcher, healthy)
-                finished.append(report)
-                await self._checkpoint(finished)
-                if report.status == "ok":
-                    note = f"A sibling finished '{task.question}': {report.summary[:300]}"
-                    for other in list(running.values()):
-                        await other.steer(note)
-                return report
+        async def work() -> None:
+            healthy = False
+            try:
+                report = await asyncio.wait_for(researcher.run(subtask, notes), limit)
+                healthy = report.status == "ok"
+            except asyncio.CancelledError:
+                report = _failed(subtask, "cancelled")
+            except Exception as exc:  # a dead actor or a bug: isolated to this sub-task
+                reason = str(exc) if isinstance(exc, DeepResearchError) else type(exc).__name__
+                if isinstance(exc, TimeoutError):
+                    reason = f"timed out after {limit:.0f}s"
+                await self._sink.emit("researcher_failed", {"subtask": subtask.id, "error": reason})
+                report = _failed(subtask, reason)
+            finally:
+                self._running.pop(subtask.id, None)
+                self._spawner.release(researcher, healthy)
+            await self._finish(report)
 
-        reports = await asyncio.gather(*(one(t) for t in subtasks))
-        for report in reports:
-            self._usage = self._usage + report.usage
-        return list(reports)
+        self._running[subtask.id] = (researcher, asyncio.create_task(work()))
 
-    async def _rounds(
-        self, subtasks: list[SubTask], reports: list[ResearcherReport]
-    ) -> list[ResearcherReport]:
-        """Evaluate after each round; delegated sub-questions start the next round."""
+    async def _finish(self, report: ResearcherReport) -> None:
+        self._reports[report.subtask_id] = report
+        self._usage = self._usage + report.usage
+        await self._sink.checkpoint(self._checkpoint_data())
+        if report.status == "ok":
+            self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
+        else:
+            partial = bool(report.findings)
+            self._events.put_nowait(lc.ResearcherFailed(report.subtask_id, report.error, partial))
+
+    async def _cancel_all(self, reason: str) -> None:
+        tasks = [task for _, task in self._running.values()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await self._sink.emit("researchers_cancelled", {"count": len(tasks), "reason": reason})
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _evaluate(self, round_no: int, state: lc.LifecycleState) -> None:
         assert self._evaluator is not None
-        budget = round_budget(self._s.deep.target_rounds)
-        round_no = 1
-        while True:
-            task = EvaluateTask(
-                query=self._request.query,
-                agenda=tuple(r.question for r in reports),
-                summaries=tuple(r.summary if r.status == "ok" else "" for r in reports),
-                failed=tuple(r.question for r in reports if r.status != "ok"),
-                round=round_no,
-            )
-            decision, replies = await self._evaluator.evaluate(task)
-            self._account("evaluator", replies)
-            await self._sink.emit(
-                "evaluated",
-                {
-                    "round": round_no,
-                    "action": decision.action,
-                    "reason": decision.reason,
-                    "new_subtasks": list(decision.new_subtasks),
-                },
-            )
-            asked = {r.question for r in reports}
-            fresh = [q for q in dict.fromkeys(decision.new_subtasks) if q and q not in asked]
-            if decision.action != "delegate" or not fresh or round_no >= budget:
-                return reports
-            round_no += 1
-            start = len(subtasks)
-            new = [
-                SubTask(id=f"t{start + i + 1}", question=q, round=round_no)
-                for i, q in enumerate(fresh)
-            ]
-            subtasks.extend(new)
-            await self._sink.emit("round_started", {"round": round_no, "count": len(new)})
-            reports = reports + await self._research(new)
+        reports = list(self._reports.values())
+        task = EvaluateTask(
+            query=self._request.query,
+            agenda=tuple(r.question for r in reports),
+            summaries=tuple(r.summary if r.status == "ok" else "" for r in reports),
+            failed=tuple(r.question for r in reports if r.status != "ok"),
+            round=round_no,
+        )
+        decision, replies = await self._evaluator.evaluate(task)
+        self._account("evaluator", replies)
+        asked = {t.question for t in self._subtasks.values()}
+        fresh = [q for q in dict.fromkeys(decision.new_subtasks) if q.strip() and q not in asked]
+        new = tuple(
+            SubTask(id=f"t{len(self._subtasks) + i + 1}", question=q, round=round_no + 1)
+            for i, q in enumerate(fresh)
+        )
+        await self._sink.emit(
+            "evaluated",
+            {
+                "round": round_no,
+                "action": decision.action,
+                "reason": decision.reason,
+                "new_subtasks": [t.question for t in new],
+            },
+        )
+        if decision.action == "delegate" and new and round_no < state.max_rounds:
+            self._subtasks.update((t.id, t) for t in new)
+            await self._sink.emit("round_started", {"round": round_no + 1, "count": len(new)})
+        self._events.put_nowait(lc.Evaluated(decision.action, new))
 
-    async def _checkpoint(self, finished: list[ResearcherReport]) -> None:
-        data: dict[str, Any] = {
+    def _checkpoint_data(self) -> dict[str, Any]:
+        return {
             "request": self._request.model_dump(mode="json"),
-            "subtasks": [t.model_dump(mode="json") for t in self._subtasks],
-            "completed": [r.model_dump(mode="json") for r in finished],
+            "subtasks": [t.model_dump(mode="json") for t in self._subtasks.values()],
+            "completed": [r.model_dump(mode="json") for r in self._reports.values()],
+            "usage": self._usage.model_dump(mode="json"),
         }
-        await self._sink.checkpoint(data)
 
-    async def _synthesize(self, reports: list[ResearcherReport]) -> RunResult:
+    async def _synthesize(self, limited_by: lc.Limit | None, stop_reason: str = "") -> RunResult:
         req = self._request
         title = synthesis.title_for(req.query)
+        reports = list(self._reports.values())
         notes = []
         if self._llm.name == "extractive":
             notes.append(synthesis.EXTRACTIVE_NOTE)
         if any(r.search_degraded for r in reports):
             notes.append(synthesis.SEARCH_LIMITED_NOTE)
-        ok = [r for r in reports if r.status == "ok" and r.findings]
-        report: Report
-        if not ok:
-            reasons = [f"{r.subtask_id} {r.error or 'found nothing relevant'}" for r in reports]
-            report = synthesis.no_answer_report(req.query, title, reasons, notes)
+        usable = [r for r in reports if r.findings]
+        limits = synthesis.limit_notes(limited_by, reports)
+        if stop_reason or not usable:
+            reasons = [f"{r.subtask_id}: {r.error or 'found nothing relevant'}" for r in reports]
+            report = synthesis.no_answer_report(req.query, title, reasons or [stop_reason], notes)
         else:
-            await self._sink.emit("writing", {"reports": len(ok)})
-            task = synthesis.write_task(req.query, ok)
+            await self._sink.emit("writing", {"reports": len(usable)})
+            task = synthesis.write_task(req.query, usable)
             draft, replies = await call_structured(
                 self._llm, build_request("writer", task, WriteDraft), WriteDraft
             )
@@ -227,7 +273,8 @@ class Coordinator:
             report, dropped = synthesis.report_from_draft(task, draft, title, notes)
             if dropped:
                 await self._sink.emit("citations_dropped", {"count": dropped})
-        if any(r.status == "ok" for r in reports):
+        report = report.model_copy(update={"limits": limits})
+        if usable:
             self._providers.setdefault("researcher", self._llm.name)
         return RunResult(
             request=req,
@@ -235,8 +282,15 @@ class Coordinator:
             report=report,
             usage=self._usage,
             providers={**self._providers, "search": ",".join(self._s.search.providers)},
-            reason="" if ok else report.answer,
+            reason="" if report.status == "completed" else report.answer,
+            limited_by=limited_by,
         )
+
+
+def _failed(subtask: SubTask, reason: str) -> ResearcherReport:
+    return ResearcherReport(
+        subtask_id=subtask.id, question=subtask.question, status="failed", error=reason
+    )
 
 
 def _injection(report: ResearcherReport, cap: int) -> str:
@@ -244,3 +298,7 @@ def _injection(report: ResearcherReport, cap: int) -> str:
     lines = [f"Earlier finding on '{report.question}': {report.summary}"]
     lines += [f"- {f.text}" for f in report.findings]
     return "\n".join(lines)[:cap]
+
+
+def _steering_note(report: ResearcherReport) -> str:
+    return f"A sibling finished '{report.question}': {report.summary[:300]}"

@@ -18,7 +18,6 @@ from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings
 from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.evaluation import round_budget
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.schemas import Request
@@ -104,7 +103,6 @@ class HostedCoordinator(Coordinator):
         model = llm or assembly.build_llm_provider(settings)
         evaluator = None
         if request.mode == "deep":
-            budget = round_budget(settings.deep.target_rounds)
-            evaluator = RemoteProxy(runtime.spawn(Evaluator, "evaluator", model, budget))
+            evaluator = RemoteProxy(runtime.spawn(Evaluator, "evaluator", model))
         super().__init__(settings, request, ActorSink(log), model, spawner, evaluator)
         self._children = (pool, gateway)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
-from deepresearch.errors import DeepResearchError, SearchUnavailable
+from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
 from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.ranking import batches, fuse
 from deepresearch.providers.llm.base import LLMProvider
@@ -65,6 +65,18 @@ class Researcher:
         self._usage = Usage()
         self._degraded = False
         self._units = 0
+        self._steps = 0
+        self._deadline = self._clock() + self._s.researcher.max_time_s
+        self._docs: list[FetchedDoc] = []
+
+    def _step(self) -> None:
+        """Watchdog: every LLM, search and fetch call counts against the step and time limits."""
+        rs = self._s.researcher
+        self._steps += 1
+        if self._steps > rs.max_steps:
+            raise BudgetExceeded("researcher step", rs.max_steps)
+        if self._clock() > self._deadline:
+            raise BudgetExceeded("researcher time", rs.max_time_s)
 
     # ------------------------------------------------------------------ messages from outside
 
@@ -83,10 +95,15 @@ class Researcher:
         self._start(subtask, notes)
         tid = subtask.id
         await self._emit("researcher_started", question=self._task.question)
+        stopped = ""
         try:
-            hits = await self._gather()
-            docs = await self._scrape(hits)
-            report = await self._report(docs)
+            try:
+                hits = await self._gather()
+                await self._scrape(hits)
+            except BudgetExceeded as exc:  # keep what was read; report it as partial
+                stopped = str(exc)
+                await self._emit("researcher_watchdog", reason=stopped, steps=self._steps)
+            report = await self._report(self._docs)
         except DeepResearchError as exc:
             await self._emit("researcher_failed", error=str(exc))
             return ResearcherReport(
@@ -97,6 +114,9 @@ class Researcher:
                 usage=self._usage,
                 search_degraded=self._degraded,
             )
+        if stopped:
+            await self._emit("researcher_failed", error=stopped, partial=len(report.findings))
+            return report.model_copy(update={"status": "failed", "error": stopped})
         await self._emit(
             "researcher_finished", findings=len(report.findings), sources=len(report.sources)
         )
@@ -123,6 +143,7 @@ class Researcher:
         task = QueriesTask(
             question=self._task.question, notes=tuple(self._notes), max_queries=rs.queries
         )
+        self._step()
         plan, replies = await call_structured(
             self._llm, build_request("researcher", task, QueryList), QueryList
         )
@@ -133,6 +154,7 @@ class Researcher:
         results: list[tuple[SearchHit, ...]] = []
         for query in queries:
             try:
+                self._step()
                 result = await self._gateway.search(query, self._s.search.hits_per_query)
             except SearchUnavailable as exc:
                 self._degraded = True
@@ -148,7 +170,7 @@ class Researcher:
         urls = [h.url for h in hits]
         taken = await self._pool.taken_by_others(urls, self._task.id)
         await self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
-        docs: list[FetchedDoc] = []
+        docs = self._docs
         doc_tokens: list[int] = []
         base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
         for batch in batches(urls, rs.batch_sizes, rs.max_sources):
@@ -168,12 +190,17 @@ class Researcher:
                     limit=decision.limit_tokens,
                 )
                 break
-            fetched = await asyncio.gather(*(self._read(url) for url in batch))
+            fetched = await asyncio.gather(
+                *(self._read(url) for url in batch), return_exceptions=True
+            )
             for doc in fetched:
-                if doc is not None:
+                if isinstance(doc, FetchedDoc):
                     docs.append(doc)
                     doc_tokens.append(self._llm.count_tokens(doc.text))
             await self._progress("scraping")
+            for outcome in fetched:  # the batch's reads are kept; then the watchdog may stop us
+                if isinstance(outcome, BaseException):
+                    raise outcome
         return docs
 
     @property
@@ -181,6 +208,7 @@ class Researcher:
         return self._s.llm.chars_per_token
 
     async def _read(self, url: str) -> FetchedDoc | None:
+        self._step()
         claim = await self._pool.claim(url, self._task.id)
         if claim.status == "cached" and claim.doc is not None:
             await self._emit("source_reused", url=url)

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -48,12 +55,51 @@ class RaySettings(Section):
     auth_mode: Literal["disabled", "token"] = "disabled"
 
 
+class ModelPrice(Section):
+    """USD per million tokens (example prices in default.yaml: check your provider's)."""
+
+    input_per_mtok: float = Field(0.0, ge=0)
+    output_per_mtok: float = Field(0.0, ge=0)
+
+
+class LLMTier(Section):
+    """One tier of a fallback chain; a string ``"provider"`` or ``"provider:model"`` also works."""
+
+    provider: str
+    model: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            provider, _, model = value.strip().partition(":")
+            return {"provider": provider.strip(), "model": model.strip()}
+        return value
+
+
+LLMRoleName = Literal["planner", "researcher", "evaluator", "writer"]
+
+
 class LLMSettings(Section):
     provider: str = "extractive"
     model: str = ""
     context_window: int = Field(32000, ge=1000)
     context_share: float = Field(0.55, gt=0, le=1)
     chars_per_token: float = Field(4.0, gt=0)
+    roles: dict[LLMRoleName, LLMTier] = Field(default_factory=dict)
+    fallback: tuple[LLMTier, ...] = ()
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    max_cost_usd: float | None = Field(None, gt=0)
+    timeout_s: float = Field(120.0, gt=0)
+    breaker: BreakerSettings = Field(default_factory=lambda: BreakerSettings())
+    retry: RetrySettings = Field(default_factory=lambda: RetrySettings())
+
+    @field_validator("fallback", mode="before")
+    @classmethod
+    def _split_fallback(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
+        return value
 
 
 class BreakerSettings(Section):
@@ -74,6 +120,9 @@ class SearchSettings(Section):
     hits_per_query: int = Field(8, ge=1, le=100)
     breaker: BreakerSettings = BreakerSettings()
     retry: RetrySettings = RetrySettings()
+    code_dir: Path | None = None  # --code DIR: the folder the ``grep`` provider searches
+    timeout_s: float = Field(20.0, gt=0)  # per web search request
+    stackexchange_site: str = "stackoverflow"
 
     @field_validator("providers", mode="before")
     @classmethod
@@ -99,12 +148,33 @@ class ResearcherSettings(Section):
     max_sources: int = Field(8, ge=1, le=100)
     max_findings: int = Field(8, ge=1, le=100)
     report_cap_chars: int = Field(50_000, ge=1000)
+    max_steps: int = Field(40, ge=3)
+    max_time_s: float = Field(300.0, gt=0)
 
 
 class DeepSettings(Section):
     max_parallel: int = Field(3, ge=1, le=64)
     target_rounds: int = Field(1, ge=1, le=20)
     researchers_by_complexity: tuple[int, int, int] = (2, 3, 5)
+
+
+class WebSettings(Section):
+    """The safe web fetcher (DESIGN §8); ``allow_private_urls`` is ``--allow-private-urls``."""
+
+    allow_private_urls: bool = False
+    timeout_s: float = Field(30.0, gt=0)
+    max_redirects: int = Field(5, ge=0, le=20)
+    max_raw_bytes: int = Field(10_000_000, ge=1024)
+    max_decoded_bytes: int = Field(20_000_000, ge=1024)
+    respect_robots: bool = True
+    per_host_concurrency: int = Field(2, ge=1, le=64)
+    per_host_delay_s: float = Field(0.25, ge=0)
+    user_agent: str = (
+        "Mozilla/5.0 (compatible; ray-deep-research/0.1; +https://github.com/ray-deep-research)"
+    )
+    extract_workers: int = Field(2, ge=1, le=64)
+    extract_timeout_s: float = Field(30.0, gt=0)
+    extract_memory_mb: int = Field(1024, ge=128)
 
 
 class Settings(BaseSettings):
@@ -120,6 +190,7 @@ class Settings(BaseSettings):
     corpus: CorpusSettings = CorpusSettings()
     researcher: ResearcherSettings = ResearcherSettings()
     deep: DeepSettings = DeepSettings()
+    web: WebSettings = WebSettings()
 
     def resolved_state_dir(self) -> Path:
         return (self.state_dir or Path("~/.local/state/deep-research")).expanduser()

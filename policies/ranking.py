@@ -2,11 +2,17 @@
 
 Reciprocal rank fusion needs no score calibration across providers: a page that ranks well for
 several of the researcher's queries rises above one that ranks first for a single query.
+Inside one corpus, document-level evidence (a document prior and cover dates) reweights passages.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import re
 from collections.abc import Sequence
+
+import numpy as np
 
 from deepresearch.policies.urls import normalize_url
 from deepresearch.schemas import SearchHit
@@ -44,3 +50,85 @@ def batches(items: Sequence[str], sizes: Sequence[int], limit: int) -> list[list
         pos += size
         index += 1
     return out
+
+
+# --------------------------------------------------------------------------- document-level ranking
+
+DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x
+NAME_WEIGHT = 3.0  # a capitalized query word counts this much more in the document prior
+RECENCY_PENALTY = 0.5  # "latest ..." queries: passages of older documents count this much
+_RECENT = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.IGNORECASE)
+_NAME = re.compile(r"\b[A-Z][\w&'’.-]*")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_FULL_DATE = re.compile(
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2}),?\s+"
+    r"((?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+
+
+def name_words(query: str) -> list[str]:
+    """Capitalized words of ``query``: the companies, products and places it names."""
+    return _NAME.findall(query)
+
+
+def wants_latest(query: str) -> bool:
+    return bool(_RECENT.search(query))
+
+
+def document_prior(term_counts: Sequence[tuple[np.ndarray, bool]]) -> np.ndarray:
+    """Per document, in [0, 1]: how much the document *as a whole* is about the query.
+
+    ``term_counts`` holds, per distinct query term, how many passages of each document contain it
+    and whether the term is a name. Passages rarely repeat what the whole document is about (a
+    company's filing says "the Company", not its name, on most pages), so passage BM25 alone ranks
+    a competitor's page on the same topic as high as the right one. Terms found in few documents
+    tell documents apart: each adds its document-level idf, saturated by its passage count; terms
+    in every document weigh nearly nothing, and names weigh ``NAME_WEIGHT`` times more so a rare
+    topic word cannot outvote the name of what the question is about.
+    """
+    if not term_counts:
+        return np.zeros(0)
+    n_docs = len(term_counts[0][0])
+    score = np.zeros(n_docs, dtype=np.float64)
+    total = 0.0
+    for counts, is_name in term_counts:
+        counts = counts.astype(np.float64)
+        present = counts > 0
+        df = int(present.sum())
+        if df == 0:
+            continue
+        idf = float(np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)))
+        idf *= NAME_WEIGHT if is_name else 1.0
+        score += idf * counts / (counts + 0.5 * counts[present].mean())
+        total += idf
+    return score / total if total > 0 else score
+
+
+def cover_date(text: str) -> int:
+    """The latest full date in ``text`` (a document's first page) as an ordinal; 0 when none.
+
+    A report's cover names its period and issue date ("for the quarter ended July 1, 2023");
+    later dates in the body (maturities, forecasts) are not on the cover.
+    """
+    best = 0
+    for m in _FULL_DATE.finditer(text):
+        month = _MONTHS.index(m.group(1)[:3].lower()) + 1
+        with contextlib.suppress(ValueError):
+            best = max(best, datetime.date(int(m.group(3)), month, int(m.group(2))).toordinal())
+    return best
+
+
+def recency_weights(prior: np.ndarray, dates: np.ndarray) -> np.ndarray:
+    """Per document: 1 for the newest of the documents the query is about, else a penalty.
+
+    For "the latest report" questions: among the documents the prior ranks near the top (all
+    dated documents when the query names nothing in particular), the newest wins.
+    """
+    dated = dates > 0
+    top = float(prior.max()) if prior.size else 0.0
+    relevant = dated & (prior >= 0.5 * top) if top > 0 else dated
+    if not relevant.any():
+        return np.ones(len(dates))
+    newest = dates[relevant].max()
+    return np.where(relevant & (dates >= newest), 1.0, RECENCY_PENALTY)

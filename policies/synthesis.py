@@ -41,7 +41,7 @@ def merged_sources(reports: Sequence[ResearcherReport]) -> list[Source]:
 def write_task(
     query: str, reports: Sequence[ResearcherReport], snippet_chars: int = 400
 ) -> WriteTask:
-    ok = [r for r in reports if r.status == "ok" and r.findings]
+    ok = [r for r in reports if r.findings]  # partial findings of a stopped researcher count too
     sources = merged_sources(ok)
     quotes: dict[str, str] = {}
     for report in ok:
@@ -115,3 +115,23 @@ def no_answer_report(
 def title_for(query: str, limit: int = 120) -> str:
     text = " ".join(query.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_LIMIT_TEXT = {
+    "rounds": "The evaluator still saw gaps when the round budget ran out; coverage may be incomplete.",
+    "time": "The run's time limit ended research early; this report is built from what was read by then.",
+    "cost": "The cost limit ended research early; this report is built from what was read by then.",
+    "failures": "The last research round failed; this report is built from earlier rounds.",
+}
+
+
+def limit_notes(limited_by: str | None, reports: Sequence[ResearcherReport]) -> tuple[str, ...]:
+    """The "gaps and limits" lines: which limit ended the run and which sub-questions failed."""
+    lines: list[str] = []
+    if limited_by is not None:
+        lines.append(_LIMIT_TEXT.get(limited_by, f"Stopped by the {limited_by} limit."))
+    for r in reports:
+        if r.status != "ok":
+            kept = f" ({len(r.findings)} partial findings kept)" if r.findings else ""
+            lines.append(f"Not fully answered: {r.question} — {r.error or 'failed'}{kept}.")
+    return tuple(lines)

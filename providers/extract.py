@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import multiprocessing
+import os
 import re
 import threading
 import time
@@ -39,6 +40,7 @@ class ExtractedDoc:
     title: str
     pages: tuple[str, ...]
     content_type: str
+    published: str = ""  # publish date (ISO) when the page states one
 
 
 def extract_path(path: Path) -> ExtractedDoc:
@@ -46,7 +48,7 @@ def extract_path(path: Path) -> ExtractedDoc:
     suffix = path.suffix.lower()
     try:
         if suffix in PDF_SUFFIXES:
-            return _extract_pdf(path)
+            return _extract_pdf(path, path.name)
         if suffix in HTML_SUFFIXES:
             return _extract_html(path)
         if suffix in TEXT_SUFFIXES:
@@ -64,13 +66,15 @@ def extract_path(path: Path) -> ExtractedDoc:
     raise ExtractionError(str(path), f"unsupported file type {suffix or '(none)'}")
 
 
-def _extract_pdf(path: Path) -> ExtractedDoc:
+def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
     import pypdfium2 as pdfium
 
     try:
-        pdf = pdfium.PdfDocument(path)
+        pdf = pdfium.PdfDocument(source)
     except pdfium.PdfiumError as exc:
-        raise ExtractionError(str(path), f"not a readable PDF ({exc})") from None
+        raise ExtractionError(
+            str(source) if isinstance(source, Path) else name, f"not a readable PDF ({exc})"
+        ) from None
     pages: list[str] = []
     try:
         for index in range(len(pdf)):
@@ -82,18 +86,23 @@ def _extract_pdf(path: Path) -> ExtractedDoc:
             page.close()
     finally:
         pdf.close()
-    return ExtractedDoc(title=path.name, pages=tuple(pages), content_type="application/pdf")
+    return ExtractedDoc(title=name, pages=tuple(pages), content_type="application/pdf")
 
 
 def _extract_html(path: Path) -> ExtractedDoc:
+    return _html_doc(path.read_text("utf-8", errors="replace"), path.name)
+
+
+def _html_doc(html: str, name: str) -> ExtractedDoc:
     import trafilatura
 
-    html = path.read_text("utf-8", errors="replace")
     text = trafilatura.extract(html, include_tables=True, include_comments=False) or ""
-    title = ""
+    title = published = ""
     meta = trafilatura.extract_metadata(html)
     if meta is not None and meta.title:
         title = str(meta.title)
+    if meta is not None and meta.date:
+        published = str(meta.date)
     if not title:
         match = _TITLE_RE.search(html)
         title = " ".join(_TAG_RE.sub("", match.group(1)).split()) if match else ""
@@ -103,13 +112,49 @@ def _extract_html(path: Path) -> ExtractedDoc:
             for line in _TAG_RE.sub("\n", _SCRIPT_RE.sub("", html)).split("\n")
         )
         text = re.sub(r"\n{2,}", "\n", text).strip()
-    return ExtractedDoc(title=title or path.name, pages=(text,), content_type="text/html")
+    return ExtractedDoc(title or name, (text,), "text/html", published)
 
 
-def hang_for_tests(path: Path) -> ExtractedDoc:
-    """Test hook: a job that never finishes for files whose name starts with ``hang``."""
+def extract_bytes(data: bytes, kind: str, name: str, charset: str | None = None) -> ExtractedDoc:
+    """Extract an in-memory document (a fetched page); ``kind`` is ``html``, ``pdf`` or ``text``.
+
+    ``charset`` is the declared one; HTML without it uses its ``<meta charset>``, else UTF-8.
+    """
+    try:
+        if kind == "pdf":
+            return _extract_pdf(data, name)
+        charset = charset or (_meta_charset(data[:4096]) if kind == "html" else None)
+        try:
+            text = data.decode(charset or "utf-8", errors="replace")
+        except LookupError:  # unknown charset name
+            text = data.decode("utf-8", errors="replace")
+        if kind == "html":
+            return _html_doc(text, name)
+        if kind == "text":
+            return ExtractedDoc(name, (text.replace("\r\n", "\n"),), "text/plain")
+    except ExtractionError:
+        raise
+    except MemoryError:
+        raise ExtractionError(name, "over the memory limit") from None
+    except Exception as exc:  # parsers raise anything on hostile input
+        raise ExtractionError(name, f"{type(exc).__name__}: {exc}"[:300]) from None
+    raise ExtractionError(name, f"unsupported kind {kind}")
+
+
+_META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+def _meta_charset(head: bytes) -> str | None:
+    match = _META_CHARSET_RE.search(head)
+    return match.group(1).decode("ascii").lower() if match else None
+
+
+def faulty_job_for_tests(path: Path) -> ExtractedDoc:
+    """Test hook: files named ``hang*`` never finish and ``crash*`` kill their worker."""
     if path.name.startswith("hang"):
         time.sleep(3600)
+    if path.name.startswith("crash"):
+        os._exit(70)
     return extract_path(path)
 
 
@@ -203,13 +248,18 @@ class ExtractionPool:
             process.join(timeout=5)
 
     def _submit(self, path: Path) -> tuple[cf.Future[ExtractedDoc], int]:
+        return self._submit_call(self._job, path)
+
+    def _submit_call(
+        self, fn: Callable[..., ExtractedDoc], *args: Any
+    ) -> tuple[cf.Future[ExtractedDoc], int]:
         executor, generation = self._pool()
         try:
-            return executor.submit(self._job, path), generation
+            return executor.submit(fn, *args), generation
         except (BrokenProcessPool, RuntimeError):
             self._reset(generation)
             executor, generation = self._pool()
-            return executor.submit(self._job, path), generation
+            return executor.submit(fn, *args), generation
 
     # ------------------------------------------------------------------ batch
 
@@ -264,31 +314,43 @@ class ExtractionPool:
                     queue.appendleft(path)
         return results
 
-    def _timed_out(self, path: Path) -> ExtractionError:
+    def _timed_out(self, path: Path | str) -> ExtractionError:
         return ExtractionError(str(path), f"timed out after {self.timeout_s:g}s")
 
     # ------------------------------------------------------------------ one file, async
 
     async def extract(self, path: Path) -> ExtractedDoc:
         """Extract one file without blocking the event loop; raises ``ExtractionError``."""
+        return await self._run_one(str(path), self._job, path)
+
+    async def extract_data(
+        self, data: bytes, kind: str, name: str, charset: str | None = None
+    ) -> ExtractedDoc:
+        """``extract_bytes`` in a worker, under the same deadline and memory limit as files."""
+        return await self._run_one(name, extract_bytes, data, kind, name, charset)
+
+    async def _run_one(
+        self, label: str, fn: Callable[..., ExtractedDoc], *args: Any
+    ) -> ExtractedDoc:
         for attempt in range(2):
-            future, generation = self._submit(path)
+            # in a thread: the first call starts the workers, which must not stall the event loop
+            future, generation = await asyncio.to_thread(self._submit_call, fn, *args)
             try:
                 return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout_s)
             except TimeoutError:
                 self._reset(generation)
-                raise self._timed_out(path) from None
+                raise self._timed_out(label) from None
             except BrokenProcessPool:
                 deliberate = generation != self._generation
                 self._reset(generation)
                 if deliberate and attempt == 0:
                     continue  # another call's timeout killed our worker: not this file's fault
-                raise ExtractionError(str(path), "extraction worker crashed") from None
+                raise ExtractionError(label, "extraction worker crashed") from None
             except ExtractionError:
                 raise
             except Exception as exc:
-                raise ExtractionError(str(path), f"{type(exc).__name__}: {exc}") from None
-        raise ExtractionError(str(path), "extraction worker crashed")
+                raise ExtractionError(label, f"{type(exc).__name__}: {exc}") from None
+        raise ExtractionError(label, "extraction worker crashed")
 
 
 def _size(path: Path) -> int:

@@ -111,28 +111,39 @@ def answer_evaluate(task: EvaluateTask) -> Evaluation:
 
 def answer_write(task: WriteTask) -> WriteDraft:
     """Sections mirror the input with citation URLs mapped to source numbers (uncited findings are
-    dropped); the answer is the strongest finding of up to three sections, verbatim."""
+    dropped). The answer is up to three findings, verbatim, cited: the strongest of each section
+    first, then (when there are fewer sections, as in quick mode) the next strongest findings that
+    score at least half as well as the best."""
     numbers = {s.url: s.n for s in task.sources}
     sections: list[DraftSection] = []
-    flat: list[tuple[int, str]] = []  # (section index, finding text) of cited findings
+    flat: list[tuple[int, DraftFinding]] = []  # (section index, finding) of cited findings
     for si, sec in enumerate(task.sections):
         drafts = []
         for f in sec.findings:
             nums = tuple(sorted({numbers[u] for u in f.citations if u in numbers}))
             if nums:
                 drafts.append(DraftFinding(text=f.text, sources=nums))
-                flat.append((si, f.text))
+                flat.append((si, drafts[-1]))
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
-    units = [Unit(text, si, k, False, tuple(terms(text))) for k, (si, text) in enumerate(flat)]
+    units = [Unit(d.text, si, k, False, tuple(terms(d.text))) for k, (si, d) in enumerate(flat)]
     scores = Scorer(units).score(task.query, rules.find_periods(task.query)) if units else []
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
         if si not in leaders or scores[k] > scores[leaders[si]]:
             leaders[si] = k
     ranked = sorted(leaders.values(), key=lambda k: (-scores[k], k))
-    picked = list(dict.fromkeys(flat[k][1] for k in ranked))[:3]
+    top = scores[ranked[0]] if ranked else 0.0
+    ranked += sorted(
+        (k for k in range(len(flat)) if k not in ranked and top > 0 and scores[k] >= 0.5 * top),
+        key=lambda k: (-scores[k], k),
+    )
+    picked: dict[str, tuple[int, ...]] = {}
+    for k in ranked:
+        if len(picked) < 3:
+            picked.setdefault(flat[k][1].text, flat[k][1].sources)
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
-    return WriteDraft(answer=answer, sections=tuple(sections))
+    cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
+    return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
 
 
 class ExtractiveLLM:

@@ -1,26 +1,191 @@
-"""Build an LLM provider by its config name, importing only the one that is used.
+"""Build LLM providers and the per-role fallback router by config name, importing lazily.
 
 Lazy imports keep startup fast and let a machine without a vendor SDK still run the model-free
 ``extractive`` provider. ``scripted`` is deliberately absent: fakes are built by tests, not config.
+
+Keys come only from the usual env vars and are held as ``SecretStr`` in ``LLMKeys`` (a pydantic
+model that pickles to actors and never shows its values). A local OpenAI-compatible server
+(Ollama, vLLM, LM Studio, llama.cpp) needs no key: with ``OPENAI_BASE_URL`` set and no
+``OPENAI_API_KEY`` a placeholder is sent, which such servers ignore. Without either it is a
+``ConfigError``, because api.openai.com would only answer 401.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from deepresearch.config.settings import LLMSettings, LLMTier, Settings
 from deepresearch.errors import ConfigError
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.schemas import Role
 
-KNOWN_LLM_PROVIDERS: tuple[str, ...] = ("extractive",)
+KNOWN_LLM_PROVIDERS: tuple[str, ...] = ("extractive", "openai", "gemini")
+OPENAI_DEFAULT_MODEL = "gpt-4.1-mini"
+ROLES: tuple[Role, ...] = ("planner", "researcher", "evaluator", "writer")
 
 
-def build_llm(name: str, model: str = "") -> LLMProvider:
+class LLMKeys(BaseModel):
+    """Provider credentials and endpoints read once from the environment by the driver."""
+
+    model_config = ConfigDict(frozen=True)
+
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    gemini_api_key: SecretStr | None = None
+    gemini_base_url: str | None = None  # tests point this at a loopback fake
+
+
+def keys_from_env(env: Mapping[str, str]) -> LLMKeys:
+    """``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``GEMINI_API_KEY`` (else ``GOOGLE_API_KEY``)."""
+
+    def secret(*names: str) -> SecretStr | None:
+        for name in names:
+            value = env.get(name, "").strip()
+            if value:
+                return SecretStr(value)
+        return None
+
+    return LLMKeys(
+        openai_api_key=secret("OPENAI_API_KEY"),
+        openai_base_url=env.get("OPENAI_BASE_URL", "").strip() or None,
+        gemini_api_key=secret("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    )
+
+
+def _keys(keys: LLMKeys | Mapping[str, str] | None) -> LLMKeys:
+    if keys is None:
+        return LLMKeys()
+    return keys if isinstance(keys, LLMKeys) else keys_from_env(keys)
+
+
+def build_llm(
+    name: str,
+    model: str = "",
+    *,
+    keys: LLMKeys | Mapping[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    timeout_s: float = 120.0,
+) -> LLMProvider:
     """The provider called ``name``; ``model`` overrides its default model where it has one."""
     key = name.strip().lower()
     if key == "extractive":
         from deepresearch.providers.llm.extractive import ExtractiveLLM
 
         return ExtractiveLLM(model=model or "extractive-v1")
+    creds = _keys(keys)
+    if key == "openai":
+        if creds.openai_api_key is None and creds.openai_base_url is None:
+            raise ConfigError(
+                "llm.provider",
+                "openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)",
+            )
+        from deepresearch.providers.llm.openai_compat import OpenAICompatLLM
+
+        return OpenAICompatLLM(
+            creds.openai_api_key,
+            creds.openai_base_url,
+            model or OPENAI_DEFAULT_MODEL,
+            http_client or _default_client(timeout_s),
+            timeout_s=timeout_s,
+        )
+    if key == "gemini":
+        if creds.gemini_api_key is None:
+            raise ConfigError("llm.provider", "gemini needs GEMINI_API_KEY or GOOGLE_API_KEY")
+        from deepresearch.providers.llm.gemini import GEMINI_DEFAULT_MODEL, GeminiLLM
+
+        return GeminiLLM(
+            creds.gemini_api_key,
+            model or GEMINI_DEFAULT_MODEL,
+            http_client,
+            base_url=creds.gemini_base_url,
+            timeout_s=timeout_s,
+        )
     known = ", ".join(KNOWN_LLM_PROVIDERS)
     raise ConfigError("llm.provider", f"unknown provider {name!r} (known: {known})")
 
 
-__all__ = ["KNOWN_LLM_PROVIDERS", "build_llm"]
+def _default_client(timeout_s: float) -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0))
+
+
+def default_chain(llm: LLMSettings) -> list[LLMTier]:
+    """``llm.provider``/``llm.model`` then ``llm.fallback``, without repeats."""
+    return _dedupe([LLMTier(provider=llm.provider, model=llm.model), *llm.fallback])
+
+
+def role_chain(llm: LLMSettings, role: Role) -> list[LLMTier]:
+    """The role's own tier (if configured) in front of the default chain."""
+    own = llm.roles.get(role)
+    return _dedupe([own, *default_chain(llm)] if own is not None else default_chain(llm))
+
+
+def _dedupe(tiers: list[LLMTier]) -> list[LLMTier]:
+    seen: set[tuple[str, str]] = set()
+    out: list[LLMTier] = []
+    for tier in tiers:
+        ident = (tier.provider.strip().lower(), tier.model)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(tier)
+    return out
+
+
+def build_router(
+    settings: Settings,
+    env: LLMKeys | Mapping[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    **router_kwargs: Any,
+) -> LLMProvider:
+    """The run's LLM: ``extractive`` alone is returned bare (exactly as ``build_llm``); anything
+    else is a ``Router`` over per-role chains (retries, breakers, fallback). One provider instance per
+    (name, model) is shared by every role, so its breaker state is shared too.
+    ``router_kwargs`` go to ``Router`` (hook, notify, clock, sleep, rand)."""
+    llm = settings.llm
+    creds = _keys(env)
+    client = http_client
+    needs_http = any(
+        t.provider.strip().lower() != "extractive" for role in ROLES for t in role_chain(llm, role)
+    )
+    if client is None and needs_http:
+        client = _default_client(llm.timeout_s)
+    built: dict[tuple[str, str], LLMProvider] = {}
+
+    def provider(tier: LLMTier) -> LLMProvider:
+        ident = (tier.provider.strip().lower(), tier.model)
+        if ident not in built:
+            built[ident] = build_llm(
+                tier.provider, tier.model, keys=creds, http_client=client, timeout_s=llm.timeout_s
+            )
+        return built[ident]
+
+    default = [provider(t) for t in default_chain(llm)]
+    roles = {role: [provider(t) for t in role_chain(llm, role)] for role in llm.roles}
+    if not needs_http and len(default) == 1 and not roles and not router_kwargs:
+        return default[0]  # extractive alone: nothing to retry or fall back to
+    from deepresearch.policies.breaker import BreakerConfig
+    from deepresearch.policies.retry import RetryPolicy
+    from deepresearch.providers.llm.router import Router
+
+    return Router(
+        default,
+        BreakerConfig.from_settings(llm.breaker),
+        RetryPolicy.from_settings(llm.retry),
+        roles=roles,
+        **router_kwargs,
+    )
+
+
+__all__ = [
+    "KNOWN_LLM_PROVIDERS",
+    "OPENAI_DEFAULT_MODEL",
+    "LLMKeys",
+    "build_llm",
+    "build_router",
+    "default_chain",
+    "keys_from_env",
+    "role_chain",
+]

@@ -3,13 +3,13 @@
 The index is cached under a fingerprint of (every file's relpath and content hash, passage size,
 index format), so an unchanged corpus opens without extraction or indexing, in this process or in a
 Ray actor elsewhere (``load_cached``). Hits are grouped by page so one long page cannot fill the
-result list.
+result list. Passage scores are weighted by a document prior (is the whole document about the
+query's names and rare terms?) and, for "latest ..." queries, by the document's cover date.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import hashlib
 import json
 import re
@@ -25,6 +25,14 @@ import bm25s
 import numpy as np
 
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageError
+from deepresearch.policies.ranking import (
+    DOC_PRIOR_WEIGHT,
+    cover_date,
+    document_prior,
+    name_words,
+    recency_weights,
+    wants_latest,
+)
 from deepresearch.providers.extract import ExtractedDoc, ExtractionPool
 from deepresearch.providers.search.corpus_store import (
     CorpusCache,
@@ -39,17 +47,6 @@ from deepresearch.providers.search.passages import snippet, split_passages, toke
 from deepresearch.schemas import FetchedDoc, SearchHit
 
 INDEX_VERSION = 1
-DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x
-NAME_WEIGHT = 3.0  # a capitalized query word counts this much more in the document prior
-RECENCY_PENALTY = 0.5  # "latest ..." queries: passages of older documents count this much
-_RECENT = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.IGNORECASE)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_FULL_DATE = re.compile(
-    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2}),?\s+"
-    r"((?:19|20)\d{2})\b",
-    re.IGNORECASE,
-)
-_NAME = re.compile(r"\b[A-Z][\w&'’.-]*")
 _TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
 
 
@@ -227,14 +224,14 @@ class CorpusIndex:
         if not ids or limit <= 0:
             return []
         scores = self._bm25.get_scores_from_ids(ids)
-        names = set(self._bm25.get_tokens_ids(tokenize([" ".join(_NAME.findall(query))])[0]))
+        names = set(self._bm25.get_tokens_ids(tokenize([" ".join(name_words(query))])[0]))
         prior = self.doc_prior(ids, names)
         scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc])
-        if _RECENT.search(query):
-            scores = scores * self.recency(prior)[self._p_doc]
+        if wants_latest(query):
+            scores = scores * recency_weights(prior, self._doc_dates)[self._p_doc]
         candidates = np.flatnonzero(scores > 0)
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
-        terms = [t.lower() for t in re.findall(r"\w\w+", query)]
+        terms = [t for t in tokens if len(t) > 2] or tokens
         hits: list[SearchHit] = []
         seen: set[tuple[int, int]] = set()
         for i in order.tolist():
@@ -258,63 +255,22 @@ class CorpusIndex:
         return hits
 
     def doc_prior(self, ids: list[int], names: AbstractSet[int] = frozenset()) -> np.ndarray:
-        """Per document, in [0, 1]: how much the document *as a whole* is about the query.
-
-        Passages rarely repeat what the whole document is about (a company's filing says "the
-        Company", not its name, on most pages), so passage BM25 alone ranks a competitor's page on
-        the same topic as high as the right one. Terms found in few documents (names, products)
-        are what tell documents apart; each adds its document-level idf, saturated by how many of
-        the document's passages contain it. Terms present in every document weigh nearly nothing.
-        Terms in ``names`` (capitalized in the query: companies, products, places) weigh more,
-        so a rare topic word cannot outvote the name of what the question is about.
-        """
-        n_docs = len(self._docs)
+        """Per document, in [0, 1]: how much the whole document is about the query's terms
+        (``ranking.document_prior`` over each term's passage count per document)."""
         indices, indptr = self._bm25.scores["indices"], self._bm25.scores["indptr"]
-        score = np.zeros(n_docs, dtype=np.float64)
-        total = 0.0
+        counts = []
         for t in dict.fromkeys(ids):
             rows = np.asarray(indices[int(indptr[t]) : int(indptr[t + 1])])
-            counts = np.bincount(self._p_doc[rows], minlength=n_docs).astype(np.float64)
-            present = counts > 0
-            df = int(present.sum())
-            if df == 0:
-                continue
-            idf = float(np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)))
-            idf *= NAME_WEIGHT if t in names else 1.0
-            score += idf * counts / (counts + 0.5 * counts[present].mean())
-            total += idf
-        return score / total if total > 0 else score
+            counts.append((np.bincount(self._p_doc[rows], minlength=len(self._docs)), t in names))
+        return document_prior(counts) if counts else np.zeros(len(self._docs))
 
     def _first_page_dates(self) -> np.ndarray:
-        """Per document, the latest full date on its first page as an ordinal (0: none).
-
-        A report's cover names its period and issue date ("for the quarter ended July 1, 2023");
-        later dates in the body (maturities, forecasts) are not on page 1.
-        """
+        """Per document, the cover date of its first page as an ordinal (0: none)."""
         dates = np.zeros(len(self._docs), dtype=np.int64)
         for i in np.flatnonzero(self._p_page == 1).tolist():
-            for m in _FULL_DATE.finditer(self._p_text[i]):
-                month = _MONTHS.index(m.group(1)[:3].lower()) + 1
-                with contextlib.suppress(ValueError):
-                    day = datetime.date(int(m.group(3)), month, int(m.group(2))).toordinal()
-                    d = int(self._p_doc[i])
-                    dates[d] = max(dates[d], day)
+            d = int(self._p_doc[i])
+            dates[d] = max(int(dates[d]), cover_date(self._p_text[i]))
         return dates
-
-    def recency(self, prior: np.ndarray) -> np.ndarray:
-        """Per document: 1 for the newest of the documents the query is about, else a penalty.
-
-        For "the latest report" questions: among the documents the prior ranks near the top
-        (all dated documents when the query names nothing in particular), the newest wins.
-        """
-        dates = self._doc_dates
-        dated = dates > 0
-        top = float(prior.max()) if prior.size else 0.0
-        relevant = dated & (prior >= 0.5 * top) if top > 0 else dated
-        if not relevant.any():
-            return np.ones(len(self._docs))
-        newest = dates[relevant].max()
-        return np.where(relevant & (dates >= newest), 1.0, RECENCY_PENALTY)
 
     def page_text(self, url: str) -> FetchedDoc:
         """The full text of the page a ``doc:`` id names, from the cache; never reads outside."""

@@ -14,7 +14,6 @@ from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import FetchError, SearchUnavailable
-from deepresearch.policies.evaluation import round_budget
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing import ScriptedLLM
 from deepresearch.schemas import (
@@ -165,7 +164,7 @@ def coordinator(
     sink, fetcher, pool, gw = ListSink(), FakeFetcher(), UrlPool(), FakeGateway()
     spawner = LocalSpawner(s, gw, pool, sink, llm, [fetcher])  # type: ignore[arg-type]
     req = Request(run_id="r1", query=query, mode=mode)  # type: ignore[arg-type]
-    evaluator = Evaluator(llm, round_budget(s.deep.target_rounds)) if mode == "deep" else None  # type: ignore[arg-type]
+    evaluator = Evaluator(llm) if mode == "deep" else None  # type: ignore[arg-type]
     coord = Coordinator(s, req, sink, llm, spawner, evaluator)  # type: ignore[arg-type]
     return coord, sink, fetcher, spawner
 
@@ -265,7 +264,60 @@ async def test_round_budget_is_a_hard_limit() -> None:
     coord, sink, _, _ = coordinator(
         "deep", llm, "Widget sales in 2024", **{"deep.target_rounds": 1}
     )
-    await coord.run()
+    result = await coord.run()
     rounds = [p["round"] for t, p in sink.events if t == "evaluated"]
     assert max(rounds) == 3  # target_rounds + 2
-    assert [p["reason"] for t, p in sink.events if t == "evaluated"][-1] == "round budget reached"
+    assert [t for t, _ in sink.events].count("round_started") == 2
+    assert result.limited_by == "rounds"
+    assert any("round budget" in line for line in result.report.limits)
+
+
+async def test_watchdog_stops_a_researcher_and_keeps_partial_findings() -> None:
+    coord, sink, fetcher, _ = coordinator(
+        "quick", ExtractiveLLM(), "How many widgets in 2024?", **{"researcher.max_steps": 5}
+    )
+    result = await coord.run()
+    watchdog = [p for t, p in sink.events if t == "researcher_watchdog"]
+    assert watchdog and "step" in str(watchdog[0]["reason"])
+    assert len(fetcher.fetched) < 8
+    report = result.report
+    assert report.sections and report.sections[0].findings  # partial findings kept
+    assert any("Not fully answered" in line for line in report.limits)
+
+
+class CountingLLM(EvaluatorScript):
+    """Counts every model call; the evaluator always delegates three new sub-questions."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.calls = 0
+        self.rounds = 0
+
+    async def complete(self, request):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if request.role == "evaluator":
+            self.rounds += 1
+            new = tuple(f"Follow-up {self.rounds}.{i} on plant output?" for i in range(3))
+            text = Evaluation(action="delegate", reason="more", new_subtasks=new).model_dump_json()
+            return LLMReply(text=text, provider="script")
+        return await ExtractiveLLM.complete(self, request)
+
+
+@pytest.mark.parametrize("target_rounds", [1, 2])
+async def test_every_run_is_bounded_by_its_budgets(target_rounds: int) -> None:
+    from deepresearch.policies.budgets import call_bounds
+
+    llm = CountingLLM()
+    flags = {"deep.target_rounds": target_rounds, "deep.max_parallel": 3}
+    coord, sink, fetcher, spawner = coordinator(
+        "deep", llm, "Widget sales, gadget output and plant count in 2024", **flags
+    )
+    gateway_queries = coord._spawner._args[1].queries  # type: ignore[attr-defined]
+    result = await coord.run()
+    bounds = call_bounds(settings(**flags), "deep")
+    assert result.limited_by == "rounds"  # the evaluator never stops asking: the budget does
+    assert len(spawner.spawned) <= bounds.researchers
+    assert llm.calls <= bounds.llm
+    assert len(gateway_queries) <= bounds.search
+    assert len(fetcher.fetched) <= bounds.fetch
+    assert llm.rounds == target_rounds + 2

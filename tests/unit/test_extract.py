@@ -12,7 +12,7 @@ from deepresearch.providers.extract import (
     ExtractedDoc,
     ExtractionPool,
     extract_path,
-    hang_for_tests,
+    faulty_job_for_tests,
 )
 
 
@@ -146,7 +146,7 @@ async def test_pool_timeout_kills_worker_and_pool_recovers(tmp_path: Path) -> No
     hang.write_text("never read")
     ok = tmp_path / "ok.txt"
     ok.write_text("fine text")
-    with ExtractionPool(workers=2, timeout_s=1.0, memory_mb=2048, job=hang_for_tests) as pool:
+    with ExtractionPool(workers=2, timeout_s=1.0, memory_mb=2048, job=faulty_job_for_tests) as pool:
         results = pool.extract_many([hang, ok])
         error = results[hang]
         assert isinstance(error, ExtractionError)
@@ -158,3 +158,20 @@ async def test_pool_timeout_kills_worker_and_pool_recovers(tmp_path: Path) -> No
         with pytest.raises(ExtractionError, match="timed out"):
             await pool.extract(hang)
         assert (await pool.extract(ok)).pages == ("fine text",)
+
+
+async def test_worker_crash_is_blamed_on_its_file_only(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.txt"
+    crash.write_text("boom")
+    oks = [tmp_path / f"ok{i}.txt" for i in range(3)]
+    for ok in oks:
+        ok.write_text(ok.stem)
+    with ExtractionPool(workers=2, timeout_s=30, memory_mb=2048, job=faulty_job_for_tests) as pool:
+        results = pool.extract_many([crash, *oks])
+        error = results[crash]
+        assert isinstance(error, ExtractionError) and error.reason == "extraction worker crashed"
+        for ok in oks:
+            assert results[ok] == ExtractedDoc(ok.name, (ok.stem,), "text/plain")
+        with pytest.raises(ExtractionError, match="crashed"):
+            await pool.extract(crash)
+        assert (await pool.extract(oks[0])).pages == ("ok0",)

@@ -1,0 +1,248 @@
+"""The run lifecycle as a pure reducer: ``reduce(state, event) -> (state, commands)``.
+
+Planning → Researching → Evaluating → (Researching …) → Synthesizing → Done, or Failed. The
+Coordinator actor only feeds events in and performs the commands, so every rule about ordering,
+parallelism, rounds and budgets lives here and is tested without Ray. An event that does not fit
+the current status is ignored (no commands), so a late or duplicated message cannot derail a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from deepresearch.schemas import SubTask
+
+Status = Literal["planning", "researching", "evaluating", "synthesizing", "done", "failed"]
+Limit = Literal["rounds", "time", "cost", "failures"]
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True)
+class PlanReady:
+    subtasks: tuple[SubTask, ...]
+
+
+@dataclass(frozen=True)
+class ResearcherStarted:
+    subtask_id: str
+
+
+@dataclass(frozen=True)
+class ResearcherFinished:
+    subtask_id: str
+
+
+@dataclass(frozen=True)
+class ResearcherFailed:
+    subtask_id: str
+    reason: str
+    partial: bool = False  # it was stopped (watchdog) but kept some findings
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    action: Literal["synthesize", "delegate"]
+    new_subtasks: tuple[SubTask, ...] = ()
+
+
+@dataclass(frozen=True)
+class LimitReached:
+    limit: Limit
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    pass
+
+
+LifecycleEvent = (
+    PlanReady
+    | ResearcherStarted
+    | ResearcherFinished
+    | ResearcherFailed
+    | Evaluated
+    | LimitReached
+    | Synthesized
+)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True)
+class SpawnResearcher:
+    subtask: SubTask
+    inject: tuple[str, ...]  # ids of finished sub-tasks whose reports go into this one's prompt
+
+
+@dataclass(frozen=True)
+class Steer:
+    target: str  # a running sub-task
+    source: str  # the sub-task that just finished
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    round: int
+
+
+@dataclass(frozen=True)
+class Synthesize:
+    limited_by: Limit | None = None
+
+
+@dataclass(frozen=True)
+class CancelResearchers:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Stop:
+    reason: str
+
+
+Command = SpawnResearcher | Steer | Evaluate | Synthesize | CancelResearchers | Stop
+
+
+# --------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True)
+class LifecycleState:
+    max_parallel: int
+    max_rounds: int
+    evaluate: bool = True  # quick mode synthesizes right after its one round
+    status: Status = "planning"
+    round: int = 1
+    pending: tuple[SubTask, ...] = ()
+    running: tuple[str, ...] = ()
+    ok: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    partial: tuple[str, ...] = ()  # failed, but with findings worth synthesizing
+    round_ids: tuple[str, ...] = ()  # sub-tasks of the current round
+    spawned: int = 0
+    limited_by: Limit | None = None
+    reason: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in ("done", "failed")
+
+
+def initial(max_parallel: int, max_rounds: int, evaluate: bool = True) -> LifecycleState:
+    return LifecycleState(
+        max_parallel=max(1, max_parallel), max_rounds=max(1, max_rounds), evaluate=evaluate
+    )
+
+
+def _fill(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
+    """Start pending sub-tasks while there is room under ``max_parallel``."""
+    commands: list[Command] = []
+    pending, running, spawned = list(state.pending), list(state.running), state.spawned
+    while pending and len(running) < state.max_parallel:
+        task = pending.pop(0)
+        running.append(task.id)
+        spawned += 1
+        commands.append(SpawnResearcher(task, state.ok))
+    return replace(state, pending=tuple(pending), running=tuple(running), spawned=spawned), commands
+
+
+def _round_over(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
+    round_ok = [i for i in state.round_ids if i in state.ok]
+    if not round_ok:
+        if not state.ok and not state.partial:
+            reason = "every researcher failed"
+            return replace(state, status="failed", reason=reason), [Stop(reason)]
+        return (
+            replace(state, status="synthesizing", limited_by="failures"),
+            [Synthesize("failures")],
+        )
+    if not state.evaluate:
+        return replace(state, status="synthesizing"), [Synthesize(None)]
+    return replace(state, status="evaluating"), [Evaluate(state.round)]
+
+
+def _researcher_done(
+    state: LifecycleState, subtask_id: str, ok: bool, partial: bool = False
+) -> tuple[LifecycleState, list[Command]]:
+    if subtask_id not in state.running:
+        return state, []
+    running = tuple(i for i in state.running if i != subtask_id)
+    if ok:
+        state = replace(state, running=running, ok=(*state.ok, subtask_id))
+    else:
+        state = replace(state, running=running, failed=(*state.failed, subtask_id))
+        if partial:
+            state = replace(state, partial=(*state.partial, subtask_id))
+    commands: list[Command] = []
+    if state.status != "researching":  # a limit already moved the run on: just account for it
+        return state, commands
+    if ok:
+        commands += [Steer(other, subtask_id) for other in running]
+    state, spawn = _fill(state)
+    commands += spawn
+    if not state.running and not state.pending:
+        state, more = _round_over(state)
+        commands += more
+    return state, commands
+
+
+def reduce(state: LifecycleState, event: LifecycleEvent) -> tuple[LifecycleState, list[Command]]:
+    if state.terminal:
+        return state, []
+    match event:
+        case PlanReady(subtasks) if state.status == "planning":
+            if not subtasks:
+                reason = "the planner produced no sub-question"
+                return replace(state, status="failed", reason=reason), [Stop(reason)]
+            state = replace(
+                state,
+                status="researching",
+                pending=subtasks,
+                round_ids=tuple(t.id for t in subtasks),
+            )
+            return _fill(state)
+        case ResearcherFinished(sid):
+            return _researcher_done(state, sid, True)
+        case ResearcherFailed(sid, _, partial):
+            return _researcher_done(state, sid, False, partial)
+        case Evaluated(action, new) if state.status == "evaluating":
+            known = set(state.ok) | set(state.failed)
+            fresh = tuple(t for t in new if t.id not in known)
+            if action == "synthesize" or not fresh:
+                return replace(state, status="synthesizing"), [Synthesize(None)]
+            if state.round >= state.max_rounds:
+                return replace(state, status="synthesizing", limited_by="rounds"), [
+                    Synthesize("rounds")
+                ]
+            state = replace(
+                state,
+                status="researching",
+                round=state.round + 1,
+                pending=fresh,
+                round_ids=tuple(t.id for t in fresh),
+            )
+            return _fill(state)
+        case LimitReached(limit) if state.status in ("planning", "researching", "evaluating"):
+            commands: list[Command] = []
+            if state.running:
+                commands.append(CancelResearchers(f"{limit} limit reached"))
+            if not state.ok:
+                reason = f"the {limit} limit was reached before any researcher finished"
+                return replace(
+                    state, status="failed", limited_by=limit, reason=reason, pending=()
+                ), [*commands, Stop(reason)]
+            state = replace(state, status="synthesizing", limited_by=limit, pending=())
+            return state, [*commands, Synthesize(limit)]
+        case Synthesized() if state.status == "synthesizing":
+            return replace(state, status="done"), []
+        case _:
+            return state, []
+
+
+def max_researchers(first_round: int, max_rounds: int, per_round: int) -> int:
+    """Upper bound on researchers one run can start: the first round plus each delegated round."""
+    return first_round + max(0, max_rounds - 1) * per_round
