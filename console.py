@@ -26,7 +26,10 @@ class ProgressDisplay:
                 TextColumn("[bold]{task.fields[phase]:<11}"),
                 BarColumn(),
                 TextColumn("{task.percentage:>3.0f}%"),
-                TextColumn("researchers {task.fields[active]} · sources {task.fields[sources]}"),
+                TextColumn(
+                    "round {task.fields[round]} · researchers {task.fields[active]} · sources "
+                    "{task.fields[sources]} · tokens {task.fields[tokens]} · ${task.fields[cost]}"
+                ),
                 console=self._console,
                 transient=True,
             )

@@ -93,7 +93,12 @@ class Coordinator:
         try:
             plan = await self._plan()
             await self._sink.emit(
-                "plan_ready", {"subtasks": [t.question for t in plan], "count": len(plan)}
+                "plan_ready",
+                {
+                    "subtasks": [t.question for t in plan],
+                    "count": len(plan),
+                    "target_rounds": self._s.deep.target_rounds if deep else 1,
+                },
             )
             state, commands = lc.reduce(state, lc.PlanReady(tuple(plan)))
             while True:

@@ -94,7 +94,7 @@ class Researcher:
     async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
         self._start(subtask, notes)
         tid = subtask.id
-        await self._emit("researcher_started", question=self._task.question)
+        await self._emit("researcher_started", question=subtask.question, injected=len(self._notes))
         stopped = ""
         try:
             try:
@@ -118,7 +118,11 @@ class Researcher:
             await self._emit("researcher_failed", error=stopped, partial=len(report.findings))
             return report.model_copy(update={"status": "failed", "error": stopped})
         await self._emit(
-            "researcher_finished", findings=len(report.findings), sources=len(report.sources)
+            "researcher_finished",
+            findings=len(report.findings),
+            sources=len(report.sources),
+            tokens=self._usage.input_tokens + self._usage.output_tokens,
+            cost_usd=self._usage.cost_usd,
         )
         return report
 

@@ -35,7 +35,9 @@ def call_bounds(settings: Settings, mode: str) -> CallBounds:
     # Per researcher: steps cap LLM + search + fetch together; the final report call may run
     # after the watchdog stopped gathering, so it is counted on top.
     per_researcher_llm = min(rs.max_steps, CALLS_PER_STRUCTURED) + CALLS_PER_STRUCTURED
-    coordinator_llm = CALLS_PER_STRUCTURED * (1 + rounds + 1)  # planner, evaluator per round, writer
+    coordinator_llm = CALLS_PER_STRUCTURED * (
+        1 + rounds + 1
+    )  # planner, evaluator per round, writer
     return CallBounds(
         researchers=researchers,
         llm=researchers * per_researcher_llm + coordinator_llm,

@@ -58,14 +58,18 @@ _OPERATOR = re.compile(r"(?i)\b(?:site|filetype|intitle|inurl|intext|before|afte
 _BOOLEAN = frozenset({"AND", "OR", "NOT"})
 _WORD = re.compile(r"[\w][\w'’.+#-]*")
 _STOPWORDS = frozenset(
-    """a an the of in on at for to with by from about into over under and or not is are was were
+    str.split(
+        """a an the of in on at for to with by from about into over under and or not is are was were
     be been being do does did how what which who whom whose why when where that this these those
     it its as than then there their they them can could should would will shall may might must
-    i we you he she my our your me us vs versus per via any some all most more much many""".split()
+    i we you he she my our your me us vs versus per via any some all most more much many"""
+    )
 )
 _VAGUE = frozenset(
-    """latest recent current new newest best top exact exactly specific specifically detailed
-    official complete full total overall actual really very please""".split()
+    str.split(
+        """latest recent current new newest best top exact exactly specific specifically detailed
+    official complete full total overall actual really very please"""
+    )
 )
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 

@@ -22,6 +22,10 @@ class ProgressState:
     researchers_done: int = 0
     sources: int = 0
     finished: bool = False
+    round: int = 1
+    target_rounds: int = 1
+    tokens: int = 0
+    cost_usd: float = 0.0
 
     @property
     def percent(self) -> int:
@@ -34,21 +38,45 @@ def advance(state: ProgressState, event: Event) -> ProgressState:
     p = event.payload
     match event.type:
         case "plan_ready":
-            count = p.get("count", 1)
+            count, target = p.get("count", 1), p.get("target_rounds", 1)
             n = count if isinstance(count, int) else 1
-            return replace(state, phase="researching", planned_units=n * UNITS_PER_RESEARCHER)
+            return replace(
+                state,
+                phase="researching",
+                planned_units=n * UNITS_PER_RESEARCHER,
+                target_rounds=target if isinstance(target, int) else 1,
+            )
+        case "round_started":
+            count, round_no = p.get("count", 0), p.get("round", state.round + 1)
+            extra = (count if isinstance(count, int) else 0) * UNITS_PER_RESEARCHER
+            r = round_no if isinstance(round_no, int) else state.round + 1
+            # The budget grows when the evaluator delegates; past the planned rounds we explore.
+            return replace(
+                state,
+                planned_units=state.planned_units + extra,
+                round=r,
+                phase="exploring" if r > state.target_rounds else "researching",
+            )
         case "researcher_started":
             return replace(state, researchers_active=state.researchers_active + 1)
         case "researcher_progress":
             phase = p.get("phase")
+            if state.phase == "exploring" or not isinstance(phase, str):
+                phase = state.phase
             return replace(
                 state,
-                phase=phase if isinstance(phase, str) else state.phase,
+                phase=phase,
                 done_units=min(state.planned_units, state.done_units + 1),
             )
         case "source_read" | "source_reused":
             return replace(state, sources=state.sources + 1)
         case "researcher_finished" | "researcher_failed":
+            tokens, cost = p.get("tokens", 0), p.get("cost_usd", 0.0)
+            state = replace(
+                state,
+                tokens=state.tokens + (tokens if isinstance(tokens, int) else 0),
+                cost_usd=state.cost_usd + (cost if isinstance(cost, int | float) else 0.0),
+            )
             done = state.researchers_done + 1
             floor = min(state.planned_units, done * UNITS_PER_RESEARCHER)
             return replace(

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
@@ -126,7 +127,10 @@ class OpenAICompatLLM:
             kwargs["response_format"] = fmt
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        messages = cast(
+            "list[ChatCompletionMessageParam]",
+            [{"role": m.role, "content": m.content} for m in request.messages],
+        )
         response = await self._client.chat.completions.create(
             model=self.model, messages=messages, **kwargs
         )

@@ -29,8 +29,10 @@ _ARXIV_ID = re.compile(r"\b(\d{4}\.\d{4,5}(?:v\d+)?)\b")
 _TERM = re.compile(r"[A-Za-z0-9][\w+-]*")
 _OPERATORS = frozenset({"and", "or", "not", "andnot"})
 _STOP = frozenset(
-    "a an the of in on for to with by from about what which how is are was were be does do "
-    "and or not vs".split()
+    str.split(
+        "a an the of in on for to with by from about what which how is are was were be does do "
+        "and or not vs"
+    )
 )
 MAX_TERMS = 8
 

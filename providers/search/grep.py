@@ -33,8 +33,10 @@ SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "
 _TOKEN = re.compile(r"[A-Za-z_][\w.:-]*[\w]|[A-Za-z_]\w?")
 _PHRASE = re.compile(r"\"([^\"]{2,})\"")
 _STOP = frozenset(
-    """a an the of in on at for to with by from about into and or not is are was were be how what
-    which who why when where does do did that this it its code function file files""".split()
+    str.split(
+        """a an the of in on at for to with by from about into and or not is are was were be how what
+    which who why when where does do did that this it its code function file files"""
+    )
 )
 
 

@@ -64,3 +64,84 @@ def test_gold_globs_and_citation_matching() -> None:
 def test_report_text_drops_sources_and_footer() -> None:
     md = "# T\n\n## Answer\n\nSales 81,797 [1]\n\n## Sources\n\n1. p. 44\n\n---\n\n- Run 12345\n"
     assert bench.figures(bench.report_text(md)) == {"81797"}
+
+
+# ------------------------------------------------------------------------------------------------
+# The general retrieval rules this benchmark motivated (policies/ranking.py); they live here only
+# because this is the test file of the benchmark's work — move them beside ranking's tests freely.
+
+np = pytest.importorskip("numpy")
+
+
+def test_document_prior_prefers_the_named_document_over_a_rare_topic_word() -> None:
+    from deepresearch.policies.ranking import document_prior
+
+    # 4 documents; "acme" (a name) is all over doc 0, "shift" (a topic word) all over doc 2,
+    # "revenue" is everywhere and must not matter.
+    acme = (np.array([30, 0, 0, 0]), True)
+    shift = (np.array([0, 0, 30, 0]), False)
+    revenue = (np.array([20, 20, 20, 20]), False)
+    prior = document_prior([acme, shift, revenue])
+    assert prior.argmax() == 0 and prior[0] > 2 * prior[2]
+    assert prior[1] == pytest.approx(prior[3])
+    flat = document_prior([revenue])
+    assert flat.max() - flat.min() == pytest.approx(0.0)
+
+
+def test_cover_date_is_the_latest_full_date() -> None:
+    from deepresearch.policies.ranking import cover_date
+
+    cover = "For the quarterly period ended July 1, 2023 ... outstanding as of July 21, 2023."
+    assert cover_date(cover) > cover_date("For the quarter ended April 1, 2023")
+    assert cover_date("Notes due 2042; no full date here") == 0
+    assert cover_date("February 30, 2023 is not a date") == 0
+
+
+def test_recency_prefers_the_newest_relevant_document() -> None:
+    from deepresearch.policies.ranking import RECENCY_PENALTY, recency_weights, wants_latest
+
+    assert wants_latest("gross margin in the most recent 10-Q")
+    assert not wants_latest("gross margin over the last two years")
+    prior = np.array([0.9, 0.9, 0.1, 0.0])  # docs 0-1 are about the query, 2 is newest overall
+    dates = np.array([738000, 738100, 738500, 0])
+    weights = recency_weights(prior, dates)
+    assert weights.tolist() == [RECENCY_PENALTY, 1.0, RECENCY_PENALTY, RECENCY_PENALTY]
+    assert recency_weights(np.zeros(4), dates).tolist()[2] == 1.0  # nothing named: newest wins
+    assert recency_weights(prior, np.zeros(4, dtype=int)).tolist() == [1.0] * 4
+
+
+def test_answering_row_outranks_a_sentence_that_only_repeats_the_name() -> None:
+    from deepresearch.providers.llm.sentences import Scorer, build_units
+
+    units = build_units(
+        [
+            (1, "Wearables net sales include sales of AirPods, Acme TV and Acme Watch products."),
+            (2, "Total net sales $ 81,797 $ 82,959"),
+        ]
+    )
+    scores = Scorer(units).score("How have Acme's total net sales changed?", [])
+    assert units[scores.index(max(scores))].source == 2
+
+
+def test_quick_mode_answer_takes_several_cited_findings() -> None:
+    from deepresearch.providers.llm.extractive import answer_write
+    from deepresearch.schemas import Finding, ReportSection, SourceText, WriteTask
+
+    section = ReportSection(
+        heading="Acme net sales",
+        findings=(
+            Finding(text="Total net sales $ 81,797 $ 82,959", citations=("doc:a",)),
+            Finding(text="Total net sales decreased 1% in the quarter.", citations=("doc:b",)),
+            Finding(text="The weather was pleasant.", citations=("doc:b",)),
+        ),
+    )
+    sources = tuple(
+        SourceText(n=i, url=u, title=u, location=u, text="")
+        for i, u in ((1, "doc:a"), (2, "doc:b"))
+    )
+    draft = answer_write(
+        WriteTask(query="Acme total net sales", sections=(section,), sources=sources)
+    )
+    assert "81,797" in draft.answer and "decreased 1%" in draft.answer
+    assert "weather" not in draft.answer
+    assert set(draft.answer_sources) == {1, 2}
