@@ -55,6 +55,11 @@ def build_search_providers(settings: Settings) -> list[SearchProvider]:
             from deepresearch.providers.search.local import LocalSearch
 
             providers.append(LocalSearch(corpus_index(settings)))  # type: ignore[arg-type]
+    delay = settings.simulate.latency_s
+    if delay > 0:
+        from deepresearch.providers.latency import SlowSearch
+
+        providers = [SlowSearch(p, delay) for p in providers]
     return providers
 
 
@@ -64,10 +69,20 @@ def build_fetchers(settings: Settings) -> list[Fetcher]:
         from deepresearch.providers.search.local import LocalDocuments
 
         fetchers.append(LocalDocuments(corpus_index(settings)))  # type: ignore[arg-type]
+    delay = settings.simulate.latency_s
+    if delay > 0:
+        from deepresearch.providers.latency import SlowFetcher
+
+        fetchers = [SlowFetcher(f, delay) for f in fetchers]
     return fetchers
 
 
 def build_llm_provider(settings: Settings) -> LLMProvider:
     from deepresearch.providers.llm.registry import build_llm
 
-    return build_llm(settings.llm.provider, settings.llm.model)
+    llm = build_llm(settings.llm.provider, settings.llm.model)
+    if settings.simulate.latency_s > 0:
+        from deepresearch.providers.latency import SlowLLM
+
+        return SlowLLM(llm, settings.simulate.latency_s)
+    return llm

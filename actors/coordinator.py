@@ -46,6 +46,9 @@ class Spawner(Protocol):
     def acquire(self) -> ResearcherPort: ...
     def release(self, researcher: ResearcherPort, healthy: bool) -> None: ...
     def close(self) -> None: ...
+    async def ready(self) -> None:
+        """Wait until the researchers started ahead of need can take work."""
+        ...
 
 
 class EvaluatorPort(Protocol):
@@ -91,7 +94,8 @@ class Coordinator:
             self._s.run.max_time_s, self._events.put_nowait, lc.LimitReached("time")
         )
         try:
-            plan = await self._plan()
+            plan, _ = await asyncio.gather(self._plan(), self._spawner.ready())
+            await self._sink.emit("researchers_ready", {})
             await self._sink.emit(
                 "plan_ready",
                 {

@@ -6,6 +6,7 @@ Ray process needs, so the policy-carrying base classes remain testable with in-p
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from deepresearch import assembly, runtime
@@ -70,6 +71,9 @@ class RaySpawner:
         proxy = RemoteProxy(runtime.spawn(HostedResearcher, "researcher", *self._args))
         self._all.append(proxy)
         return proxy
+
+    async def ready(self) -> None:
+        await asyncio.gather(*(proxy.pid() for proxy in self._idle))
 
     def acquire(self) -> ResearcherPort:
         proxy = self._idle.pop(0) if self._idle else self._spawn()

@@ -40,3 +40,6 @@ class LocalSpawner:
 
     def close(self) -> None:
         """Nothing to stop in-process."""
+
+    async def ready(self) -> None:
+        """In-process researchers are ready at once."""

@@ -177,6 +177,10 @@ class WebSettings(Section):
     extract_memory_mb: int = Field(1024, ge=128)
 
 
+class SimulateSettings(Section):
+    latency_s: float = Field(0.0, ge=0, le=60)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
@@ -190,6 +194,7 @@ class Settings(BaseSettings):
     corpus: CorpusSettings = CorpusSettings()
     researcher: ResearcherSettings = ResearcherSettings()
     deep: DeepSettings = DeepSettings()
+    simulate: SimulateSettings = SimulateSettings()
     web: WebSettings = WebSettings()
 
     def resolved_state_dir(self) -> Path:

@@ -121,12 +121,14 @@ def _synonym_variant(words: Sequence[str]) -> str:
     """Each word with a synonym replaced by the group's most general other term."""
     out = []
     for word in words:
-        group = _SYNONYM.get(word.lower())
+        lowered, plural = word.lower(), ""
+        if lowered not in _SYNONYM and lowered.endswith("s") and lowered[:-1] in _SYNONYM:
+            lowered, plural = lowered[:-1], "s"  # "failures" -> "errors"
+        group = _SYNONYM.get(lowered)
         if group is None:
             out.append(word)
             continue
-        alternative = next(t for t in group if t != word.lower())
-        out.append(alternative)
+        out.append(next(t for t in group if t != lowered) + plural)
     return " ".join(out)
 
 

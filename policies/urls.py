@@ -12,7 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, quote_plus, unquote_to_bytes, urlsplit, urlunsplit
 
-TRACKING_PARAMS = frozenset({"gclid", "fbclid", "mc_cid", "mc_eid", "ref_src", "igshid", "msclkid"})
+TRACKING_PARAMS = frozenset(
+    {
+        *("gclid", "gbraid", "wbraid", "dclid", "fbclid", "msclkid", "yclid", "twclid"),
+        *("mc_cid", "mc_eid", "ref_src", "igshid", "li_fat_id", "mkt_tok"),
+        *("_ga", "_gl", "_hsenc", "_hsmi"),
+    }
+)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # Characters left as they are when re-quoting (RFC 3986 sub-delims plus ':' and '@').

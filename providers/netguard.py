@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import ipaddress
 import re
 import socket
@@ -241,6 +242,12 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+@functools.cache
+def _default_ssl_context() -> ssl.SSLContext:
+    """The certifi CA bundle, loaded once (loading it costs a few hundred milliseconds)."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class PinnedTransport(httpx.AsyncHTTPTransport):
     """``httpx.AsyncHTTPTransport`` whose connections go only to pinned addresses; no env proxies.
 
@@ -254,7 +261,7 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
         super().__init__(trust_env=False)
         limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context or httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context or _default_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -131,6 +131,7 @@ class FakeWeb:
         self.latency_s = latency_s
         self.path_latency: dict[str, float] = {}
         self.robots = robots
+        self.robots_status = 200
         self.drip_interval_s = drip_interval_s
         self.bomb_mb = bomb_mb
         self.ssl_context = ssl_context
@@ -208,7 +209,7 @@ class FakeWeb:
     async def _robots(self, request: web.Request) -> web.Response:
         if self.robots is None:
             raise web.HTTPNotFound()
-        return web.Response(text=self.robots, content_type="text/plain")
+        return web.Response(text=self.robots, status=self.robots_status, content_type="text/plain")
 
     async def _article(self, request: web.Request) -> web.Response:
         paragraphs = [

@@ -99,21 +99,23 @@ class GeminiLLM:
 
     async def complete(self, request: LLMRequest) -> LLMReply:
         while True:
+            failure: ProviderError | None = None
             try:
                 response = await self._client.aio.models.generate_content(
                     model=self.model, contents=self._contents(request), config=self._config(request)
                 )
+                return self._reply(request, response)
             except genai_errors.APIError as exc:
-                if exc.code == 400 and self._adapt(exc):
-                    continue
-                raise self._map(exc) from None
+                if not (exc.code == 400 and self._adapt(exc)):
+                    failure = self._map(exc)
             except httpx.TimeoutException:
-                raise ProviderError(self.name, "request timed out", True) from None
+                failure = ProviderError(self.name, "request timed out", True)
             except httpx.HTTPError as exc:
-                raise ProviderError(self.name, f"connection failed ({type(exc).__name__})", True) from None  # fmt: skip
+                failure = ProviderError(self.name, f"connection failed ({type(exc).__name__})", True)
             except ValueError:  # a 200 whose body is not JSON
-                raise ProviderError(self.name, "malformed response body", True) from None
-            return self._reply(request, response)
+                failure = ProviderError(self.name, "malformed response body", True)
+            if failure is not None:
+                raise failure  # outside the handler: no vendor exception chained (may echo the key)
 
     def _adapt(self, exc: genai_errors.APIError) -> bool:
         message = str(exc.message or "").lower()

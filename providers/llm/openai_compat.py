@@ -34,17 +34,26 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def scrub(text: str, secret: str) -> str:
-    """``text`` with the secret and any visible 8+ character piece of it removed."""
+def scrub(text: str, secret: str, min_run: int = 8) -> str:
+    """``text`` with the secret and every visible run of ``min_run``+ of its characters redacted."""
     if not secret or secret == NO_KEY_PLACEHOLDER:
         return text
-    out = text.replace(secret, "[redacted]")
-    for size in (12, 8):
-        for start in range(0, max(0, len(secret) - size + 1)):
-            piece = secret[start : start + size]
-            if piece in out:
-                out = out.replace(piece, "[redacted]")
-    return out
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        best = 0
+        for j in range(len(secret)):
+            k = 0
+            while i + k < len(text) and j + k < len(secret) and text[i + k] == secret[j + k]:
+                k += 1
+            best = max(best, k)
+        if best >= min_run:
+            out.append("[redacted]")
+            i += best
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 class OpenAICompatLLM:
@@ -99,15 +108,20 @@ class OpenAICompatLLM:
 
     async def complete(self, request: LLMRequest) -> LLMReply:
         while True:
+            failure: ProviderError | None = None
             try:
                 return await self._once(request)
             except openai.BadRequestError as exc:
                 if not self._adapt(exc):
-                    raise self._map(exc) from None
+                    failure = self._map(exc)
             except openai.OpenAIError as exc:
-                raise self._map(exc) from None
+                failure = self._map(exc)
             except ValueError:  # a 200 whose body is not JSON (json.JSONDecodeError)
-                raise ProviderError(self.name, "malformed response body", True) from None
+                failure = ProviderError(self.name, "malformed response body", True)
+            if failure is not None:
+                # Raised outside the handler so neither __cause__ nor __context__ keeps the
+                # vendor exception (its message may echo the key).
+                raise failure
 
     def _adapt(self, exc: openai.BadRequestError) -> bool:
         """Learn from a 400 about a request feature; True when a changed request may succeed."""

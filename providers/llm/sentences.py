@@ -47,7 +47,7 @@ _FOOTER = re.compile(r"^[^|]{1,80}\|[^|]{1,80}\|\s*\d{1,4}$|^(?:page\s+)?\d{1,4}
 # Names in the question (capitalized words: the company, product or place asked about) identify the
 # subject, which an answering sentence usually refers to as "the Company" or "we"; a sentence that
 # merely repeats the name ("Apple TV, Apple Watch ...") must not outrank one that answers.
-NAME_WEIGHT = 1.0
+NAME_WEIGHT = 0.4
 _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w&'’-]*")
 _MD_SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")

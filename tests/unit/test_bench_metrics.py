@@ -113,10 +113,17 @@ def test_recency_prefers_the_newest_relevant_document() -> None:
 def test_answering_row_outranks_a_sentence_that_only_repeats_the_name() -> None:
     from deepresearch.providers.llm.sentences import Scorer, build_units
 
+    filler = [
+        (3, "Services net sales grew in the quarter for this segment."),
+        (3, "Products net sales fell in the quarter for this segment."),
+        (3, "Net sales by category were mixed across all regions this year."),
+        (3, "Total operating expenses are shown below here."),
+    ]
     units = build_units(
         [
-            (1, "Wearables net sales include sales of AirPods, Acme TV and Acme Watch products."),
+            (1, "Wearables total net sales include Acme TV and Acme Watch."),
             (2, "Total net sales $ 81,797 $ 82,959"),
+            *filler,
         ]
     )
     scores = Scorer(units).score("How have Acme's total net sales changed?", [])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -47,7 +47,9 @@ class Recorder:
 
 
 @pytest.fixture
-def mock() -> Iterator[Callable[[httpx.Response | Handler], tuple[httpx.AsyncClient, Recorder]]]:
+async def mock() -> AsyncIterator[
+    Callable[[httpx.Response | Handler], tuple[httpx.AsyncClient, Recorder]]
+]:
     clients: list[httpx.AsyncClient] = []
 
     def make(response: httpx.Response | Handler) -> tuple[httpx.AsyncClient, Recorder]:
@@ -57,6 +59,8 @@ def mock() -> Iterator[Callable[[httpx.Response | Handler], tuple[httpx.AsyncCli
         return client, recorder
 
     yield make
+    for client in clients:
+        await client.aclose()
 
 
 def build(name: str, client: httpx.AsyncClient) -> Any:
@@ -206,13 +210,13 @@ async def test_arxiv_request_and_parse(mock: Any) -> None:
 
 
 def test_arxiv_ids_use_id_list() -> None:
-    assert arxiv_query("see 2101.00001 and 1706.03762v5") == {
-        "id_list": "2101.00001,1706.03762v5"
-    }
+    assert arxiv_query("see 2101.00001 and 1706.03762v5") == {"id_list": "2101.00001,1706.03762v5"}
 
 
 async def test_arxiv_error_feed_and_bad_xml(mock: Any) -> None:
-    error_feed = ATOM.replace("http://arxiv.org/abs/2101.00001v2</id>", "http://arxiv.org/api/errors#x</id>")
+    error_feed = ATOM.replace(
+        "http://arxiv.org/abs/2101.00001v2</id>", "http://arxiv.org/api/errors#x</id>"
+    )
     client, _ = mock(httpx.Response(200, text=error_feed))
     with pytest.raises(ProviderError, match="query rejected") as info:
         await build("arxiv", client).search("x", 1)
@@ -308,7 +312,9 @@ async def test_searxng_against_the_loopback_fake() -> None:
     async with FakeSearxng({"ray actors": results}) as fake, httpx.AsyncClient() as client:
         provider = SearxngSearch(client, fake.base_url)
         hits = await provider.search("ray actors", 1)
-        assert [(h.url, h.rank, h.provider) for h in hits] == [("https://s.example/1", 1, "searxng")]
+        assert [(h.url, h.rank, h.provider) for h in hits] == [
+            ("https://s.example/1", 1, "searxng")
+        ]
         assert fake.requests[-1] == {"q": "ray actors", "format": "json", "pageno": "1"}
         assert await provider.search("unknown", 5) == []
 
@@ -337,7 +343,7 @@ async def test_searxng_without_json_format_explains_403() -> None:
 
 
 async def test_fake_latency_trips_the_client_timeout() -> None:
-    async with FakeSearxng(latency_s=0.5) as fake, httpx.AsyncClient() as client:
+    async with FakeSearxng(latency_s=0.2) as fake, httpx.AsyncClient() as client:
         with pytest.raises(ProviderError, match="timed out") as info:
             await SearxngSearch(client, fake.base_url, timeout_s=0.05).search("q", 3)
         assert info.value.retryable

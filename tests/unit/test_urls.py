@@ -32,6 +32,11 @@ from deepresearch.policies.urls import (
             "https://example.com/a",
         ),
         ("https://example.com/a?UTM_Campaign=z&q=1", "https://example.com/a?q=1"),
+        (
+            "https://example.com/a?gbraid=1&wbraid=2&yclid=3&_ga=4&_gl=5&mkt_tok=6&_hsenc=7&id=8",
+            "https://example.com/a?id=8",
+        ),
+        ("https://example.com/a?page=2&ga=1", "https://example.com/a?ga=1&page=2"),  # not _ga
         ("https://example.com/a?b=2&a=9&b=1", "https://example.com/a?a=9&b=2&b=1"),  # stable
         ("https://example.com/%7Euser/a%20b", "https://example.com/~user/a%20b"),
         ("https://example.com/%7euser", "https://example.com/~user"),

@@ -1,0 +1,177 @@
+"""Parallel deep runs with injected provider latency: wall time vs the critical-path lower bound.
+
+Every search, fetch and LLM call sleeps ``--latency`` seconds (``simulate.latency_s``). From the
+run's own events we count, per researcher, its model calls, searches and fetch batches (a batch's
+fetches run concurrently, so a batch costs one latency), then compute the lower bound a perfect
+scheduler with ``max_parallel`` slots would need: list scheduling of the researchers in the order
+the reducer starts them, round by round, plus the evaluator and writer calls. The wall time is
+measured from the moment both the plan and the warm researcher processes are ready (actor
+start-up is printed separately) to ``run_finished``.
+
+The same run also goes through an in-process asyncio driver (the same Coordinator, Researcher,
+gateway and pool classes, no Ray) so Ray's overhead is a printed ratio.
+
+    python bench/parallel.py [--latency 0.2] [--ks 1,2,3,5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+QUERY = "Compare the revenue of Apple, Amazon, Intel, Microsoft and Nvidia in 2023"
+
+
+def settings_for(root: Path, docs: Path, k: int, latency: float) -> Any:
+    from deepresearch.config.settings import load_settings, overrides_from_flags
+
+    flags = {
+        "corpus.path": docs, "corpus.cache_dir": root / "cache", "state_dir": root / "state",
+        "run.output_dir": root / "out", "deep.max_parallel": k, "simulate.latency_s": latency,
+        "run.mode": "deep",
+    }
+    return load_settings(None, overrides_from_flags(flags), env={})
+
+
+def analyse(events: list[tuple[float, str, dict[str, Any]]], k: int, latency: float) -> dict[str, float]:
+    """Wall time from plan+actors ready to the end, and the critical-path bound from the events."""
+    first = {t: ts for ts, t, _ in reversed(events)}
+    start = max(first.get("plan_ready", 0.0), first.get("researchers_ready", 0.0))
+    end = first["run_finished"]
+    units: dict[str, int] = defaultdict(lambda: 2)  # queries + report model calls
+    order: list[tuple[int, str]] = []
+    round_of: dict[str, int] = {}
+    current_round = 1
+    for _, t, p in events:
+        sid = p.get("subtask")
+        if t == "round_started":
+            current_round = int(p["round"])
+        elif t == "researcher_started":
+            order.append((current_round, sid))
+            round_of[sid] = current_round
+        elif t == "researcher_progress" and p.get("phase") in ("gathering", "scraping"):
+            units[sid] += 1
+    coordinator_calls = sum(1 for _, t, _ in events if t in ("evaluated", "writing"))
+    bound = coordinator_calls * latency
+    for rnd in sorted({r for r, _ in order}):
+        slots = [0.0] * k
+        for _, sid in [o for o in order if o[0] == rnd]:
+            i = slots.index(min(slots))
+            slots[i] += units[sid] * latency
+        bound += max(slots)
+    wall = end - start
+    return {"wall_s": round(wall, 3), "bound_s": round(bound, 3),
+            "ratio": round(wall / bound, 3) if bound else float("nan"),
+            "researchers": len(order), "startup_s": round(start - first["run_started"], 3)}
+
+
+def ray_run(settings: Any) -> dict[str, float]:
+    from deepresearch import driver
+    from deepresearch.storage import RunDir
+
+    prep = driver.prepare(QUERY, "deep", settings)
+    summary = driver.execute(prep)
+    events = RunDir(prep.run_dir.root).read_events()
+    return analyse([(e.ts, e.type, dict(e.payload)) for e in events],
+                   settings.deep.max_parallel, settings.simulate.latency_s) | {
+        "status": summary.status}  # type: ignore[dict-item]
+
+
+class TimedSink:
+    def __init__(self) -> None:
+        self.events: list[tuple[float, str, dict[str, Any]]] = []
+
+    async def emit(self, type: str, payload: dict[str, Any] | None = None) -> None:
+        self.events.append((time.time(), type, dict(payload or {})))
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        json.dumps(data)  # the same serialization work the EventLog does
+
+
+def inprocess_run(settings: Any) -> dict[str, float]:
+    from deepresearch import assembly
+    from deepresearch.actors.coordinator import Coordinator
+    from deepresearch.actors.evaluator import Evaluator
+    from deepresearch.actors.inprocess import LocalSpawner
+    from deepresearch.actors.search_gateway import SearchGateway
+    from deepresearch.actors.url_pool import UrlPool
+    from deepresearch.policies.breaker import BreakerConfig
+    from deepresearch.policies.retry import RetryPolicy
+    from deepresearch.schemas import Request
+
+    async def go() -> list[tuple[float, str, dict[str, Any]]]:
+        sink = TimedSink()
+        llm = assembly.build_llm_provider(settings)
+        gateway = SearchGateway(
+            assembly.build_search_providers(settings),
+            BreakerConfig.from_settings(settings.search.breaker),
+            RetryPolicy.from_settings(settings.search.retry), sink=sink,
+        )
+        spawner = LocalSpawner(settings, gateway, UrlPool(), sink, llm,
+                               assembly.build_fetchers(settings))
+        request = Request(run_id="inprocess", query=QUERY, mode="deep")
+        await Coordinator(settings, request, sink, llm, spawner, Evaluator(llm)).run()
+        return sink.events
+
+    events = asyncio.run(go())
+    return analyse(events, settings.deep.max_parallel, settings.simulate.latency_s)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=Path, default=REPO.parent / "shared/data/sec-10q/docs")
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--ks", default="1,2,3,5")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    ks = [int(x) for x in args.ks.split(",")]
+    from deepresearch import driver, runtime
+
+    results: dict[str, Any] = {"latency_s": args.latency, "query": QUERY, "runs": []}
+    with tempfile.TemporaryDirectory(prefix="dr-parallel-") as tmp:
+        root = Path(tmp)
+        (root / "out").mkdir()
+        base = settings_for(root, args.docs, 1, args.latency)
+        driver.build_index(base)
+        conn = runtime.connect(base.ray)
+        try:
+            for k in ks:
+                s = settings_for(root, args.docs, k, args.latency)
+                on_ray = ray_run(s)
+                local = inprocess_run(s)
+                row = {"k": k, "ray": on_ray, "inprocess": local,
+                       "ray_over_inprocess": round(on_ray["wall_s"] / local["wall_s"], 3)}
+                results["runs"].append(row)
+                print(f"k={k}: ray wall {on_ray['wall_s']:.2f}s bound {on_ray['bound_s']:.2f}s "
+                      f"ratio {on_ray['ratio']:.3f} (start-up {on_ray['startup_s']:.2f}s); "
+                      f"in-process wall {local['wall_s']:.2f}s ratio {local['ratio']:.3f}; "
+                      f"ray/in-process {row['ray_over_inprocess']:.3f}", file=sys.stderr)
+        finally:
+            runtime.disconnect(conn)
+    k1 = next((r for r in results["runs"] if r["k"] == 1), None)
+    for row in results["runs"]:
+        if k1:
+            row["speedup_vs_k1"] = round(k1["ray"]["wall_s"] / row["ray"]["wall_s"], 3)
+    results["max_ratio"] = max(r["ray"]["ratio"] for r in results["runs"])
+    results["target_ratio"] = 1.15
+    if args.json:
+        print(json.dumps(results))
+    else:
+        for row in results["runs"]:
+            print(f"k={row['k']}: wall/bound {row['ray']['ratio']}, speedup vs k=1 "
+                  f"{row.get('speedup_vs_k1')}, ray/in-process {row['ray_over_inprocess']}")
+        print(f"max wall/bound ratio: {results['max_ratio']} (target <= 1.15)")
+
+
+if __name__ == "__main__":
+    main()
