@@ -10,7 +10,7 @@ pickle).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from pydantic import BaseModel
 
@@ -46,7 +46,8 @@ class ScriptedLLM:
     ``script`` is either a mapping ``role -> [entry, ...]`` (an entry is reply text, a
     ``ScriptedReply``, a callable ``request -> text``, or an exception instance to raise), or one
     callable answering every request. With ``strict=False`` an exhausted role repeats its last
-    entry.
+    entry. ``delegate`` answers the roles the script does not name (e.g. the extractive provider
+    for researchers while the evaluator is scripted); without it such a call fails.
     """
 
     def __init__(
@@ -56,7 +57,9 @@ class ScriptedLLM:
         name: str = "scripted",
         model: str = "scripted-1",
         strict: bool = True,
+        delegate: Any = None,
     ) -> None:
+        self.delegate = delegate
         self.name = name
         self.model = model
         self.strict = strict
@@ -98,6 +101,9 @@ class ScriptedLLM:
 
     async def complete(self, request: LLMRequest) -> LLMReply:
         self.calls.append(request)
+        if self.delegate is not None and self._handler is None and request.role not in self._script:
+            reply: LLMReply = await self.delegate.complete(request)
+            return reply
         entry: ScriptEntry = (
             self._handler(request) if self._handler is not None else self._next_entry(request)
         )

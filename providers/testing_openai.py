@@ -176,8 +176,11 @@ class ScriptedOpenAIServer:
             headers = {"Retry-After": step.retry_after} if step.retry_after is not None else {}
             return _error(step.status, step.error or f"scripted HTTP {step.status}", "", headers)
         if step.malformed:
-            return web.Response(text='{"id": "chatcmpl-broken", "choices": [', status=200,
-                                content_type="application/json")  # fmt: skip
+            return web.Response(
+                text='{"id": "chatcmpl-broken", "choices": [',
+                status=200,
+                content_type="application/json",
+            )
         return web.json_response(self._completion(body, step, n))
 
     def _completion(self, body: dict[str, Any], step: Step, n: int) -> dict[str, Any]:

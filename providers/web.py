@@ -179,7 +179,10 @@ class SafeFetcher:
 
     async def download(self, url: str) -> Download:
         """Follow up to ``max_redirects`` redirects, checking each hop, and read the final body."""
-        current = httpx.URL(url)
+        try:
+            current = httpx.URL(url)
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise FetchBlocked(url, f"invalid URL ({exc})") from None
         authorization = _basic_auth(current)
         cookies = httpx.Cookies()
         started = False

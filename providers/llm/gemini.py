@@ -111,7 +111,9 @@ class GeminiLLM:
             except httpx.TimeoutException:
                 failure = ProviderError(self.name, "request timed out", True)
             except httpx.HTTPError as exc:
-                failure = ProviderError(self.name, f"connection failed ({type(exc).__name__})", True)
+                failure = ProviderError(
+                    self.name, f"connection failed ({type(exc).__name__})", True
+                )
             except ValueError:  # a 200 whose body is not JSON
                 failure = ProviderError(self.name, "malformed response body", True)
             if failure is not None:
@@ -147,7 +149,9 @@ class GeminiLLM:
         if code == 429:
             header = _header(exc, "retry-after")
             delay = parse_retry_after(header, time.time()) if header else None
-            return RateLimited(self.name, delay if delay is not None else retry_delay_from_details(exc.details))  # fmt: skip
+            return RateLimited(
+                self.name, delay if delay is not None else retry_delay_from_details(exc.details)
+            )
         if code in (401, 403):
             return ProviderError(
                 self.name, f"HTTP {code}: authentication failed (check the API key)", False

@@ -172,7 +172,9 @@ class OpenAICompatLLM:
         if isinstance(exc, openai.APITimeoutError):
             return ProviderError(self.name, "request timed out", True)
         if isinstance(exc, openai.APIConnectionError):
-            return ProviderError(self.name, f"connection failed ({type(exc.__cause__).__name__})", True)  # fmt: skip
+            return ProviderError(
+                self.name, f"connection failed ({type(exc.__cause__).__name__})", True
+            )
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             if status == 429:

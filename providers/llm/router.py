@@ -157,9 +157,12 @@ class Router:
                 if delay is None:
                     raise
                 await self._emit(
-                    "llm_retry", role=request.role, tier=key, delay_s=round(delay, 3),
+                    "llm_retry",
+                    role=request.role,
+                    tier=key,
+                    delay_s=round(delay, 3),
                     error=exc.reason[:200],
-                )  # fmt: skip
+                )
                 await self._sleep(delay)
                 continue
             except BaseException:  # cancelled or a bug: no verdict on the provider

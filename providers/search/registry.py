@@ -9,7 +9,7 @@ per-process corpus index).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import httpx
@@ -55,6 +55,13 @@ def _env(env: Mapping[str, str], var: str) -> str | None:
 def _secret(env: Mapping[str, str], var: str) -> SecretStr | None:
     value = _env(env, var)
     return SecretStr(value) if value is not None else None
+
+
+def search_env(names: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """Only the variables the named providers read, taken from ``environ`` (the driver's), so the
+    driver can hand exactly these to the gateway actor instead of its whole environment."""
+    wanted = {v for n in names for v in (*REQUIRED_ENV.get(n, ()), *OPTIONAL_ENV.get(n, ()))}
+    return {var: environ[var] for var in sorted(wanted) if environ.get(var, "").strip()}
 
 
 def check_search_provider(name: str, settings: Settings, env: Mapping[str, str]) -> None:
@@ -146,4 +153,5 @@ __all__ = [
     "REQUIRED_ENV",
     "build_search_provider",
     "check_search_provider",
+    "search_env",
 ]

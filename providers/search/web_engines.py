@@ -153,8 +153,9 @@ class TavilySearch(_JsonApi):
 class GoogleSearch(_JsonApi):
     """Google Programmable Search (Custom Search JSON API): ``key`` + engine id ``cx``.
 
-    The API takes the key only as a query parameter, which is why error reasons never carry URLs.
-    It returns at most 10 results per request.
+    The key goes in the ``X-goog-api-key`` header that Google's API front end accepts in place of
+    the documented ``key`` query parameter, so it never appears in a URL (httpx logs, proxies).
+    The API returns at most 10 results per request.
     """
 
     name = "google"
@@ -177,12 +178,8 @@ class GoogleSearch(_JsonApi):
         data = await self._call(
             "GET",
             "/customsearch/v1",
-            params={
-                "key": self._secret(),
-                "cx": self._cx,
-                "q": query,
-                "num": max(1, min(limit, self.MAX_RESULTS)),
-            },
+            params={"cx": self._cx, "q": query, "num": max(1, min(limit, self.MAX_RESULTS))},
+            headers={"X-goog-api-key": self._secret()},
         )
         items = dict_items(self.name, data.get("items"), "items")
         return ranked_hits(

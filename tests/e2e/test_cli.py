@@ -153,3 +153,27 @@ def test_unwritable_output_and_state_dirs(tmp_path: Path, small_corpus: Path) ->
         cli(*base, cwd=tmp_path, env_extra={"DEEP_RESEARCH_STATE_DIR": "/proc/deep-research"}),
         "not writable",
     )
+
+
+@pytest.mark.slow
+def test_every_researcher_failing_exits_3_with_an_honest_report(
+    small_corpus: Path, tmp_path: Path
+) -> None:
+    # A watchdog of one step (the query-planning call) stops every researcher before it reads.
+    proc = cli(
+        "run",
+        "Compare ACME Corp sales and Globex Inc revenue",
+        "--mode",
+        "deep",
+        "--corpus",
+        str(small_corpus),
+        "--json",
+        cwd=tmp_path,
+        env_extra={"DEEP_RESEARCH_RESEARCHER__MAX_STEPS": "1"},
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["status"] == "no_answer" and summary["sources"] == []
+    report = Path(summary["report_path"]).read_text()
+    assert "No answer" in report and "step" in report

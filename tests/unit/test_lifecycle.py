@@ -121,8 +121,12 @@ def test_limit_before_any_result_fails() -> None:
 
 def test_out_of_place_events_are_ignored() -> None:
     s = initial(2, 3)
-    for event in (ResearcherFinished("zz"), Evaluated("synthesize"), Synthesized(),
-                  ResearcherStarted("a")):
+    for event in (
+        ResearcherFinished("zz"),
+        Evaluated("synthesize"),
+        Synthesized(),
+        ResearcherStarted("a"),
+    ):
         assert reduce(s, event) == (s, [])
     s, _ = reduce(s, PlanReady(tasks("a")))
     assert reduce(s, PlanReady(tasks("b"))) == (s, [])
@@ -172,7 +176,11 @@ def test_no_event_sequence_leaves_it_stuck_or_over_budget(
             continue
         if outstanding and (choice % 2 == 0 or not awaiting):
             sid = outstanding.pop(choice % len(outstanding))
-            event = ResearcherFinished(sid) if choice % 3 else ResearcherFailed(sid, "x", choice % 5 == 0)
+            event = (
+                ResearcherFinished(sid)
+                if choice % 3
+                else ResearcherFailed(sid, "x", choice % 5 == 0)
+            )
             state, commands = reduce(state, event)
             continue
         assert awaiting, f"stuck in {state.status} with nothing outstanding"

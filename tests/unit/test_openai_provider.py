@@ -48,7 +48,12 @@ async def test_structured_reply_uses_json_schema_and_server_usage(http: httpx.As
         server.assert_all_used()
     assert result.queries == ("apple gross margin 2023", "apple 10-Q")
     (r,) = replies
-    assert (r.provider, r.model, r.input_tokens, r.output_tokens) == ("openai", "gpt-4.1-mini", 321, 17)
+    assert (r.provider, r.model, r.input_tokens, r.output_tokens) == (
+        "openai",
+        "gpt-4.1-mini",
+        321,
+        17,
+    )
     assert not r.estimated_tokens
     body = server.requests[0].body
     assert body["model"] == "gpt-4.1-mini"
@@ -95,7 +100,10 @@ async def test_unrelated_400_is_not_retried(http: httpx.AsyncClient) -> None:
 async def test_switches_to_max_completion_tokens_when_asked(http: httpx.AsyncClient) -> None:
     def respond(body: dict[str, Any]) -> Step:
         if "max_tokens" in body:
-            return Step(status=400, error="Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens'.")  # fmt: skip
+            return Step(
+                status=400,
+                error="Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens'.",
+            )
         return reply(GOOD)
 
     async with ScriptedOpenAIServer(respond) as server:
@@ -139,7 +147,9 @@ async def test_429_maps_to_rate_limited_with_retry_after(http: httpx.AsyncClient
         (Step(status=503, error="overloaded"), "HTTP 503"),
     ],
 )
-async def test_server_failures_are_retryable(http: httpx.AsyncClient, step: Step, words: str) -> None:
+async def test_server_failures_are_retryable(
+    http: httpx.AsyncClient, step: Step, words: str
+) -> None:
     async with ScriptedOpenAIServer([step]) as server:
         with pytest.raises(ProviderError) as info:
             await _provider(server, http).complete(_request())

@@ -110,7 +110,9 @@ async def test_google_request_and_parse(mock: Any) -> None:
     hits = await build("google", client).search("q words", 25)
     params = rec.last.url.params
     assert rec.last.url.path == "/customsearch/v1"
-    assert params["key"] == KEY and params["cx"] == "cx-1" and params["q"] == "q words"
+    assert rec.last.headers["x-goog-api-key"] == KEY and "key" not in params
+    assert KEY not in str(rec.last.url)
+    assert params["cx"] == "cx-1" and params["q"] == "q words"
     assert params["num"] == "10"  # the API's maximum
     assert [h.rank for h in hits] == [1, 2]
     assert hits[0].snippet == "first & best"

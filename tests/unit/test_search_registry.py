@@ -17,6 +17,7 @@ from deepresearch.providers.search.registry import (
     KNOWN_SEARCH_PROVIDERS,
     build_search_provider,
     check_search_provider,
+    search_env,
 )
 
 FULL_ENV = {
@@ -92,7 +93,8 @@ def test_grep_needs_a_code_folder(tmp_path: Path) -> None:
     check_search_provider("grep", settings(**{"search.code_dir": tmp_path}), {})
 
 
-async def test_grep_is_built_on_the_folder(tmp_path: Path, client: httpx.AsyncClient) -> None:
+def test_grep_is_built_on_the_folder(tmp_path: Path) -> None:
+    client = httpx.AsyncClient()  # never used by grep; no connection to close
     provider: Any = build_search_provider(
         "grep", settings(**{"search.code_dir": tmp_path}), client, {}
     )
@@ -117,3 +119,13 @@ def test_known_names_cover_the_issue() -> None:
         "security",
         "grep",
     }
+
+
+def test_search_env_keeps_only_what_the_chain_reads() -> None:
+    environ = {**FULL_ENV, "HOME": "/root", "AWS_SECRET_ACCESS_KEY": "x", "NVD_API_KEY": " "}
+    assert search_env(["local", "google", "security"], environ) == {
+        "GITHUB_TOKEN": "ghp-secret-6",
+        "GOOGLE_API_KEY": "g-secret-2",
+        "GOOGLE_CSE_ID": "cx-3",
+    }
+    assert search_env(["duckduckgo"], environ) == {}

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from deepresearch.errors import FetchBlocked, FetchError
-from deepresearch.providers.extract import ExtractionPool
+from deepresearch.providers.extract import ExtractionPool, extract_bytes
 from deepresearch.providers.netguard import PinnedAddress, pinned
 from deepresearch.providers.testing_web import FakeWeb, static_resolver
 from deepresearch.providers.web import USER_AGENT, FetchPolicy, SafeFetcher, make_client
@@ -326,3 +326,19 @@ def test_handles_only_http_and_https(client: httpx.AsyncClient, pool: Extraction
     f = fetcher(client, pool)
     assert f.handles("https://x.test/") and f.handles("HTTP://x.test/")
     assert not f.handles("doc:abc#p1") and not f.handles("file:///etc/passwd")
+
+
+def test_extract_bytes_honours_the_declared_and_the_meta_charset() -> None:
+    page = "<html><head><title>Caf\u00e9 prices</title></head><body><p>Cr\u00e8me</p></body></html>"
+    declared = extract_bytes(page.encode("latin-1"), "html", "p.html", "latin-1")
+    assert declared.title == "Caf\u00e9 prices" and "Cr\u00e8me" in declared.pages[0]
+    meta = page.replace("<head>", '<head><meta charset="iso-8859-1">').encode("latin-1")
+    assert extract_bytes(meta, "html", "p.html").title == "Caf\u00e9 prices"
+    assert extract_bytes(b"a\r\nb", "text", "t.txt").pages == ("a\nb",)
+
+
+async def test_an_invalid_url_is_blocked_not_crashed(
+    client: httpx.AsyncClient, pool: ExtractionPool
+) -> None:
+    with pytest.raises(FetchBlocked):
+        await fetcher(client, pool).fetch("http://x.test:abc/")

@@ -1,0 +1,94 @@
+"""Deep runs on Ray with a scripted evaluator and the local corpus: overlap, injection, dedup,
+delegation, the round budget, non-JSON evaluator replies, and the honest all-failed stop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deepresearch import driver
+from deepresearch.policies.citations import find_unresolved
+from deepresearch.providers.llm.extractive import ExtractiveLLM
+from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.report import body_of
+from deepresearch.schemas import Evaluation
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+QUERY = "Compare ACME Corp sales, Globex Inc revenue, ACME dividend, Globex expansion and ACME factories"
+
+
+def events_of(run_id: str, state: Path) -> list[dict[str, Any]]:
+    path = state / "runs" / run_id / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def delegate(*questions: str) -> str:
+    return Evaluation(action="delegate", reason="gap", new_subtasks=questions).model_dump_json()
+
+
+def test_parallel_researchers_injection_dedup_and_a_delegate_round(
+    small_corpus: Path, make_settings: Any, tmp_path: Path
+) -> None:
+    llm = ScriptedLLM(
+        {
+            "evaluator": [
+                delegate("What share buyback did ACME approve?"),
+                "Looks complete to me.",  # not JSON: repaired? no; retried once ...
+                "Still prose, no JSON.",  # ... and still not JSON: counts as synthesize
+            ]
+        },
+        delegate=ExtractiveLLM(),
+    )
+    settings = make_settings(small_corpus, **{"deep.max_parallel": 3})
+    summary = driver.execute(driver.prepare(QUERY, "deep", settings), llm=llm)
+    assert summary.status == "completed"
+    events = events_of(summary.run_id, tmp_path / "state")
+    types = [e["type"] for e in events]
+    started = [e for e in events if e["type"] == "researcher_started"]
+    finished = [e for e in events if e["type"] == "researcher_finished"]
+    assert len(started) >= 4
+    # overlap: a second researcher started before the first one finished
+    assert started[1]["seq"] < finished[0]["seq"]
+    # at most 3 at once
+    active = peak = 0
+    for e in events:
+        active += {"researcher_started": 1, "researcher_finished": -1, "researcher_failed": -1}.get(
+            e["type"], 0
+        )
+        peak = max(peak, active)
+    assert peak <= 3
+    # injection: researchers started after a finish carry earlier reports
+    late = [e for e in started if e["seq"] > finished[0]["seq"]]
+    assert late and all(e["payload"]["injected"] >= 1 for e in late)
+    # dedup: no document fetched twice across researchers
+    read = [e["payload"]["url"] for e in events if e["type"] == "source_read"]
+    assert len(read) == len(set(read))
+    # the delegate round, then a non-JSON reply counted as synthesize
+    evaluated = [e["payload"] for e in events if e["type"] == "evaluated"]
+    assert [e["action"] for e in evaluated] == ["delegate", "synthesize"]
+    assert "not valid JSON" in evaluated[1]["reason"]
+    assert "round_started" in types
+    assert any(e["payload"]["question"] == "What share buyback did ACME approve?" for e in started)
+    report = Path(summary.report_path or "").read_text()
+    assert find_unresolved(body_of(report), len(summary.sources)) == []
+    assert "## Gaps and limits" not in report
+
+
+def test_round_budget_stops_an_evaluator_that_always_delegates(
+    small_corpus: Path, make_settings: Any, tmp_path: Path
+) -> None:
+    replies = [delegate(f"Follow-up question number {i} about ACME?") for i in range(6)]
+    llm = ScriptedLLM({"evaluator": replies}, delegate=ExtractiveLLM(), strict=False)
+    settings = make_settings(small_corpus, **{"deep.target_rounds": 1, "deep.max_parallel": 3})
+    summary = driver.execute(
+        driver.prepare("ACME Corp net sales and dividend", "deep", settings), llm=llm
+    )
+    assert summary.status == "completed" and summary.limited_by == "rounds"
+    events = events_of(summary.run_id, tmp_path / "state")
+    assert max(e["payload"]["round"] for e in events if e["type"] == "evaluated") == 3
+    report = Path(summary.report_path or "").read_text()
+    assert "## Gaps and limits" in report and "round budget" in report
