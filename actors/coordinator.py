@@ -46,6 +46,10 @@ class Spawner(Protocol):
     def acquire(self) -> ResearcherPort: ...
     def release(self, researcher: ResearcherPort, healthy: bool) -> None: ...
     def close(self) -> None: ...
+    def crashed(self, exc: BaseException) -> bool:
+        """Whether ``exc`` means the researcher's process died (a retry on a fresh one may work)."""
+        ...
+
     async def ready(self) -> None:
         """Wait until the researchers started ahead of need can take work."""
         ...
@@ -64,7 +68,10 @@ class Coordinator:
         llm: LLMProvider,
         spawner: Spawner,
         evaluator: EvaluatorPort | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> None:
+        self._resume = resume
+        self._retried: set[str] = set()
         self._s = settings
         self._request = request
         self._sink = sink
@@ -74,8 +81,9 @@ class Coordinator:
         self._usage = Usage()
         self._providers: dict[str, str] = {}
         self._subtasks: dict[str, SubTask] = {}
-        self._reports: dict[str, ResearcherReport] = {}  # in completion order
-        self._running: dict[str, tuple[ResearcherPort, asyncio.Task[None]]] = {}
+        self._reports: dict[str, ResearcherReport] = {}
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._current: dict[str, ResearcherPort] = {}  # the researcher serving each sub-task
         self._events: asyncio.Queue[lc.LifecycleEvent] = asyncio.Queue()
         self._result: RunResult | None = None
 
@@ -83,29 +91,39 @@ class Coordinator:
 
     async def run(self) -> RunResult:
         req = self._request
-        await self._sink.emit("run_started", {"mode": req.mode, "query": req.query})
         deep = req.mode == "deep" and self._evaluator is not None
         state = lc.initial(
             1 if req.mode == "quick" else self._s.deep.max_parallel,
             self._s.deep.target_rounds + 2 if deep else 1,
             evaluate=deep,
         )
+        commands: list[lc.Command] = []
+        if self._resume is not None:
+            state = self._restore(self._resume)
+            await self._sink.emit(
+                "run_resumed", {"status": state.status, "completed": len(self._reports)}
+            )
+            state, commands = lc.resume(state, self._subtasks)
+        else:
+            await self._sink.emit("run_started", {"mode": req.mode, "query": req.query})
         timer = asyncio.get_running_loop().call_later(
             self._s.run.max_time_s, self._events.put_nowait, lc.LimitReached("time")
         )
         try:
-            plan, _ = await asyncio.gather(self._plan(), self._spawner.ready())
-            await self._sink.emit("researchers_ready", {})
-            await self._sink.emit(
-                "plan_ready",
-                {
-                    "subtasks": [t.question for t in plan],
-                    "count": len(plan),
-                    "target_rounds": self._s.deep.target_rounds if deep else 1,
-                },
-            )
-            state, commands = lc.reduce(state, lc.PlanReady(tuple(plan)))
+            if state.status == "planning":
+                plan, _ = await asyncio.gather(self._plan(), self._spawner.ready())
+                await self._sink.emit("researchers_ready", {})
+                await self._sink.emit(
+                    "plan_ready",
+                    {
+                        "subtasks": [t.question for t in plan],
+                        "count": len(plan),
+                        "target_rounds": self._s.deep.target_rounds if deep else 1,
+                    },
+                )
+                state, commands = lc.reduce(state, lc.PlanReady(tuple(plan)))
             while True:
+                await self._save(state)
                 for command in commands:
                     await self._perform(command, state)
                 if state.terminal:
@@ -126,15 +144,26 @@ class Coordinator:
         )
         return self._result
 
+    def _restore(self, data: dict[str, Any]) -> lc.LifecycleState:
+        """Completed work from a checkpoint: it is never redone."""
+        tasks = [SubTask.model_validate(t) for t in data.get("subtasks", [])]
+        self._subtasks = {t.id: t for t in tasks}
+        for raw in data.get("completed", []):
+            report = ResearcherReport.model_validate(raw)
+            self._reports[report.subtask_id] = report
+        self._usage = Usage.model_validate(data.get("usage", {}))
+        self._providers = dict(data.get("providers", {}))
+        return lc.from_json(data["lifecycle"])
+
     async def _perform(self, command: lc.Command, state: lc.LifecycleState) -> None:
         match command:
             case lc.SpawnResearcher(subtask, inject):
                 self._start(subtask, inject)
             case lc.Steer(target, source):
-                if target in self._running and source in self._reports:
+                if target in self._current and source in self._reports:
                     note = _steering_note(self._reports[source])
                     with contextlib.suppress(Exception):  # a dying researcher cannot be steered
-                        await self._running[target][0].steer(note)
+                        await self._current[target].steer(note)
             case lc.Evaluate(round_no):
                 await self._evaluate(round_no, state)
             case lc.CancelResearchers(reason):
@@ -177,33 +206,53 @@ class Coordinator:
     def _start(self, subtask: SubTask, inject: tuple[str, ...]) -> None:
         cap = self._s.researcher.report_cap_chars
         notes = [_injection(self._reports[i], cap) for i in inject if i in self._reports]
-        researcher = self._spawner.acquire()
         limit = self._s.researcher.max_time_s * 1.5 + 5.0  # hard stop if the watchdog cannot run
 
-        async def work() -> None:
+        async def attempt() -> tuple[ResearcherReport, bool]:
+            """One researcher run; True as second value when its process died (worth a retry)."""
+            researcher = self._spawner.acquire()
+            self._current[subtask.id] = researcher
             healthy = False
             try:
                 report = await asyncio.wait_for(researcher.run(subtask, notes), limit)
                 healthy = report.status == "ok"
+                return report, False
             except asyncio.CancelledError:
-                report = _failed(subtask, "cancelled")
+                return _failed(subtask, "cancelled"), False
             except Exception as exc:  # a dead actor or a bug: isolated to this sub-task
                 reason = str(exc) if isinstance(exc, DeepResearchError) else type(exc).__name__
                 if isinstance(exc, TimeoutError):
                     reason = f"timed out after {limit:.0f}s"
-                await self._sink.emit("researcher_failed", {"subtask": subtask.id, "error": reason})
-                report = _failed(subtask, reason)
+                crashed = self._spawner.crashed(exc)
+                await self._sink.emit(
+                    "researcher_failed",
+                    {"subtask": subtask.id, "error": reason, "crashed": crashed},
+                )
+                return _failed(subtask, reason), crashed
             finally:
-                self._running.pop(subtask.id, None)
                 self._spawner.release(researcher, healthy)
+
+        async def work() -> None:
+            report, crashed = await attempt()
+            if crashed and subtask.id not in self._retried:
+                self._retried.add(subtask.id)  # once, on a fresh actor; then it stays failed
+                await self._sink.emit("researcher_retry", {"subtask": subtask.id})
+                report, _ = await attempt()
+            self._running.pop(subtask.id, None)
+            self._current.pop(subtask.id, None)
             await self._finish(report)
 
-        self._running[subtask.id] = (researcher, asyncio.create_task(work()))
+        self._running[subtask.id] = asyncio.create_task(work())
 
     async def _finish(self, report: ResearcherReport) -> None:
         self._reports[report.subtask_id] = report
         self._usage = self._usage + report.usage
-        await self._sink.checkpoint(self._checkpoint_data())
+        await self._sink.write_text(
+            "report.partial.md", synthesis.partial_markdown(self._request.query, self._ordered())
+        )
+        cap = self._s.llm.max_cost_usd
+        if cap is not None and self._usage.cost_usd >= cap:
+            self._events.put_nowait(lc.LimitReached("cost"))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
         else:
@@ -211,7 +260,7 @@ class Coordinator:
             self._events.put_nowait(lc.ResearcherFailed(report.subtask_id, report.error, partial))
 
     async def _cancel_all(self, reason: str) -> None:
-        tasks = [task for _, task in self._running.values()]
+        tasks = list(self._running.values())
         for task in tasks:
             task.cancel()
         if tasks:
@@ -220,7 +269,7 @@ class Coordinator:
 
     async def _evaluate(self, round_no: int, state: lc.LifecycleState) -> None:
         assert self._evaluator is not None
-        reports = list(self._reports.values())
+        reports = self._ordered()
         task = EvaluateTask(
             query=self._request.query,
             agenda=tuple(r.question for r in reports),
@@ -250,18 +299,29 @@ class Coordinator:
             await self._sink.emit("round_started", {"round": round_no + 1, "count": len(new)})
         self._events.put_nowait(lc.Evaluated(decision.action, new))
 
-    def _checkpoint_data(self) -> dict[str, Any]:
-        return {
-            "request": self._request.model_dump(mode="json"),
-            "subtasks": [t.model_dump(mode="json") for t in self._subtasks.values()],
-            "completed": [r.model_dump(mode="json") for r in self._reports.values()],
-            "usage": self._usage.model_dump(mode="json"),
-        }
+    def _ordered(self) -> list[ResearcherReport]:
+        """Reports in plan order, whatever order they finished in: reports are deterministic."""
+        order = {sid: i for i, sid in enumerate(self._subtasks)}
+        return sorted(self._reports.values(), key=lambda r: order.get(r.subtask_id, len(order)))
+
+    async def _save(self, state: lc.LifecycleState) -> None:
+        """Checkpoint after every lifecycle step: resume continues from exactly here."""
+        await self._sink.checkpoint(
+            {
+                "version": 1,
+                "request": self._request.model_dump(mode="json"),
+                "lifecycle": lc.to_json(state),
+                "subtasks": [t.model_dump(mode="json") for t in self._subtasks.values()],
+                "completed": [r.model_dump(mode="json") for r in self._ordered()],
+                "usage": self._usage.model_dump(mode="json"),
+                "providers": self._providers,
+            }
+        )
 
     async def _synthesize(self, limited_by: lc.Limit | None, stop_reason: str = "") -> RunResult:
         req = self._request
         title = synthesis.title_for(req.query)
-        reports = list(self._reports.values())
+        reports = self._ordered()
         notes = []
         if self._llm.name == "extractive":
             notes.append(synthesis.EXTRACTIVE_NOTE)

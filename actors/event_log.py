@@ -85,6 +85,8 @@ class EventSink(Protocol):
 
     async def checkpoint(self, data: dict[str, Any]) -> None: ...
 
+    async def write_text(self, name: str, text: str) -> None: ...
+
 
 class ActorSink:
     """Sends events to an EventLog actor handle."""
@@ -98,6 +100,9 @@ class ActorSink:
     async def checkpoint(self, data: dict[str, Any]) -> None:
         await self._handle.checkpoint.remote(data)
 
+    async def write_text(self, name: str, text: str) -> None:
+        await self._handle.write_text.remote(name, text)
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (ActorSink, (self._handle,))
 
@@ -108,12 +113,16 @@ class ListSink:
     def __init__(self) -> None:
         self.events: list[tuple[str, dict[str, JsonValue]]] = []
         self.checkpoints: list[dict[str, Any]] = []
+        self.files: dict[str, str] = {}
 
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         self.events.append((type, dict(payload or {})))
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
         self.checkpoints.append(data)
+
+    async def write_text(self, name: str, text: str) -> None:
+        self.files[name] = text
 
     def types(self) -> list[str]:
         return [t for t, _ in self.events]

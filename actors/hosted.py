@@ -75,6 +75,11 @@ class RaySpawner:
     async def ready(self) -> None:
         await asyncio.gather(*(proxy.pid() for proxy in self._idle))
 
+    def crashed(self, exc: BaseException) -> bool:
+        import ray.exceptions
+
+        return isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.ActorUnavailableError)
+
     def acquire(self) -> ResearcherPort:
         proxy = self._idle.pop(0) if self._idle else self._spawn()
         return proxy
@@ -98,7 +103,12 @@ class HostedCoordinator(Coordinator):
     """The run's root actor: owns the pool, the gateway and every researcher it spawns."""
 
     def __init__(
-        self, settings: Settings, request: Request, log: Any, llm: LLMProvider | None = None
+        self,
+        settings: Settings,
+        request: Request,
+        log: Any,
+        llm: LLMProvider | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> None:
         pool = runtime.spawn(UrlPool, "url_pool")
         gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log)
@@ -108,5 +118,5 @@ class HostedCoordinator(Coordinator):
         evaluator = None
         if request.mode == "deep":
             evaluator = RemoteProxy(runtime.spawn(Evaluator, "evaluator", model))
-        super().__init__(settings, request, ActorSink(log), model, spawner, evaluator)
+        super().__init__(settings, request, ActorSink(log), model, spawner, evaluator, resume)
         self._children = (pool, gateway)

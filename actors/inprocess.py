@@ -41,5 +41,9 @@ class LocalSpawner:
     def close(self) -> None:
         """Nothing to stop in-process."""
 
+    def crashed(self, exc: BaseException) -> bool:
+        """In-process there is no process to lose."""
+        return False
+
     async def ready(self) -> None:
         """In-process researchers are ready at once."""

@@ -62,6 +62,7 @@ class Researcher:
         """Per-task state: one actor may serve several sub-tasks in turn (warm process)."""
         self._task = subtask
         self._notes = list(notes)
+        self._steering: list[str] = []
         self._usage = Usage()
         self._degraded = False
         self._units = 0
@@ -81,8 +82,9 @@ class Researcher:
     # ------------------------------------------------------------------ messages from outside
 
     async def steer(self, note: str) -> None:
-        """A short note from the coordinator, read between phases."""
-        self._notes.append(note)
+        """A short note from the coordinator, read between phases (it shapes the report, not the
+        queries, so a run's searches do not depend on which sibling happened to finish first)."""
+        self._steering.append(note)
 
     async def pid(self) -> int:
         import os
@@ -246,7 +248,7 @@ class Researcher:
         task = FindingsTask(
             question=self._task.question,
             sources=texts,
-            notes=tuple(self._notes),
+            notes=tuple(self._notes + self._steering),
             max_findings=rs.max_findings,
         )
         draft, replies = await call_structured(

@@ -8,8 +8,9 @@ the current status is ignored (no commands), so a late or duplicated message can
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
 
 from deepresearch.schemas import SubTask
 
@@ -123,6 +124,7 @@ class LifecycleState:
     failed: tuple[str, ...] = ()
     partial: tuple[str, ...] = ()  # failed, but with findings worth synthesizing
     round_ids: tuple[str, ...] = ()  # sub-tasks of the current round
+    injected: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (sub-task, reports injected at spawn)
     spawned: int = 0
     limited_by: Limit | None = None
     reason: str = ""
@@ -142,12 +144,28 @@ def _fill(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
     """Start pending sub-tasks while there is room under ``max_parallel``."""
     commands: list[Command] = []
     pending, running, spawned = list(state.pending), list(state.running), state.spawned
+    injected = dict(state.injected)
     while pending and len(running) < state.max_parallel:
         task = pending.pop(0)
         running.append(task.id)
         spawned += 1
-        commands.append(SpawnResearcher(task, state.ok))
-    return replace(state, pending=tuple(pending), running=tuple(running), spawned=spawned), commands
+        # A sub-task re-run after a resume gets exactly the reports it got the first time.
+        inject = injected.setdefault(task.id, tuple(sorted(state.ok, key=_order)))
+        commands.append(SpawnResearcher(task, inject))
+    state = replace(
+        state,
+        pending=tuple(pending),
+        running=tuple(running),
+        spawned=spawned,
+        injected=tuple(injected.items()),
+    )
+    return state, commands
+
+
+def _order(subtask_id: str) -> tuple[int, str]:
+    """Plan order of ids like ``t12`` (numeric part first), so injected notes are deterministic."""
+    digits = "".join(ch for ch in subtask_id if ch.isdigit())
+    return (int(digits) if digits else 0, subtask_id)
 
 
 def _round_over(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
@@ -241,6 +259,44 @@ def reduce(state: LifecycleState, event: LifecycleEvent) -> tuple[LifecycleState
             return replace(state, status="done"), []
         case _:
             return state, []
+
+
+def resume(
+    state: LifecycleState, subtasks: Mapping[str, SubTask]
+) -> tuple[LifecycleState, list[Command]]:
+    """Continue from a checkpointed state: researchers that were in flight start again (with the
+    reports they were given the first time), and a pending evaluate or synthesize is issued again.
+    ``planning`` has no plan yet: the caller plans afresh."""
+    if state.terminal or state.status == "planning":
+        return state, []
+    if state.status == "evaluating":
+        return state, [Evaluate(state.round)]
+    if state.status == "synthesizing":
+        return replace(state, running=()), [Synthesize(state.limited_by)]
+    rerun = tuple(subtasks[i] for i in state.running if i in subtasks)
+    state = replace(
+        state, running=(), pending=rerun + state.pending, spawned=state.spawned - len(rerun)
+    )
+    state, commands = _fill(state)
+    if not state.running and not state.pending:
+        state, more = _round_over(state)
+        commands += more
+    return state, commands
+
+
+def to_json(state: LifecycleState) -> dict[str, Any]:
+    data = asdict(state)
+    data["pending"] = [t.model_dump(mode="json") for t in state.pending]
+    return data
+
+
+def from_json(data: Mapping[str, Any]) -> LifecycleState:
+    fields = dict(data)
+    fields["pending"] = tuple(SubTask.model_validate(t) for t in data.get("pending", ()))
+    for key in ("running", "ok", "failed", "partial", "round_ids"):
+        fields[key] = tuple(data.get(key, ()))
+    fields["injected"] = tuple((k, tuple(v)) for k, v in data.get("injected", ()))
+    return LifecycleState(**fields)
 
 
 def max_researchers(first_round: int, max_rounds: int, per_round: int) -> int:

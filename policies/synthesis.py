@@ -135,3 +135,20 @@ def limit_notes(limited_by: str | None, reports: Sequence[ResearcherReport]) -> 
             kept = f" ({len(r.findings)} partial findings kept)" if r.findings else ""
             lines.append(f"Not fully answered: {r.question} — {r.error or 'failed'}{kept}.")
     return tuple(lines)
+
+
+def partial_markdown(query: str, reports: Sequence[ResearcherReport]) -> str:
+    """``report.partial.md``: what the finished researchers found so far, readable mid-run."""
+    from deepresearch.report import render_body
+
+    usable = [r for r in reports if r.findings]
+    sources = tuple(merged_sources(usable))
+    report = Report(
+        query=query,
+        title=f"{title_for(query)} (in progress)",
+        answer=f"Research in progress: {len(reports)} sub-question(s) finished so far.",
+        sections=tuple(ReportSection(heading=r.question, findings=r.findings) for r in usable),
+        sources=sources,
+        limits=limit_notes(None, reports),
+    )
+    return render_body(report)

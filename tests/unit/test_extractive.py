@@ -237,7 +237,7 @@ async def test_write_maps_citations_to_numbers() -> None:
 
 def test_registry() -> None:
     assert isinstance(build_llm("extractive"), ExtractiveLLM)
-    assert KNOWN_LLM_PROVIDERS == ("extractive",)
+    assert KNOWN_LLM_PROVIDERS == ("extractive", "openai", "gemini")
     with pytest.raises(ConfigError) as err:
         build_llm("nope")
     assert err.value.key == "llm.provider" and "unknown provider 'nope'" in str(err.value)
