@@ -8,10 +8,14 @@ being pickled across actor boundaries. One opened corpus index is kept per proce
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deepresearch.config.settings import Settings
 from deepresearch.errors import ConfigError
 from deepresearch.providers.llm.base import LLMProvider
+
+if TYPE_CHECKING:
+    from deepresearch.providers.llm.registry import LLMKeys
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 
 KNOWN_SEARCH_PROVIDERS = ("local",)
@@ -77,10 +81,12 @@ def build_fetchers(settings: Settings) -> list[Fetcher]:
     return fetchers
 
 
-def build_llm_provider(settings: Settings) -> LLMProvider:
-    from deepresearch.providers.llm.registry import build_llm
+def build_llm_provider(settings: Settings, keys: LLMKeys | None = None) -> LLMProvider:
+    """The run's model: extractive alone, or a router over the configured per-role chains. Keys
+    arrive as an argument (the driver read them from the environment once), never from os.environ."""
+    from deepresearch.providers.llm.registry import LLMKeys, build_router
 
-    llm = build_llm(settings.llm.provider, settings.llm.model)
+    llm = build_router(settings, keys or LLMKeys())
     if settings.simulate.latency_s > 0:
         from deepresearch.providers.latency import SlowLLM
 

@@ -7,19 +7,22 @@ half-started run behind. ``execute`` then follows the EventLog's stream while th
 
 from __future__ import annotations
 
+import os
 import secrets
+import signal
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepresearch import assembly, runtime
+from deepresearch import assembly, runs, runtime
 from deepresearch.config.settings import Settings
-from deepresearch.errors import DeepResearchError, InputError, StorageError
+from deepresearch.errors import DeepResearchError, InputError, RunInterrupted, StorageError
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
 from deepresearch.report import Footer, render, source_entries
 from deepresearch.schemas import Event, Mode, Request, RunResult, RunSummary
 from deepresearch.storage import RunDir, create_exclusive, new_run_id
@@ -32,6 +35,9 @@ class Prepared:
     run_dir: RunDir
     output_dir: Path
     warnings: tuple[tuple[str, str], ...]
+    keys: LLMKeys = field(default_factory=LLMKeys)
+    resume: dict[str, Any] | None = None  # the checkpoint to continue from
+    start_seq: int = 0  # events already in events.jsonl (a resumed run appends after them)
 
 
 def check_query(query: str, settings: Settings) -> str:
@@ -83,7 +89,8 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
 def prepare(query: str, mode: Mode, settings: Settings) -> Prepared:
     text = check_query(query, settings)
     assembly.check_search_names(settings)
-    assembly.build_llm_provider(settings)  # an unknown name fails here, not inside an actor
+    keys = keys_from_env(os.environ)
+    assembly.build_llm_provider(settings, keys)  # an unknown name or missing key fails here
     if settings.corpus.path is not None:
         settings = settings.model_copy(
             update={
@@ -97,7 +104,35 @@ def prepare(query: str, mode: Mode, settings: Settings) -> Prepared:
     run_dir = RunDir.create(settings.resolved_state_dir(), run_id)
     warnings = build_index(settings)
     request = Request(run_id=run_id, query=text, mode=mode, created_at=round(time.time(), 3))
-    return Prepared(settings, request, run_dir, output_dir, warnings)
+    runs.write_record(run_dir, request, settings, output_dir)
+    return Prepared(settings, request, run_dir, output_dir, warnings, keys)
+
+
+def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
+    """Everything needed to continue ``run_id``: its settings, request and verified checkpoint."""
+    run_dir = RunDir.existing(state_dir, run_id)
+    record = runs.read_record(run_dir)
+    summary = runs.read_summary(run_dir)
+    if summary is not None and summary.status in ("completed", "no_answer"):
+        raise InputError(f"run {run_id} already finished ({summary.status}): {summary.report_path}")
+    settings = record.settings
+    keys = keys_from_env(os.environ)
+    assembly.build_llm_provider(settings, keys)
+    output_dir = check_output_dir(record.output_dir)
+    checkpoint: dict[str, Any] | None = None
+    warnings = build_index(settings)
+    if run_dir.has_checkpoint():
+        loaded = run_dir.load_checkpoint()  # a bad hash with no good previous one: exit 2
+        checkpoint = loaded.data
+        if loaded.used_previous:
+            warnings += (
+                ("checkpoint_fallback", "latest checkpoint was damaged; used the previous one"),
+            )
+    events = run_dir.read_events()
+    start_seq = events[-1].seq if events else 0
+    return Prepared(
+        settings, record.request, run_dir, output_dir, warnings, keys, checkpoint, start_seq
+    )
 
 
 def _unwrap(exc: Exception) -> Exception:
@@ -117,15 +152,29 @@ def execute(
 
     started = time.monotonic()
     connection = runtime.connect(prep.settings.ray)
+    coordinator: Any = None
     try:
-        log = runtime.spawn(EventLog, "event_log", str(prep.run_dir.root), prep.request.run_id)
+        log = runtime.spawn(
+            EventLog, "event_log", str(prep.run_dir.root), prep.request.run_id, prep.start_seq
+        )
         for kind, text in prep.warnings:
             log.append.remote("warning", {"kind": kind, "message": text})
         coordinator = runtime.spawn(
-            HostedCoordinator, "coordinator", prep.settings, prep.request, log, llm
+            HostedCoordinator,
+            "coordinator",
+            prep.settings,
+            prep.request,
+            log,
+            llm,
+            prep.resume,
+            prep.keys,
         )
         result_ref = coordinator.run.remote()
-        result, last = _follow(log, result_ref, on_events)
+        try:
+            result, last = _follow(log, result_ref, on_events)
+        except KeyboardInterrupt:
+            _interrupted(prep, coordinator, time.monotonic() - started)
+            raise RunInterrupted(prep.request.run_id) from None
         summary = finish(prep, result, time.monotonic() - started)
         import ray
 
@@ -135,6 +184,22 @@ def execute(
         return summary
     finally:
         runtime.disconnect(connection)
+
+
+def _interrupted(prep: Prepared, coordinator: Any, duration_s: float) -> None:
+    """Stop the actors and record the interruption; the last checkpoint stands for ``resume``.
+    A second Ctrl-C during this exits at once."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    runtime.kill(coordinator)
+    summary = RunSummary(
+        run_id=prep.request.run_id,
+        status="interrupted",
+        mode=prep.request.mode,
+        query=prep.request.query,
+        duration_s=round(duration_s, 3),
+        reason="interrupted; continue with: deep-research resume " + prep.request.run_id,
+    )
+    prep.run_dir.write_text("summary.json", summary.model_dump_json(indent=2))
 
 
 def _follow(

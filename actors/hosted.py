@@ -21,6 +21,7 @@ from deepresearch.config.settings import Settings
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.registry import LLMKeys
 from deepresearch.schemas import Request
 
 
@@ -36,16 +37,29 @@ class HostedSearchGateway(SearchGateway):
 
 class HostedResearcher(Researcher):
     def __init__(
-        self, settings: Settings, gateway: Any, pool: Any, log: Any, llm: LLMProvider | None
+        self,
+        settings: Settings,
+        gateway: Any,
+        pool: Any,
+        log: Any,
+        llm: LLMProvider | None,
+        keys: LLMKeys,
     ) -> None:
         super().__init__(
             settings,
             RemoteProxy(gateway),
             RemoteProxy(pool),
             ActorSink(log),
-            llm or assembly.build_llm_provider(settings),
+            llm or assembly.build_llm_provider(settings, keys),
             assembly.build_fetchers(settings),
         )
+
+
+class HostedEvaluator(Evaluator):
+    """Builds its own model client in its process (a live client does not pickle)."""
+
+    def __init__(self, settings: Settings, llm: LLMProvider | None, keys: LLMKeys) -> None:
+        super().__init__(llm or assembly.build_llm_provider(settings, keys))
 
 
 class RaySpawner:
@@ -57,9 +71,15 @@ class RaySpawner:
     """
 
     def __init__(
-        self, settings: Settings, gateway: Any, pool: Any, log: Any, llm: LLMProvider | None
+        self,
+        settings: Settings,
+        gateway: Any,
+        pool: Any,
+        log: Any,
+        llm: LLMProvider | None,
+        keys: LLMKeys,
     ) -> None:
-        self._args = (settings, gateway, pool, log, llm)
+        self._args = (settings, gateway, pool, log, llm, keys)
         self._idle: list[RemoteProxy] = []
         self._all: list[RemoteProxy] = []
 
@@ -109,14 +129,18 @@ class HostedCoordinator(Coordinator):
         log: Any,
         llm: LLMProvider | None = None,
         resume: dict[str, Any] | None = None,
+        keys: LLMKeys | None = None,
     ) -> None:
+        keys = keys or LLMKeys()
         pool = runtime.spawn(UrlPool, "url_pool")
         gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log)
-        spawner = RaySpawner(settings, gateway, pool, log, llm)
+        spawner = RaySpawner(settings, gateway, pool, log, llm, keys)
         spawner.prewarm(1 if request.mode == "quick" else settings.deep.max_parallel)
-        model = llm or assembly.build_llm_provider(settings)
+        model = llm or assembly.build_llm_provider(settings, keys)
         evaluator = None
         if request.mode == "deep":
-            evaluator = RemoteProxy(runtime.spawn(Evaluator, "evaluator", model))
+            evaluator = RemoteProxy(
+                runtime.spawn(HostedEvaluator, "evaluator", settings, llm, keys)
+            )
         super().__init__(settings, request, ActorSink(log), model, spawner, evaluator, resume)
         self._children = (pool, gateway)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from deepresearch.errors import ExtractionError, FetchBlocked, FetchError
+from deepresearch.errors import ConfigError, ExtractionError, FetchBlocked, FetchError
 from deepresearch.providers.extract import ExtractionPool
 from deepresearch.providers.netguard import (
     PinnedAddress,
@@ -123,6 +123,9 @@ class SafeFetcher:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        if not isinstance(getattr(client, "_transport", None), PinnedTransport):
+            # a plain client would dial by name after the check: DNS rebinding gets through
+            raise ConfigError("web", "SafeFetcher needs an httpx client from make_client()")
         self.client = client
         self.pool = pool
         self.policy = policy or FetchPolicy()

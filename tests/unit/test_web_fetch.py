@@ -14,7 +14,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from deepresearch.errors import FetchBlocked, FetchError
+from deepresearch.errors import ConfigError, FetchBlocked, FetchError
 from deepresearch.providers.extract import ExtractionPool, extract_bytes
 from deepresearch.providers.netguard import PinnedAddress, pinned
 from deepresearch.providers.testing_web import FakeWeb, static_resolver
@@ -342,3 +342,9 @@ async def test_an_invalid_url_is_blocked_not_crashed(
 ) -> None:
     with pytest.raises(FetchBlocked):
         await fetcher(client, pool).fetch("http://x.test:abc/")
+
+
+async def test_a_client_without_the_pinned_transport_is_refused(pool: ExtractionPool) -> None:
+    async with httpx.AsyncClient() as plain:
+        with pytest.raises(ConfigError, match="make_client"):
+            SafeFetcher(plain, pool)

@@ -1,0 +1,195 @@
+"""Past and running runs on disk: their records, listing, pruning, and following one's events.
+
+Each run directory holds ``run.json`` (the request, the validated settings and the report
+directory, written before any work; no secrets: keys are not part of the settings tree),
+``events.jsonl``, checkpoints and, once it ends, ``summary.json``. Everything here reads those files
+only, so ``runs`` and ``attach`` work from a second terminal without joining Ray.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from deepresearch.config.settings import Settings
+from deepresearch.errors import InputError, StorageError
+from deepresearch.schemas import Event, Request, RunSummary
+from deepresearch.storage import RunDir
+
+RECORD = "run.json"
+SUMMARY = "summary.json"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    request: Request
+    settings: Settings
+    output_dir: Path
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    started: float
+    mode: str
+    status: str
+    query: str
+    report_path: str | None
+
+
+def write_record(run_dir: RunDir, request: Request, settings: Settings, output_dir: Path) -> None:
+    data = {
+        "request": request.model_dump(mode="json"),
+        "settings": settings.model_dump(mode="json"),
+        "output_dir": str(output_dir),
+    }
+    run_dir.write_text(RECORD, json.dumps(data, indent=2, sort_keys=True))
+
+
+def read_record(run_dir: RunDir) -> RunRecord:
+    path = run_dir.path(RECORD)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return RunRecord(
+            request=Request.model_validate(data["request"]),
+            settings=Settings.model_validate(data["settings"]),
+            output_dir=Path(data["output_dir"]),
+        )
+    except FileNotFoundError:
+        raise StorageError(str(path), "no run record: not a run directory") from None
+    except (OSError, ValueError, KeyError, ValidationError) as exc:
+        raise StorageError(str(path), f"unreadable run record ({type(exc).__name__})") from None
+
+
+def read_summary(run_dir: RunDir) -> RunSummary | None:
+    path = run_dir.path(SUMMARY)
+    try:
+        return RunSummary.model_validate_json(path.read_text("utf-8"))
+    except (OSError, ValidationError):
+        return None
+
+
+def _run_dirs(state_dir: Path) -> Iterator[RunDir]:
+    root = state_dir / "runs"
+    if not root.is_dir():
+        return
+    for child in sorted(root.iterdir()):
+        if child.is_dir() and (child / RECORD).exists():
+            yield RunDir(child)
+
+
+def status_of(run_dir: RunDir) -> str:
+    summary = read_summary(run_dir)
+    if summary is not None:
+        return summary.status
+    return "running" if _recently_active(run_dir) else "stopped"
+
+
+def _recently_active(run_dir: RunDir, window_s: float = 120.0) -> bool:
+    events = run_dir.path("events.jsonl")
+    try:
+        return time.time() - events.stat().st_mtime < window_s
+    except OSError:
+        return False
+
+
+def list_runs(state_dir: Path) -> list[RunRow]:
+    rows = []
+    for run_dir in _run_dirs(state_dir):
+        try:
+            record = read_record(run_dir)
+        except StorageError:
+            continue
+        summary = read_summary(run_dir)
+        rows.append(
+            RunRow(
+                run_id=record.request.run_id,
+                started=record.request.created_at,
+                mode=record.request.mode,
+                status=status_of(run_dir),
+                query=record.request.query,
+                report_path=summary.report_path if summary else None,
+            )
+        )
+    return rows
+
+
+def open_run(state_dir: Path, run_id: str) -> RunDir:
+    if not run_id or "/" in run_id or run_id in (".", ".."):
+        raise InputError(f"not a run id: {run_id!r}")
+    try:
+        return RunDir.existing(state_dir, run_id)
+    except StorageError:
+        raise InputError(f"no run {run_id} under {state_dir}") from None
+
+
+def show(state_dir: Path, run_id: str, tail: int = 10) -> dict[str, Any]:
+    run_dir = open_run(state_dir, run_id)
+    record = read_record(run_dir)
+    summary = read_summary(run_dir)
+    events = run_dir.read_events()
+    return {
+        "run_id": run_id,
+        "query": record.request.query,
+        "mode": record.request.mode,
+        "status": status_of(run_dir),
+        "summary": summary.model_dump(mode="json") if summary else None,
+        "events": len(events),
+        "tail": [e.model_dump(mode="json") for e in events[-tail:]],
+    }
+
+
+def parse_age(text: str) -> float:
+    """``30d``, ``12h``, ``45m``, ``90s`` → seconds."""
+    units = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+    text = text.strip().lower()
+    if len(text) < 2 or text[-1] not in units or not text[:-1].replace(".", "", 1).isdigit():
+        raise InputError(f"not an age: {text!r} (use e.g. 30d, 12h, 45m)")
+    return float(text[:-1]) * units[text[-1]]
+
+
+def prune(state_dir: Path, older_than_s: float, now: float) -> list[str]:
+    """Delete finished runs started more than ``older_than_s`` ago; running ones are kept."""
+    removed = []
+    for row in list_runs(state_dir):
+        if row.status == "running" or now - row.started < older_than_s:
+            continue
+        shutil.rmtree(state_dir / "runs" / row.run_id)
+        removed.append(row.run_id)
+    return removed
+
+
+def follow(
+    state_dir: Path,
+    run_id: str,
+    on_event: Callable[[Event], None],
+    sleep: Callable[[float], None] = time.sleep,
+    idle_timeout_s: float = 600.0,
+) -> str:
+    """Print a run's events as they are appended until it ends; returns its final status."""
+    run_dir = open_run(state_dir, run_id)
+    seen = 0
+    idle = 0.0
+    while True:
+        events = run_dir.read_events()
+        for event in events[seen:]:
+            on_event(event)
+            if event.type == "run_finished":
+                return status_of(run_dir)
+        if len(events) > seen:
+            idle = 0.0
+        seen = len(events)
+        summary = read_summary(run_dir)
+        if summary is not None and summary.status == "interrupted":
+            return summary.status
+        if idle >= idle_timeout_s:
+            return status_of(run_dir)
+        sleep(0.5)
+        idle += 0.5
