@@ -7,16 +7,18 @@ of unexpected errors.
 
 from __future__ import annotations
 
+import json
 import os
-import sys
+import signal
 from pathlib import Path
 from typing import Any
 
 import click
 
-from deepresearch import __version__
-from deepresearch.config.settings import load_settings, overrides_from_flags
-from deepresearch.errors import DeepResearchError
+from deepresearch import __version__, driver
+from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+from deepresearch.errors import DeepResearchError, RunInterrupted
+from deepresearch.schemas import RunSummary
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 
@@ -32,13 +34,44 @@ def cli() -> None:
     """A deep-research agent on Ray: plans, searches, reads sources and writes a cited report."""
 
 
+def _state_dir(settings: Settings) -> Path:
+    return settings.resolved_state_dir()
+
+
+def _report(summary: RunSummary, as_json: bool) -> None:
+    """Print the outcome; exit 3 for an honest no-answer."""
+    if as_json:
+        click.echo(summary.model_dump_json())
+    elif summary.report_path:
+        click.echo(summary.report_path)
+    if summary.status == "no_answer":
+        click.echo(f"deep-research: no answer: {summary.reason}", err=True)
+        raise SystemExit(EXIT_NO_ANSWER)
+
+
+def _execute(prep: driver.Prepared, as_json: bool) -> None:
+    from deepresearch.console import ProgressDisplay
+
+    try:
+        with ProgressDisplay() as display:
+            summary = driver.execute(prep, display.update)
+    except RunInterrupted:
+        if as_json:
+            click.echo(json.dumps({"run_id": prep.request.run_id, "status": "interrupted"}))
+        raise
+    _report(summary, as_json)
+
+
+ROLES = ("planner", "researcher", "evaluator", "writer")
+
+
 @cli.command()
 @click.argument("query")
 @click.option(
     "--mode",
     type=click.Choice(["quick", "deep"]),
     default=None,
-    help="quick: one researcher; deep: planner, parallel researchers.",
+    help="quick: one researcher; deep: planner, parallel researchers, evaluator rounds.",
 )
 @click.option(
     "--corpus",
@@ -60,8 +93,14 @@ def cli() -> None:
     default=None,
     help="YAML settings file.",
 )
-@click.option("--llm", default=None, help="LLM provider name (default: extractive, no model).")
+@click.option(
+    "--llm", default=None, help="LLM provider: extractive (default, no model), openai, gemini."
+)
 @click.option("--model", default=None, help="Model name for the LLM provider.")
+@click.option("--planner-model", default=None, help="Model for the planner role.")
+@click.option("--researcher-model", default=None, help="Model for the researcher role.")
+@click.option("--evaluator-model", default=None, help="Model for the evaluator role.")
+@click.option("--writer-model", default=None, help="Model for the writer role.")
 @click.option("--search", default=None, help="Search provider or comma-separated fallback chain.")
 @click.option(
     "--code",
@@ -71,60 +110,82 @@ def cli() -> None:
     help="Code folder searched by the grep provider (--search grep).",
 )
 @click.option("--max-parallel", type=int, default=None, help="Deep mode: researchers at once.")
+@click.option(
+    "--max-time", type=float, default=None, help="Seconds before the run synthesizes what it has."
+)
+@click.option(
+    "--max-cost",
+    type=float,
+    default=None,
+    help="USD of LLM cost before the run synthesizes what it has.",
+)
+@click.option(
+    "--allow-private-urls",
+    is_flag=True,
+    default=None,
+    help="Let the fetcher reach private/loopback addresses (intranets, tests).",
+)
 @click.option("--address", default=None, help="Ray address to join (default: start a local Ray).")
-def run(
-    query: str,
-    mode: str | None,
-    corpus: Path | None,
-    output_dir: Path | None,
-    as_json: bool,
-    config_file: Path | None,
-    llm: str | None,
-    model: str | None,
-    search: str | None,
-    code_dir: Path | None,
-    max_parallel: int | None,
-    address: str | None,
-) -> None:
+def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> None:
     """Research QUERY and write a cited Markdown report."""
-    from deepresearch import driver
-    from deepresearch.console import ProgressDisplay
-
     flags: dict[str, Any] = {
-        "run.mode": mode,
-        "corpus.path": corpus,
-        "run.output_dir": output_dir,
-        "llm.provider": llm,
-        "llm.model": model,
-        "search.providers": search,
-        "search.code_dir": code_dir,
-        "deep.max_parallel": max_parallel,
-        "ray.address": address,
+        "run.mode": options["mode"],
+        "corpus.path": options["corpus"],
+        "run.output_dir": options["output_dir"],
+        "llm.provider": options["llm"],
+        "llm.model": options["model"],
+        "search.providers": options["search"],
+        "search.code_dir": options["code_dir"],
+        "deep.max_parallel": options["max_parallel"],
+        "run.max_time_s": options["max_time"],
+        "llm.max_cost_usd": options["max_cost"],
+        "web.allow_private_urls": options["allow_private_urls"],
+        "ray.address": options["address"],
     }
     settings = load_settings(config_file, overrides_from_flags(flags))
-    prep = driver.prepare(query, settings.run.mode, settings)
-    with ProgressDisplay() as display:
-        summary = driver.execute(prep, display.update)
-    if as_json:
-        click.echo(summary.model_dump_json())
-    else:
-        click.echo(f"Report: {summary.report_path}", err=not sys.stdout.isatty())
-        if summary.report_path:
-            click.echo(summary.report_path)
-    if summary.status == "no_answer":
-        click.echo(f"deep-research: no answer: {summary.reason}", err=True)
-        raise SystemExit(EXIT_NO_ANSWER)
+    role_models = {r: options[f"{r}_model"] for r in ROLES if options[f"{r}_model"]}
+    if role_models:
+        for role, model in role_models.items():
+            flags[f"llm.roles.{role}"] = {"provider": settings.llm.provider, "model": model}
+        settings = load_settings(config_file, overrides_from_flags(flags))
+    _execute(driver.prepare(query, settings.run.mode, settings), as_json)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="YAML settings file (only where to find run state is read from it).",
+)
+def resume(run_id: str, as_json: bool, config_file: Path | None) -> None:
+    """Continue an interrupted run; completed sub-tasks are not redone."""
+    settings = load_settings(config_file)
+    _execute(driver.prepare_resume(run_id, _state_dir(settings)), as_json)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every error becomes one line on stderr and an exit code."""
     debug = os.environ.get("DEEP_RESEARCH_DEBUG") == "1"
+    signal.signal(signal.SIGTERM, _terminate)  # SIGTERM stops a run like Ctrl-C: checkpoint kept
+    from deepresearch import cli_runs
+
+    cli_runs.register(cli)
     try:
         cli.main(args=argv, prog_name="deep-research", standalone_mode=False)
     except click.exceptions.Abort:
         _fail("interrupted", EXIT_INTERRUPTED)
     except click.ClickException as exc:
         _fail(exc.format_message(), EXIT_USAGE)
+    except RunInterrupted as exc:
+        _fail(f"interrupted; resume with: deep-research resume {exc.run_id}", EXIT_INTERRUPTED)
     except DeepResearchError as exc:
         if debug:
             raise

@@ -49,6 +49,7 @@ def connect(settings: RaySettings) -> Connection:
         ray.init(address=settings.address, **common)
         return Connection(started_here=False, address=settings.address)
     ray.init(
+        address="local",  # always a fresh local instance, never a stale one left on the machine
         num_cpus=settings.num_cpus,
         include_dashboard=settings.include_dashboard,
         object_store_memory=settings.object_store_memory_mb * 1024 * 1024,

@@ -7,6 +7,7 @@ Ray process needs, so the policy-carrying base classes remain testable with in-p
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from deepresearch import assembly, runtime
@@ -22,16 +23,26 @@ from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys
+from deepresearch.providers.search.base import SearchProvider
 from deepresearch.schemas import Request
 
 
 class HostedSearchGateway(SearchGateway):
-    def __init__(self, settings: Settings, log: Any) -> None:
+    """Providers are built on the first search, inside the actor's loop; their keys arrive only
+    as ``env`` (the driver's ``assembly.search_env`` output), never from this process's env."""
+
+    def __init__(self, settings: Settings, log: Any, env: Mapping[str, str] | None = None) -> None:
+        keys = dict(env or {})
+
+        async def build() -> list[SearchProvider]:
+            return await assembly.open_search_providers(settings, keys)
+
         super().__init__(
-            assembly.build_search_providers(settings),
+            build,
             BreakerConfig.from_settings(settings.search.breaker),
             RetryPolicy.from_settings(settings.search.retry),
             sink=ActorSink(log),
+            rate_limits=settings.search.rate_limits,
         )
 
 

@@ -10,6 +10,7 @@ A finding may cite only a source this researcher actually read: anything else is
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -18,6 +19,7 @@ from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
 from deepresearch.policies.context import estimate_tokens, gate
+from deepresearch.policies.merge import reformulate
 from deepresearch.policies.ranking import batches, fuse
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
@@ -87,8 +89,6 @@ class Researcher:
         self._steering.append(note)
 
     async def pid(self) -> int:
-        import os
-
         return os.getpid()
 
     # ------------------------------------------------------------------ the run
@@ -96,7 +96,12 @@ class Researcher:
     async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
         self._start(subtask, notes)
         tid = subtask.id
-        await self._emit("researcher_started", question=subtask.question, injected=len(self._notes))
+        await self._emit(
+            "researcher_started",
+            question=subtask.question,
+            injected=len(self._notes),
+            pid=os.getpid(),
+        )
         stopped = ""
         try:
             try:
@@ -158,18 +163,33 @@ class Researcher:
         queries = queries[: rs.tool_budget] or [self._task.question]
         await self._emit("queries_planned", queries=len(queries))
         results: list[tuple[SearchHit, ...]] = []
-        for query in queries:
+        budget = rs.tool_budget
+        for i, query in enumerate(queries):
             try:
-                self._step()
-                result = await self._gateway.search(query, self._s.search.hits_per_query)
+                hits = await self._search(query)
+                budget -= 1
+                # An empty answer: try broader variants, keeping a call for each planned query left.
+                spare = budget - (len(queries) - i - 1)
+                variants = reformulate(query, max_variants=spare) if not hits and spare > 0 else []
+                for variant in variants:
+                    await self._emit("query_reformulated", original=query, variant=variant)
+                    hits = await self._search(variant)
+                    budget -= 1
+                    if hits:
+                        break
             except SearchUnavailable as exc:
                 self._degraded = True
                 await self._emit("search_unavailable", error=exc.reason)
                 break
-            self._usage = self._usage + Usage(search_calls=1)
-            results.append(result.hits)
-            await self._progress("gathering")
+            results.append(hits)
         return fuse(results)
+
+    async def _search(self, query: str) -> tuple[SearchHit, ...]:
+        self._step()
+        result = await self._gateway.search(query, self._s.search.hits_per_query)
+        self._usage = self._usage + Usage(search_calls=1)
+        await self._progress("gathering")
+        return result.hits
 
     async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
         rs = self._s.researcher

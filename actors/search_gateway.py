@@ -1,9 +1,14 @@
 """The SearchGateway actor: every search goes through here.
 
-One place holds each provider's circuit breaker and retry policy for the whole run, so a provider
-that keeps failing is skipped by every researcher at once instead of each one rediscovering it.
-The breaker and retry rules are pure (``policies.breaker``, ``policies.retry``); this shell only
+One place holds each provider's circuit breaker, retry policy and rate limit for the whole run, so
+a provider that keeps failing is skipped by every researcher at once instead of each one
+rediscovering it, and a rate limit is shared by every researcher. The breaker, retry and merge
+rules are pure (``policies.breaker``, ``policies.retry``, ``policies.merge``); this shell only
 performs their decisions, with an injected clock, sleep and random source.
+
+A chain is a fallback chain (the first provider that answers wins), except when it mixes sources
+on this machine (``local``, ``grep``) with web providers: then every healthy provider is asked and
+the lists are merged, because the corpus and the web answer different parts of a question.
 """
 
 from __future__ import annotations
@@ -11,31 +16,64 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+from aiolimiter import AsyncLimiter
 
 from deepresearch.actors.event_log import EventSink
-from deepresearch.errors import CircuitOpen, ProviderError, SearchUnavailable
+from deepresearch.errors import CircuitOpen, DeepResearchError, ProviderError, SearchUnavailable
 from deepresearch.policies import breaker
+from deepresearch.policies.merge import merge_hits
 from deepresearch.policies.retry import RetryPolicy, next_delay
-from deepresearch.policies.urls import normalize_url
 from deepresearch.providers.search.base import SearchProvider
 from deepresearch.schemas import SearchHit, SearchResult
 
+ProviderFactory = Callable[[], Awaitable[Sequence[SearchProvider]]]
+OFFLINE_PROVIDERS = frozenset({"local", "grep"})  # sources that never leave this machine
+
+
+def merges(names: Sequence[str]) -> bool:
+    """Whether a chain is searched as one merged pool (offline and web mixed) or as a fallback."""
+    offline = [n for n in names if n in OFFLINE_PROVIDERS]
+    return bool(offline) and len(offline) < len(names)
+
+
+def partial_failures(provider: SearchProvider) -> tuple[str, ...]:
+    """What a fan-out provider (``security``) could not reach on its last call, through wrappers."""
+    current: object = provider
+    while current is not None:
+        failures = getattr(current, "last_failures", None)
+        if failures:
+            return tuple(str(f) for f in failures)
+        current = getattr(current, "inner", None)
+    return ()
+
 
 class SearchGateway:
+    """``providers`` is the chain, or an async factory that builds it on the first search (so
+    HTTP clients and indexes are made inside the actor's running loop)."""
+
     def __init__(
         self,
-        providers: Sequence[SearchProvider],
+        providers: Sequence[SearchProvider] | ProviderFactory,
         breaker_config: breaker.BreakerConfig,
         retry_policy: RetryPolicy,
         sink: EventSink | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rand: Callable[[], float] | None = None,
+        *,
+        rate_limits: Mapping[str, float] | None = None,
+        rate_period_s: float = 60.0,
     ) -> None:
-        if not providers:
+        self._factory: ProviderFactory | None = None
+        self._providers: list[SearchProvider] = []
+        if callable(providers):
+            self._factory = providers
+        elif not providers:
             raise ValueError("the gateway needs at least one search provider")
-        self._providers = list(providers)
+        else:
+            self._providers = list(providers)
         self._breaker_cfg = breaker_config
         self._retry = retry_policy
         self._states = {p.name: breaker.BreakerState.initial() for p in self._providers}
@@ -44,15 +82,38 @@ class SearchGateway:
         self._sleep = sleep
         self._rand = rand or random.Random(0).random
         self._calls = 0
+        self._rates = dict(rate_limits or {})
+        self._rate_period_s = rate_period_s
+        self._limiters: dict[str, AsyncLimiter] = {}
+        self._building = asyncio.Lock()
 
     async def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
         if self._sink is not None:
             await self._sink.emit(type, dict(payload))
 
+    async def _chain(self) -> list[SearchProvider]:
+        if self._providers or self._factory is None:
+            return self._providers
+        async with self._building:
+            if not self._providers:
+                try:
+                    built = list(await self._factory())
+                except DeepResearchError as exc:  # e.g. an index that cannot be opened
+                    raise SearchUnavailable((), f"cannot build search providers: {exc}") from exc
+                if not built:
+                    raise SearchUnavailable((), "no search provider configured")
+                self._states = {p.name: breaker.BreakerState.initial() for p in built}
+                self._providers = built
+        return self._providers
+
     async def search(self, query: str, limit: int) -> SearchResult:
-        """Hits from the first provider of the chain that answers; the others are fallbacks."""
+        """Hits for ``query``: merged from every healthy provider when the chain mixes offline
+        and web sources, otherwise from the first provider of the chain that answers."""
+        chain = await self._chain()
+        if merges([p.name for p in chain]):
+            return await self._search_merged(chain, query, limit)
         errors: list[str] = []
-        for provider in self._providers:
+        for provider in chain:
             try:
                 hits = await self._call(provider, query, limit)
             except CircuitOpen as exc:
@@ -63,9 +124,53 @@ class SearchGateway:
                 await self._emit("search_fallback", provider=provider.name, error=exc.reason)
                 continue
             return SearchResult(
-                query=query, hits=_dedupe(hits, limit), provider=provider.name, errors=tuple(errors)
+                query=query,
+                hits=tuple(merge_hits([hits], limit)),
+                provider=provider.name,
+                errors=tuple(errors),
             )
-        raise SearchUnavailable(tuple(p.name for p in self._providers), "; ".join(errors))
+        raise SearchUnavailable(tuple(p.name for p in chain), "; ".join(errors))
+
+    async def _search_merged(
+        self, chain: Sequence[SearchProvider], query: str, limit: int
+    ) -> SearchResult:
+        outcomes = await asyncio.gather(
+            *(self._call(p, query, limit) for p in chain), return_exceptions=True
+        )
+        lists: list[list[SearchHit]] = []
+        answered: list[str] = []
+        errors: list[str] = []
+        for provider, outcome in zip(chain, outcomes, strict=True):
+            if isinstance(outcome, CircuitOpen):
+                errors.append(str(outcome))
+            elif isinstance(outcome, ProviderError):
+                errors.append(str(outcome))
+                await self._emit("search_fallback", provider=provider.name, error=outcome.reason)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                lists.append(outcome)  # chain order: ties go to the earlier provider
+                answered.append(provider.name)
+        if not answered:
+            raise SearchUnavailable(tuple(p.name for p in chain), "; ".join(errors))
+        return SearchResult(
+            query=query,
+            hits=tuple(merge_hits(lists, limit)),
+            provider="+".join(answered),
+            errors=tuple(errors),
+        )
+
+    async def _throttle(self, name: str) -> None:
+        """Wait for the provider's rate limit (a leaky bucket shared by every researcher)."""
+        per_period = self._rates.get(name)
+        if per_period is None:
+            return
+        limiter = self._limiters.get(name)
+        if limiter is None:
+            limiter = self._limiters[name] = AsyncLimiter(per_period, self._rate_period_s)
+        if not limiter.has_capacity():
+            await self._emit("search_throttled", provider=name)
+        await limiter.acquire()
 
     async def _call(self, provider: SearchProvider, query: str, limit: int) -> list[SearchHit]:
         attempt = 0
@@ -76,6 +181,7 @@ class SearchGateway:
             self._states[provider.name] = state
             if isinstance(decision, breaker.Reject):
                 raise CircuitOpen(provider.name, decision.retry_in_s)
+            await self._throttle(provider.name)
             attempt += 1
             self._calls += 1
             try:
@@ -97,6 +203,11 @@ class SearchGateway:
             self._states[provider.name] = breaker.on_success(
                 self._states[provider.name], self._breaker_cfg, self._clock()
             )
+            failures = partial_failures(provider)
+            if failures:
+                await self._emit(
+                    "search_partial", provider=provider.name, failures="; ".join(failures)
+                )
             return hits
 
     async def _record_failure(self, name: str) -> None:
@@ -112,17 +223,3 @@ class SearchGateway:
 
     async def calls(self) -> int:
         return self._calls
-
-
-def _dedupe(hits: Sequence[SearchHit], limit: int) -> tuple[SearchHit, ...]:
-    seen: set[str] = set()
-    out: list[SearchHit] = []
-    for hit in sorted(hits, key=lambda h: h.rank):
-        key = normalize_url(hit.url)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(hit.model_copy(update={"url": key, "rank": len(out) + 1}))
-        if len(out) >= limit:
-            break
-    return tuple(out)

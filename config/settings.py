@@ -123,6 +123,16 @@ class SearchSettings(Section):
     code_dir: Path | None = None  # --code DIR: the folder the ``grep`` provider searches
     timeout_s: float = Field(20.0, gt=0)  # per web search request
     stackexchange_site: str = "stackoverflow"
+    # requests per minute per provider (a leaky bucket in the gateway); unlisted: no limit
+    rate_limits: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("rate_limits")
+    @classmethod
+    def _positive_rates(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, per_minute in value.items() if per_minute <= 0]
+        if bad:
+            raise ValueError(f"must be a positive number of requests per minute ({bad[0]})")
+        return value
 
     @field_validator("providers", mode="before")
     @classmethod

@@ -309,7 +309,7 @@ async def test_every_run_is_bounded_by_its_budgets(target_rounds: int) -> None:
 
     llm = CountingLLM()
     flags = {"deep.target_rounds": target_rounds, "deep.max_parallel": 3}
-    coord, sink, fetcher, spawner = coordinator(
+    coord, _sink, fetcher, spawner = coordinator(
         "deep", llm, "Widget sales, gadget output and plant count in 2024", **flags
     )
     gateway_queries = coord._spawner._args[1].queries  # type: ignore[attr-defined]

@@ -1,0 +1,91 @@
+"""``deep-research runs list|show|prune`` and ``attach``: past and running runs, from their files."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from deepresearch import runs
+from deepresearch.config.settings import load_settings
+from deepresearch.schemas import Event
+
+
+def _state_dir(config_file: Path | None) -> Path:
+    return load_settings(config_file).resolved_state_dir()
+
+
+_config = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="YAML settings file (for the state directory).",
+)
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """Past and running runs: their status, report paths and events."""
+
+
+@runs_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@_config
+def list_cmd(as_json: bool, config_file: Path | None) -> None:
+    rows = runs.list_runs(_state_dir(config_file))
+    for row in rows:
+        if as_json:
+            click.echo(json.dumps(row.__dict__))
+            continue
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started))
+        query = row.query if len(row.query) <= 50 else row.query[:49] + "…"
+        click.echo(
+            f"{row.run_id}  {started}  {row.mode:<5}  {row.status:<11}  {query}  "
+            f"{row.report_path or '-'}"
+        )
+    if not rows and not as_json:
+        click.echo("no runs yet", err=True)
+
+
+@runs_group.command("show")
+@click.argument("run_id")
+@click.option("--tail", type=int, default=10, help="How many of the last events to show.")
+@_config
+def show_cmd(run_id: str, tail: int, config_file: Path | None) -> None:
+    click.echo(json.dumps(runs.show(_state_dir(config_file), run_id, tail), indent=2))
+
+
+@runs_group.command("prune")
+@click.option("--older-than", required=True, help="Age such as 30d, 12h or 45m.")
+@_config
+def prune_cmd(older_than: str, config_file: Path | None) -> None:
+    """Delete finished runs older than the given age (running runs are kept)."""
+    removed = runs.prune(_state_dir(config_file), runs.parse_age(older_than), time.time())
+    click.echo(f"removed {len(removed)} run(s)")
+    for run_id in removed:
+        click.echo(run_id)
+
+
+def _print_event(event: Event) -> None:
+    payload = json.dumps(event.payload, ensure_ascii=False)
+    if len(payload) > 160:
+        payload = payload[:159] + "…"
+    click.echo(f"{event.seq:>5}  {event.type:<20} {payload}")
+
+
+@click.command("attach")
+@click.argument("run_id")
+@_config
+def attach_cmd(run_id: str, config_file: Path | None) -> None:
+    """Follow a run's events from another terminal until it ends."""
+    status = runs.follow(_state_dir(config_file), run_id, _print_event)
+    click.echo(f"run {run_id}: {status}", err=True)
+
+
+def register(group: click.Group) -> None:
+    if "runs" not in group.commands:
+        group.add_command(runs_group)
+        group.add_command(attach_cmd)
