@@ -7,6 +7,7 @@ of unexpected errors.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -161,10 +162,17 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
     default=None,
     help="YAML settings file (only where to find run state is read from it).",
 )
-def resume(run_id: str, as_json: bool, config_file: Path | None) -> None:
+@click.option("--address", default=None, help="Ray address to join (default: the run's own).")
+def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""
     settings = load_settings(config_file)
-    _execute(driver.prepare_resume(run_id, _state_dir(settings)), as_json)
+    prep = driver.prepare_resume(run_id, _state_dir(settings))
+    if address is not None:
+        ray_settings = prep.settings.ray.model_copy(update={"address": address})
+        prep = dataclasses.replace(
+            prep, settings=prep.settings.model_copy(update={"ray": ray_settings})
+        )
+    _execute(prep, as_json)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -175,9 +183,11 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: every error becomes one line on stderr and an exit code."""
     debug = os.environ.get("DEEP_RESEARCH_DEBUG") == "1"
     signal.signal(signal.SIGTERM, _terminate)  # SIGTERM stops a run like Ctrl-C: checkpoint kept
-    from deepresearch import cli_runs
+    from deepresearch import cli_jobs, cli_mcp, cli_runs
 
     cli_runs.register(cli)
+    cli_jobs.register(cli)
+    cli_mcp.register(cli)
     try:
         cli.main(args=argv, prog_name="deep-research", standalone_mode=False)
     except click.exceptions.Abort:

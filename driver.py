@@ -11,6 +11,7 @@ import os
 import secrets
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -145,8 +146,12 @@ def execute(
     prep: Prepared,
     on_events: Callable[[list[Event]], None] = lambda events: None,
     llm: LLMProvider | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> RunSummary:
-    """Run the actors for ``prep`` on Ray (local or joined) and write the report file."""
+    """Run the actors for ``prep`` on Ray (local or joined) and write the report file.
+
+    ``should_stop`` is polled a few times a second; when it says so (a service cancelling a run),
+    the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable."""
     from deepresearch.actors.event_log import EventLog
     from deepresearch.actors.hosted import HostedCoordinator
 
@@ -171,7 +176,7 @@ def execute(
         )
         result_ref = coordinator.run.remote()
         try:
-            result, last = _follow(log, result_ref, on_events)
+            result, last = _follow(log, result_ref, on_events, should_stop)
         except KeyboardInterrupt:
             _interrupted(prep, coordinator, time.monotonic() - started)
             raise RunInterrupted(prep.request.run_id) from None
@@ -189,7 +194,8 @@ def execute(
 def _interrupted(prep: Prepared, coordinator: Any, duration_s: float) -> None:
     """Stop the actors and record the interruption; the last checkpoint stands for ``resume``.
     A second Ctrl-C during this exits at once."""
-    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
     runtime.kill(coordinator)
     summary = RunSummary(
         run_id=prep.request.run_id,
@@ -203,12 +209,17 @@ def _interrupted(prep: Prepared, coordinator: Any, duration_s: float) -> None:
 
 
 def _follow(
-    log: Any, result_ref: Any, on_events: Callable[[list[Event]], None]
+    log: Any,
+    result_ref: Any,
+    on_events: Callable[[list[Event]], None],
+    should_stop: Callable[[], bool],
 ) -> tuple[RunResult, int]:
     import ray
 
     last = 0
     while True:
+        if should_stop():
+            raise KeyboardInterrupt  # the same path as Ctrl-C: actors stopped, checkpoint kept
         events: list[Event] = ray.get(log.wait.remote(last, 0.25))
         if events:
             last = events[-1].seq

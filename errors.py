@@ -203,3 +203,14 @@ class RunInterrupted(DeepResearchError):
     def __init__(self, run_id: str = "") -> None:
         super().__init__(f"run {run_id} interrupted")
         self.run_id = run_id
+
+
+class ClusterError(DeepResearchError):
+    """A Ray cluster or Jobs server cannot be reached or refused us (address, auth, upload size)."""
+
+    exit_code = 2
+
+    def __init__(self, address: str = "", reason: str = "") -> None:
+        super().__init__(f"ray {address}: {reason}" if address else f"ray: {reason}")
+        self.address = address
+        self.reason = reason

@@ -14,7 +14,8 @@ from typing import Any
 
 import ray
 
-from deepresearch.config.settings import RaySettings
+from deepresearch.config.settings import ActorPlacement, RaySettings, Settings
+from deepresearch.errors import ClusterError
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,11 @@ class Connection:
 
 
 def connect(settings: RaySettings) -> Connection:
-    """Start a local Ray with limits sized for a small box, or join ``settings.address``."""
+    """Start a local Ray sized for a small box (no address), or join one.
+
+    ``auto`` joins a ``ray start --head`` on this machine; ``ray://host:10001`` uses Ray Client.
+    A failure to join becomes one ``ClusterError`` line that says whether a token is the cause.
+    """
     os.environ["RAY_AUTH_MODE"] = settings.auth_mode
     if ray.is_initialized():
         return Connection(started_here=False, address="existing")
@@ -45,9 +50,15 @@ def connect(settings: RaySettings) -> Connection:
         "logging_level": logging.WARNING,
         "namespace": "deep-research",
     }
-    if settings.address:
-        ray.init(address=settings.address, **common)
-        return Connection(started_here=False, address=settings.address)
+    address = settings.address
+    if address:
+        # Ray Client forwards only what it knows; the namespace is what matters for a joined run.
+        kwargs = {"namespace": common["namespace"]} if address.startswith("ray://") else common
+        try:
+            ray.init(address=address, **kwargs)
+        except Exception as exc:
+            raise ClusterError(address, explain_join_failure(exc, settings.auth_mode)) from None
+        return Connection(started_here=False, address=address)
     ray.init(
         address="local",  # always a fresh local instance, never a stale one left on the machine
         num_cpus=settings.num_cpus,
@@ -58,14 +69,55 @@ def connect(settings: RaySettings) -> Connection:
     return Connection(started_here=True, address="local")
 
 
+_AUTH_WORDS = ("authentication", "auth token", "unauthenticated", "unauthorized", "401", "403")
+
+
+def explain_join_failure(exc: BaseException, auth_mode: str) -> str:
+    """One line for a failed join; names the token setting when authentication is the cause."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if any(word in text.lower() for word in _AUTH_WORDS):
+        if auth_mode != "token":
+            return (
+                "the cluster requires token authentication: set ray.auth_mode: token "
+                "(or DEEP_RESEARCH_RAY__AUTH_MODE=token) and provide the token in RAY_AUTH_TOKEN "
+                "or ~/.ray/auth_token"
+            )
+        return (
+            "token authentication failed: the token in RAY_AUTH_TOKEN or ~/.ray/auth_token is "
+            "missing or does not match the cluster's"
+        )
+    first = text if len(text) <= 300 else text[:299] + "…"
+    return f"cannot join ({first})"
+
+
 def disconnect(connection: Connection) -> None:
     if connection.started_here and ray.is_initialized():
         ray.shutdown()
 
 
+def placement(settings: Settings, kind: str) -> dict[str, Any]:
+    """Ray options from ``settings.ray.<kind>`` (CPUs, custom resources, node labels), if any."""
+    config = getattr(settings.ray, kind, None)
+    if not isinstance(config, ActorPlacement):
+        return {}
+    options: dict[str, Any] = {}
+    if config.num_cpus is not None:
+        options["num_cpus"] = config.num_cpus
+    if config.resources:
+        options["resources"] = dict(config.resources)
+    if config.label_selector:
+        options["label_selector"] = dict(config.label_selector)
+    return options
+
+
 def spawn(cls: type[Any], kind: str, *args: Any, **overrides: Any) -> Any:
-    """Create ``cls`` as a Ray actor with the options for ``kind`` (see ``ACTOR_OPTIONS``)."""
-    options = {**ACTOR_OPTIONS[kind], **overrides}
+    """Create ``cls`` as a Ray actor with the options for ``kind`` (see ``ACTOR_OPTIONS``).
+
+    An actor built from ``Settings`` also gets that settings' placement for ``kind``, so the
+    config alone decides which nodes researchers land on; explicit ``overrides`` win."""
+    settings = next((a for a in args if isinstance(a, Settings)), None)
+    placed = placement(settings, kind) if settings is not None else {}
+    options = {**ACTOR_OPTIONS[kind], **placed, **overrides}
     return ray.remote(**options)(cls).remote(*args)
 
 
@@ -74,3 +126,13 @@ def kill(handle: Any) -> None:
         ray.kill(handle, no_restart=True)
     except Exception as exc:  # an actor that already died is fine to forget
         log.debug("kill failed: %s", exc)
+
+
+def node_id() -> str:
+    """The Ray node this process runs on, or "" outside Ray (in-process runs and unit tests)."""
+    if not ray.is_initialized():
+        return ""
+    try:
+        return str(ray.get_runtime_context().get_node_id())
+    except Exception:  # a driver without a worker context
+        return ""

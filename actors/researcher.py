@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
+from deepresearch import runtime
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
@@ -101,6 +102,7 @@ class Researcher:
             question=subtask.question,
             injected=len(self._notes),
             pid=os.getpid(),
+            node=runtime.node_id(),
         )
         stopped = ""
         try:

@@ -47,12 +47,22 @@ class RunSettings(Section):
     max_time_s: float = Field(1800.0, gt=0)
 
 
+class ActorPlacement(Section):
+    """Where one kind of actor may run: CPUs, custom resources and node labels it asks Ray for."""
+
+    num_cpus: float | None = Field(None, ge=0)
+    resources: dict[str, float] = Field(default_factory=dict)
+    label_selector: dict[str, str] = Field(default_factory=dict)
+
+
 class RaySettings(Section):
     address: str | None = None
     num_cpus: int = Field(2, ge=1)
     object_store_memory_mb: int = Field(256, ge=75)
     include_dashboard: bool = False
     auth_mode: Literal["disabled", "token"] = "disabled"
+    researcher: ActorPlacement = ActorPlacement()  # e.g. resources: {researcher_node: 1}
+    evaluator: ActorPlacement = ActorPlacement()
 
 
 class ModelPrice(Section):
@@ -191,6 +201,14 @@ class SimulateSettings(Section):
     latency_s: float = Field(0.0, ge=0, le=60)
 
 
+class ServiceSettings(Section):
+    """``deep-research serve``: runs at once (more get 429), SSE heartbeat, Retry-After."""
+
+    max_runs: int = Field(4, ge=1, le=256)
+    heartbeat_s: float = Field(10.0, gt=0)
+    retry_after_s: int = Field(10, ge=1)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
@@ -205,6 +223,7 @@ class Settings(BaseSettings):
     researcher: ResearcherSettings = ResearcherSettings()
     deep: DeepSettings = DeepSettings()
     simulate: SimulateSettings = SimulateSettings()
+    service: ServiceSettings = ServiceSettings()
     web: WebSettings = WebSettings()
 
     def resolved_state_dir(self) -> Path:

@@ -1,0 +1,109 @@
+"""``deep-research serve``: the research service (HTTP API + web page) on this machine's Ray.
+
+Refuses to listen beyond loopback without ``DEEP_RESEARCH_API_TOKEN``: anyone who can reach the
+port could otherwise start runs (spending provider money) and read every report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import SecretStr
+
+from deepresearch import runtime
+from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+
+TOKEN_ENV = "DEEP_RESEARCH_API_TOKEN"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost may resolve anywhere
+
+
+async def serve(
+    settings: Settings,
+    host: str,
+    port: int,
+    token: SecretStr | None,
+    on_listening: Any = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Join Ray, listen, and serve until ``stop`` is set (or SIGINT/SIGTERM)."""
+    from aiohttp import web
+
+    from deepresearch.service.app import ACCESS_LOGGER, create_app
+
+    connection = await asyncio.to_thread(runtime.connect, settings.ray)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        # Outside the main thread (tests) this fails and the caller sets ``stop`` instead.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, stop.set)
+    runner = web.AppRunner(create_app(settings, token), access_log_class=ACCESS_LOGGER)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound = runner.addresses[0]
+        url = f"http://{host}:{bound[1]}"
+        (on_listening or (lambda u: click.echo(f"deep-research: serving on {u}", err=True)))(url)
+        await stop.wait()
+    finally:
+        await runner.cleanup()  # stops running runs first: checkpoints kept, status interrupted
+        runtime.disconnect(connection)
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=8000, show_default=True, help="Port (0: any free).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="YAML settings file.",
+)
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Default corpus folder for runs that do not name one.",
+)
+@click.option("--max-runs", type=int, default=None, help="Runs at once; more get HTTP 429.")
+@click.option("--address", default=None, help="Ray address to join (default: start a local Ray).")
+def serve_cmd(
+    host: str,
+    port: int,
+    config_file: Path | None,
+    corpus: Path | None,
+    max_runs: int | None,
+    address: str | None,
+) -> None:
+    """Serve the research API and web page (bearer token from DEEP_RESEARCH_API_TOKEN)."""
+    secret = os.environ.get(TOKEN_ENV, "").strip()
+    token = SecretStr(secret) if secret else None
+    if token is None and not is_loopback(host):
+        raise click.UsageError(
+            f"refusing to listen on {host} without {TOKEN_ENV} set (anyone could start runs)"
+        )
+    flags = {"corpus.path": corpus, "service.max_runs": max_runs, "ray.address": address}
+    settings = load_settings(config_file, overrides_from_flags(flags))
+    asyncio.run(serve(settings, host, port, token))
+
+
+def register(group: click.Group) -> None:
+    if "serve" not in group.commands:
+        group.add_command(serve_cmd)

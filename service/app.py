@@ -1,0 +1,249 @@
+"""The HTTP API and web page: routes, bearer-token auth, and JSON errors a client can act on.
+
+``POST /runs`` · ``GET /runs`` · ``GET /runs/{id}`` · ``GET /runs/{id}/events`` (SSE) ·
+``GET /runs/{id}/report`` · ``DELETE /runs/{id}`` · ``GET /`` (the page).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from dataclasses import asdict
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+from pydantic import SecretStr, ValidationError
+
+from deepresearch import runs
+from deepresearch.config.settings import Settings
+from deepresearch.errors import ConfigError, InputError, StorageError
+from deepresearch.policies.progress import ProgressState, advance
+from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.service import sse
+from deepresearch.service.runner import RunManager
+from deepresearch.service.submission import RunCreate, describe_errors
+
+log = logging.getLogger(__name__)
+MANAGER = web.AppKey("manager", RunManager)
+SETTINGS = web.AppKey("settings", Settings)
+PUBLIC = ("/", "/favicon.ico")
+
+
+def _error(status: int, message: str, **extra: Any) -> web.Response:
+    return web.json_response({"error": message, **extra}, status=status)
+
+
+def _auth_middleware(token: SecretStr) -> Any:
+    expected = token.get_secret_value().encode()
+
+    @web.middleware
+    async def auth(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path in PUBLIC or request.path.startswith("/static/"):
+            return await handler(request)  # the page and its script hold no data
+        header = request.headers.get("Authorization", "")
+        supplied = header[7:].strip() if header[:7].lower() == "bearer " else ""
+        if not supplied and request.path.endswith("/events"):
+            supplied = request.query.get("access_token", "")  # EventSource cannot set headers
+        if not supplied or not hmac.compare_digest(supplied.encode(), expected):
+            response = _error(401, "missing or wrong bearer token")
+            response.headers["WWW-Authenticate"] = 'Bearer realm="deep-research"'
+            return response
+        return await handler(request)
+
+    return auth
+
+
+class _AccessLogger(AbstractAccessLogger):
+    """Method, path and status only: a query string may carry an access token."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info("%s %s %s %.3fs", request.method, request.path, response.status, time)
+
+
+def _run_dir(request: web.Request) -> Any:
+    manager = request.app[MANAGER]
+    try:
+        return runs.open_run(manager.state_dir, request.match_info["run_id"])
+    except InputError as exc:
+        raise web.HTTPNotFound(
+            text=json.dumps({"error": str(exc)}), content_type="application/json"
+        ) from None
+
+
+async def create_run(request: web.Request) -> web.Response:
+    manager = request.app[MANAGER]
+    try:
+        raw = await request.json()
+    except ValueError:
+        return _error(422, "the body is not valid JSON")
+    try:
+        body = RunCreate.model_validate(raw)
+    except ValidationError as exc:
+        return _error(422, "invalid request", details=describe_errors(exc))
+    try:
+        run_id = await manager.start(body)
+    except (InputError, ConfigError) as exc:
+        return _error(422, str(exc))
+    except StorageError as exc:
+        return _error(500, str(exc))
+    if run_id is None:
+        retry = request.app[SETTINGS].service.retry_after_s
+        response = _error(429, f"{manager.max_runs} runs are already going; try again later")
+        response.headers["Retry-After"] = str(retry)
+        return response
+    return web.json_response({"run_id": run_id, "status": "running"}, status=202)
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    manager = request.app[MANAGER]
+    rows = []
+    for row in runs.list_runs(manager.state_dir):
+        data = asdict(row)
+        if manager.is_active(row.run_id) and data["status"] not in sse.TERMINAL:
+            data["status"] = "running"
+        rows.append(data)
+    return web.json_response({"runs": rows})
+
+
+def describe(run_dir: Any, active: bool) -> dict[str, Any]:
+    """Status, usage and live progress of one run, from its files (blocking: call in a thread)."""
+    record = runs.read_record(run_dir)
+    summary = runs.read_summary(run_dir)
+    events = run_dir.read_events()
+    progress = ProgressState()
+    for event in events:
+        progress = advance(progress, event)
+    if summary is not None:
+        status = summary.status
+    else:
+        status = "running" if active else runs.status_of(run_dir)
+    return {
+        "run_id": record.request.run_id,
+        "query": record.request.query,
+        "mode": record.request.mode,
+        "created_at": record.request.created_at,
+        "status": status,
+        "events": len(events),
+        "progress": {
+            "phase": progress.phase,
+            "percent": progress.percent,
+            "round": progress.round,
+            "researchers_active": progress.researchers_active,
+            "researchers_done": progress.researchers_done,
+            "sources": progress.sources,
+            "tokens": progress.tokens,
+            "cost_usd": round(progress.cost_usd, 6),
+        },
+        "usage": summary.usage.model_dump() if summary else None,
+        "summary": summary.model_dump(mode="json") if summary else None,
+    }
+
+
+async def get_run(request: web.Request) -> web.Response:
+    run_dir = _run_dir(request)
+    active = request.app[MANAGER].is_active(request.match_info["run_id"])
+    try:
+        data = await asyncio.to_thread(describe, run_dir, active)
+    except StorageError as exc:
+        return _error(500, str(exc))
+    return web.json_response(data)
+
+
+async def run_events(request: web.Request) -> web.StreamResponse:
+    run_dir = _run_dir(request)
+    manager = request.app[MANAGER]
+    run_id = request.match_info["run_id"]
+    after = sse.parse_last_event_id(
+        request.headers.get("Last-Event-ID"), request.query.get("last_event_id")
+    )
+    return await sse.stream(
+        request,
+        run_dir,
+        after,
+        lambda: manager.is_active(run_id),
+        heartbeat_s=request.app[SETTINGS].service.heartbeat_s,
+    )
+
+
+async def get_report(request: web.Request) -> web.Response:
+    run_dir = _run_dir(request)
+    summary = runs.read_summary(run_dir)
+    if summary is None or not summary.report_path:
+        status = summary.status if summary else "running"
+        return _error(404, "this run has no report (yet)", status=status)
+    try:
+        text = await asyncio.to_thread(Path(summary.report_path).read_text, "utf-8")
+    except OSError as exc:
+        return _error(410, f"the report file is gone ({exc.strerror})")
+    return web.Response(text=text, content_type="text/markdown", charset="utf-8")
+
+
+async def cancel_run(request: web.Request) -> web.Response:
+    run_dir = _run_dir(request)
+    manager = request.app[MANAGER]
+    run_id = request.match_info["run_id"]
+    if not await manager.cancel(run_id):
+        summary = runs.read_summary(run_dir)
+        status = summary.status if summary else runs.status_of(run_dir)
+        return _error(409, "this run is not running in this service", status=status)
+    summary = runs.read_summary(run_dir)
+    return web.json_response(
+        {"run_id": run_id, "status": summary.status if summary else "stopping"}
+    )
+
+
+def _static(name: str) -> bytes:
+    return resources.files("deepresearch.service").joinpath("static", name).read_bytes()
+
+
+async def index(request: web.Request) -> web.Response:
+    return web.Response(body=_static("index.html"), content_type="text/html", charset="utf-8")
+
+
+async def static(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    types = {".js": "text/javascript", ".css": "text/css"}
+    kind = types.get(Path(name).suffix)
+    if kind is None or "/" in name or name.startswith("."):
+        raise web.HTTPNotFound()
+    try:
+        body = _static(name)
+    except (FileNotFoundError, IsADirectoryError):
+        raise web.HTTPNotFound() from None
+    return web.Response(body=body, content_type=kind, charset="utf-8")
+
+
+def create_app(
+    settings: Settings, token: SecretStr | None = None, llm: LLMProvider | None = None
+) -> web.Application:
+    """The service; the caller has joined Ray (``runtime.connect``) before serving it."""
+    middlewares = [_auth_middleware(token)] if token is not None else []
+    app = web.Application(middlewares=middlewares)
+    app[SETTINGS] = settings
+    app[MANAGER] = RunManager(settings, settings.service.max_runs, llm)
+
+    async def stop_runs(app: web.Application) -> None:
+        await app[MANAGER].shutdown()
+
+    app.on_shutdown.append(stop_runs)
+    app.add_routes(
+        [
+            web.get("/", index),
+            web.get("/static/{name}", static),
+            web.post("/runs", create_run),
+            web.get("/runs", list_runs),
+            web.get("/runs/{run_id}", get_run),
+            web.get("/runs/{run_id}/events", run_events),
+            web.get("/runs/{run_id}/report", get_report),
+            web.delete("/runs/{run_id}", cancel_run),
+        ]
+    )
+    return app
+
+
+ACCESS_LOGGER = _AccessLogger

@@ -1,0 +1,121 @@
+"""Server-Sent Events from a run's ``events.jsonl``: works for any run, live or finished.
+
+The file is the source of truth, not the running actors, so a stream can start late, be resumed
+with ``Last-Event-ID`` (each message's ``id:`` is the event's ``seq``), or follow a run started by
+another process. A closed connection only ends this stream; the run never notices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from deepresearch import runs
+from deepresearch.schemas import Event
+from deepresearch.storage import RunDir
+
+HEARTBEAT = b": keep-alive\n\n"
+TERMINAL = ("completed", "no_answer", "interrupted", "failed")
+
+
+def format_event(event: Event) -> bytes:
+    """One SSE message: ``id`` is the seq, ``data`` the event as one JSON line."""
+    return f"id: {event.seq}\ndata: {event.model_dump_json()}\n\n".encode()
+
+
+def format_end(status: str) -> bytes:
+    """The last message of a stream: the run's status (no id, so a resume point is unchanged)."""
+    return f"event: end\ndata: {json.dumps({'status': status})}\n\n".encode()
+
+
+def parse_last_event_id(header: str | None, query: str | None = None) -> int:
+    """The seq to resume after: the ``Last-Event-ID`` header, else ``?last_event_id=``, else 0."""
+    for value in (header, query):
+        if value is not None and value.strip().isdigit():
+            return int(value.strip())
+    return 0
+
+
+@dataclass
+class _Cursor:
+    after: int
+    size: int = -1
+
+
+def _poll(run_dir: RunDir, cursor: _Cursor) -> list[Event]:
+    """New events after the cursor; re-reads the file only when it grew."""
+    try:
+        size = run_dir.path("events.jsonl").stat().st_size
+    except OSError:
+        return []
+    if size == cursor.size:
+        return []
+    cursor.size = size
+    fresh = [e for e in run_dir.read_events() if e.seq > cursor.after]
+    if fresh:
+        cursor.after = fresh[-1].seq
+    return fresh
+
+
+def _settled_status(run_dir: RunDir, is_active: Callable[[], bool]) -> str | None:
+    """The final status once the run is over (summary written, or nobody is running it)."""
+    summary = runs.read_summary(run_dir)
+    if summary is not None and summary.status in TERMINAL:
+        return summary.status
+    if is_active():
+        return None
+    status = runs.status_of(run_dir)
+    return None if status == "running" else status
+
+
+async def stream(
+    request: web.Request,
+    run_dir: RunDir,
+    after: int,
+    is_active: Callable[[], bool],
+    heartbeat_s: float = 10.0,
+    poll_s: float = 0.2,
+    settle_s: float = 15.0,
+) -> web.StreamResponse:
+    """Send events after ``after`` as they are appended, heartbeats between, ``end`` at the end."""
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",  # a reverse proxy must not buffer the stream
+        }
+    )
+    await response.prepare(request)
+    loop = asyncio.get_running_loop()
+    cursor = _Cursor(after)
+    last_write = loop.time()
+    finished_at: float | None = None
+    finished_status = "completed"
+    try:
+        while True:
+            # Decide "over" before reading, so nothing appended before that is missed.
+            status = await asyncio.to_thread(_settled_status, run_dir, is_active)
+            fresh = await asyncio.to_thread(_poll, run_dir, cursor)
+            for event in fresh:
+                await response.write(format_event(event))
+                last_write = loop.time()
+                if event.type == "run_finished" and finished_at is None:
+                    finished_at = loop.time()
+                    finished_status = str(event.payload.get("status", "completed"))
+            if status is not None and not fresh:
+                await response.write(format_end(status))
+                break
+            if finished_at is not None and loop.time() - finished_at > settle_s:
+                await response.write(format_end(finished_status))  # summary slow to appear
+                break
+            if loop.time() - last_write >= heartbeat_s:
+                await response.write(HEARTBEAT)
+                last_write = loop.time()
+            await asyncio.sleep(poll_s)
+    except (ConnectionResetError, ConnectionError):
+        pass  # the client went away; the run goes on
+    return response

@@ -1,0 +1,77 @@
+"""What a client may ask for in ``POST /runs``, and how that becomes a validated ``Settings``.
+
+The body is checked by a strict pydantic model (unknown fields are errors), then merged over the
+service's own settings and validated again as a whole tree, so a client can only tighten or pick
+among options the CLI also offers; where reports are written and the state directory stay the
+operator's choice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from deepresearch.config.settings import Settings
+from deepresearch.errors import ConfigError
+
+
+class RunCreate(BaseModel):
+    """The JSON body of ``POST /runs``; every option mirrors a ``deep-research run`` flag."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query: str = Field(min_length=1, max_length=100_000)
+    mode: Literal["quick", "deep"] | None = None
+    corpus: str | None = Field(None, min_length=1, max_length=4096)
+    llm: str | None = Field(None, min_length=1, max_length=64)
+    model: str | None = Field(None, max_length=200)
+    search: str | None = Field(None, min_length=1, max_length=200)
+    max_parallel: int | None = Field(None, ge=1, le=64)
+    max_time_s: float | None = Field(None, gt=0, le=86_400)
+    max_cost_usd: float | None = Field(None, gt=0)
+
+
+def overrides(body: RunCreate) -> dict[str, Any]:
+    """The nested settings the body sets (unset options are left to the service's settings)."""
+    flat: dict[str, Any] = {
+        "run.mode": body.mode,
+        "corpus.path": Path(body.corpus) if body.corpus is not None else None,
+        "llm.provider": body.llm,
+        "llm.model": body.model,
+        "search.providers": body.search,
+        "deep.max_parallel": body.max_parallel,
+        "run.max_time_s": body.max_time_s,
+        "llm.max_cost_usd": body.max_cost_usd,
+    }
+    nested: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        if value is None:
+            continue
+        section, leaf = dotted.split(".")
+        nested.setdefault(section, {})[leaf] = value
+    return nested
+
+
+def settings_for(base: Settings, body: RunCreate) -> Settings:
+    """``base`` with the body's options applied, validated as one tree (ConfigError on a bad value)."""
+    data = base.model_dump()
+    for section, values in overrides(body).items():
+        data[section] = {**data[section], **values}
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ConfigError(key, first["msg"]) from None
+
+
+def describe_errors(exc: ValidationError) -> list[dict[str, str]]:
+    """A pydantic error list a client can show: which field, and what is wrong with it."""
+    out = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"]) or "body"
+        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
+        out.append({"field": field, "message": message})
+    return out

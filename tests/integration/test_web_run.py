@@ -1,0 +1,96 @@
+"""Web search on Ray: SearXNG (loopback) -> gateway actor -> researcher actor -> safe fetcher ->
+pages from the loopback fake web, with ``SEARXNG_URL`` reaching the gateway only as its env
+argument. The actors are wired by hand as ``HostedCoordinator`` wires them, because the driver's
+hand-over of the search env is the integrator's part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deepresearch import assembly, runtime
+from deepresearch.actors.event_log import EventLog
+from deepresearch.actors.hosted import HostedResearcher, HostedSearchGateway
+from deepresearch.actors.url_pool import UrlPool
+from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+from deepresearch.providers.llm.registry import LLMKeys
+from deepresearch.providers.testing_search import FakeSearxng, result
+from deepresearch.providers.testing_web import FakeWeb
+from deepresearch.schemas import ResearcherReport, SubTask
+from deepresearch.storage import RunDir
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+QUESTION = "How much did solar output rise in the northern valley in 2024?"
+
+
+def web_settings(tmp_path: Path) -> Settings:
+    flags = {
+        "search.providers": "searxng",
+        "web.allow_private_urls": True,  # the fake web is on loopback
+        "web.per_host_delay_s": 0.0,
+        "state_dir": tmp_path / "state",
+        "researcher.queries": 2,
+    }
+    return assembly.with_default_search_chain(
+        load_settings(None, overrides_from_flags(flags), env={})
+    )
+
+
+async def run_researcher(
+    settings: Settings, env: dict[str, str], tmp_path: Path
+) -> tuple[ResearcherReport, list[dict[str, Any]]]:
+    run_dir = RunDir.create(tmp_path / "state", "web-test")
+    log = runtime.spawn(EventLog, "event_log", str(run_dir.root), "web-test")
+    pool = runtime.spawn(UrlPool, "url_pool")
+    gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, env)
+    researcher = runtime.spawn(
+        HostedResearcher, "researcher", settings, gateway, pool, log, None, LLMKeys()
+    )
+    try:
+        report: ResearcherReport = await researcher.run.remote(SubTask(id="t1", question=QUESTION))
+        events = [
+            {"type": e.type, **e.payload} for e in await log.events.remote()
+        ]  # every event the actors sent
+        return report, events
+    finally:
+        for handle in (researcher, gateway, pool, log):
+            runtime.kill(handle)
+
+
+async def test_searxng_hits_are_fetched_from_the_fake_web_and_cited(tmp_path: Path) -> None:
+    settings = web_settings(tmp_path)
+    async with FakeWeb() as web:
+        pages = [
+            result(web.url("/article"), "Solar output in 2024", "solar output rose"),
+            result(web.url("/pages/1"), "Fake page 1", "a reading"),
+            result(web.url("/private/secret"), "Disallowed by robots.txt", "hidden"),
+        ]
+        async with FakeSearxng(default=pages) as searx:
+            env = assembly.search_env(settings, {"SEARXNG_URL": searx.base_url, "HOME": "/x"})
+            assert env == {"SEARXNG_URL": searx.base_url}
+            report, events = await run_researcher(settings, env, tmp_path)
+        fetched = web.paths("/")
+
+    assert report.status == "ok", report.error
+    assert searx.requests and all(r["format"] == "json" for r in searx.requests)
+    read = {e["url"] for e in events if e["type"] == "source_read"}
+    assert web.url("/article") in read
+    assert "/private/secret" not in fetched  # robots.txt respected by the safe fetcher
+    assert any(e["type"] == "fetch_failed" and "secret" in e["url"] for e in events)
+    assert report.sources and {s.url for s in report.sources} <= read
+    assert any("12 percent" in f.text for f in report.findings)
+    assert not report.search_degraded
+
+
+async def test_a_gateway_given_no_env_degrades_the_search_with_a_named_cause(
+    tmp_path: Path,
+) -> None:
+    settings = web_settings(tmp_path)
+    async with FakeSearxng(default=[result("http://127.0.0.1:9/x", "x")]) as searx:
+        report, events = await run_researcher(settings, {}, tmp_path)
+    assert report.search_degraded and not searx.requests
+    unavailable = [e for e in events if e["type"] == "search_unavailable"]
+    assert unavailable and "SEARXNG_URL" in unavailable[0]["error"]
