@@ -168,9 +168,7 @@ def jobs_group() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include jobs not submitted by this tool.")
 @_auth_option
 @_config
-def list_cmd(
-    address: str, show_all: bool, auth_mode: str | None, config_file: Path | None
-) -> None:
+def list_cmd(address: str, show_all: bool, auth_mode: str | None, config_file: Path | None) -> None:
     mode = _auth_mode(config_file, auth_mode)
     api = jobs.client(address, mode)
     for info in jobs.call(address, mode, api.list_jobs):

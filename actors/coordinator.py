@@ -306,6 +306,8 @@ class Coordinator:
 
     async def _save(self, state: lc.LifecycleState) -> None:
         """Checkpoint after every lifecycle step: resume continues from exactly here."""
+        if not self._s.run.checkpoints:
+            return
         await self._sink.checkpoint(
             {
                 "version": 1,

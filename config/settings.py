@@ -45,6 +45,7 @@ class RunSettings(Section):
     max_query_chars: int = Field(2000, ge=10, le=100_000)
     output_dir: Path | None = None
     max_time_s: float = Field(1800.0, gt=0)
+    checkpoints: bool = True
 
 
 class ActorPlacement(Section):

@@ -17,6 +17,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
+from aiohttp.typedefs import Handler
 from pydantic import SecretStr, ValidationError
 
 from deepresearch import runs
@@ -34,15 +35,15 @@ SETTINGS = web.AppKey("settings", Settings)
 PUBLIC = ("/", "/favicon.ico")
 
 
-def _error(status: int, message: str, **extra: Any) -> web.Response:
-    return web.json_response({"error": message, **extra}, status=status)
+def _error(code: int, message: str, **extra: Any) -> web.Response:
+    return web.json_response({"error": message, **extra}, status=code)
 
 
 def _auth_middleware(token: SecretStr) -> Any:
     expected = token.get_secret_value().encode()
 
     @web.middleware
-    async def auth(request: web.Request, handler: Any) -> web.StreamResponse:
+    async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.path in PUBLIC or request.path.startswith("/static/"):
             return await handler(request)  # the page and its script hold no data
         header = request.headers.get("Authorization", "")
@@ -118,6 +119,7 @@ def describe(run_dir: Any, active: bool) -> dict[str, Any]:
     progress = ProgressState()
     for event in events:
         progress = advance(progress, event)
+    status: str
     if summary is not None:
         status = summary.status
     else:

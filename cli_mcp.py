@@ -1,0 +1,28 @@
+"""``deep-research mcp``: serve the research run as an MCP tool over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from deepresearch.config.settings import load_settings, overrides_from_flags
+
+
+@click.command("mcp")
+@click.option(
+    "--config", "config_file", type=click.Path(path_type=Path), default=None, help="YAML settings."
+)
+@click.option("--address", default=None, help="Ray address to join (default: a local Ray).")
+@click.option("--output-dir", type=click.Path(path_type=Path), default=None)
+def mcp_cmd(config_file: Path | None, address: str | None, output_dir: Path | None) -> None:
+    """Serve a `research` tool over stdio for MCP clients (coding agents, chat apps)."""
+    from deepresearch.mcp_server import serve_stdio
+
+    flags = {"ray.address": address, "run.output_dir": output_dir}
+    serve_stdio(load_settings(config_file, overrides_from_flags(flags)))
+
+
+def register(group: click.Group) -> None:
+    if "mcp" not in group.commands:
+        group.add_command(mcp_cmd)

@@ -1,0 +1,125 @@
+"""The research run as a Model Context Protocol tool (``deep-research mcp``, stdio transport).
+
+Coding agents and chat clients call ``research(query, mode, corpus)``; the run's events become MCP
+progress notifications and the result is the report's Markdown. A run is blocking Ray work, so it
+runs in a worker thread while the server's loop keeps answering; runs are served one at a time
+because each run owns the process's Ray connection (it starts and stops a local Ray unless
+``ray.address`` joins a cluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from deepresearch.config.settings import Settings
+from deepresearch.errors import DeepResearchError
+from deepresearch.policies.progress import ProgressState, advance
+from deepresearch.schemas import Event, RunSummary
+
+INSTRUCTIONS = (
+    "research(query) investigates a question across the configured sources (a local corpus "
+    "folder, web search) and returns a cited Markdown report. mode='deep' plans sub-questions "
+    "and researches them in parallel; it takes longer."
+)
+
+
+class ProgressRelay:
+    """Turns run events into strictly increasing (progress, message) pairs out of 100."""
+
+    def __init__(self) -> None:
+        self.state = ProgressState()
+        self.sent = -1.0
+
+    def feed(self, event: Event) -> tuple[float, str] | None:
+        before = self.state
+        self.state = advance(self.state, event)
+        percent = float(self.state.percent)
+        if percent <= self.sent and self.state.phase == before.phase:
+            return None
+        progress = min(100.0, max(percent, self.sent + 0.01))
+        if progress <= self.sent:
+            return None
+        self.sent = progress
+        return progress, f"{self.state.phase}: {event.type}"
+
+
+def run_research(
+    settings: Settings,
+    query: str,
+    mode: Literal["quick", "deep"],
+    corpus: str | None,
+    on_events: Callable[[list[Event]], None],
+) -> tuple[RunSummary, str]:
+    """One blocking run (prepare, execute) with the tool's arguments over the server's settings."""
+    from deepresearch import driver
+
+    if corpus is not None:
+        path = Path(corpus).expanduser()
+        settings = settings.model_copy(
+            update={"corpus": settings.corpus.model_copy(update={"path": path})}
+        )
+    prep = driver.prepare(query, mode, settings)
+    summary = driver.execute(prep, on_events)
+    report = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""
+    return summary, report
+
+
+def build_server(settings: Settings) -> Any:
+    """An ``MCPServer`` with the ``research`` tool bound to ``settings``."""
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer("deep-research", instructions=INSTRUCTIONS, log_level="WARNING")
+    one_at_a_time = asyncio.Lock()
+
+    @server.tool()
+    async def research(
+        query: str,
+        ctx: Context,
+        mode: Literal["quick", "deep"] = "quick",
+        corpus: str | None = None,
+    ) -> str:
+        """Research a question and return a cited Markdown report.
+
+        Args:
+            query: the question to research.
+            mode: "quick" (one researcher) or "deep" (planner, parallel researchers, evaluator).
+            corpus: a folder of documents on the server's machine to search (optional).
+        """
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+        def on_events(events: list[Event]) -> None:  # called in the run's thread
+            for event in events:
+                loop.call_soon_threadsafe(queue.put_nowait, event)
+
+        async def relay() -> None:
+            progress = ProgressRelay()
+            while (event := await queue.get()) is not None:
+                step = progress.feed(event)
+                if step is not None:
+                    await ctx.report_progress(step[0], 100.0, step[1])
+
+        async with one_at_a_time:
+            relaying = asyncio.create_task(relay())
+            try:
+                summary, report = await asyncio.to_thread(
+                    run_research, settings, query, mode, corpus, on_events
+                )
+            except DeepResearchError as exc:
+                raise ToolError(str(exc)) from None
+            finally:
+                queue.put_nowait(None)
+                await relaying
+        if not report:
+            raise ToolError(f"no report ({summary.status}): {summary.reason}")
+        return report
+
+    return server
+
+
+def serve_stdio(settings: Settings) -> None:
+    build_server(settings).run("stdio")

@@ -1,0 +1,187 @@
+"""``deep-research submit --follow`` against a real ``ray start --head`` on loopback ports.
+
+The head runs in its own process group with its own RAY_TMPDIR, and only that group is ended
+(never ``ray stop``, which would stop every Ray on the machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+EXE = shutil.which("deep-research", path=str(BIN)) or "deep-research"
+SECRET = "sk-test-DO-NOT-LEAK-4f1c9a"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def base_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "RAY_"))}
+    env.update(
+        {
+            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",  # the job's `python` is this venv's
+            "RAY_AUTH_MODE": "disabled",
+            "XDG_CONFIG_HOME": str(tmp / "xdg"),
+            "HOME": str(tmp / "home"),  # no ~/.ray/auth_token from earlier runs on the machine
+        }
+    )
+    return env
+
+
+def wait_for_dashboard(url: str, head: subprocess.Popen[bytes], timeout_s: float = 90) -> None:
+    """Poll the Jobs server's version endpoint until it answers (the head takes seconds)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if head.poll() is not None:
+            raise RuntimeError(f"ray start exited with {head.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/version", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the Ray dashboard did not come up")
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
+    tmp = Path(tempfile.mkdtemp(prefix="drh", dir="/tmp"))  # short: Ray's socket paths are capped
+    (tmp / "home").mkdir()
+    env = base_env(tmp)
+    env["RAY_TMPDIR"] = str(tmp / "ray")
+    dash = free_port()
+    args = [
+        str(BIN / "ray"),
+        "start",
+        "--head",
+        "--block",
+        f"--port={free_port()}",
+        "--node-ip-address=127.0.0.1",
+        "--dashboard-host=127.0.0.1",
+        f"--dashboard-port={dash}",
+        f"--ray-client-server-port={free_port()}",
+        "--num-cpus=2",
+        "--object-store-memory=200000000",
+        "--disable-usage-stats",
+    ]
+    head = subprocess.Popen(
+        args,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{dash}"
+    try:
+        wait_for_dashboard(url, head)
+        yield url, env
+    finally:
+        try:
+            os.killpg(head.pid, signal.SIGTERM)
+            head.wait(timeout=30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            with_suppress_kill(head.pid)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def with_suppress_kill(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EXE, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+@pytest.mark.slow
+def test_submit_follow_downloads_report_and_keeps_keys_secret(
+    ray_head: tuple[str, dict[str, str]], small_corpus: Path, tmp_path: Path
+) -> None:
+    url, env = ray_head
+    env = {**env, "OPENAI_API_KEY": SECRET}
+    out = tmp_path / "out"
+    out.mkdir()
+    query = "What were ACME Corp total net sales for the quarter ended March 31, 2024?"
+    proc = cli(
+        [
+            "submit",
+            query,
+            "--address",
+            url,
+            "--corpus",
+            str(small_corpus),
+            "--follow",
+            "--output-dir",
+            str(out),
+            "--pass-env",
+            "OPENAI_API_KEY",
+        ],
+        env,
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert SECRET not in proc.stdout + proc.stderr
+    report_path = Path(proc.stdout.strip().splitlines()[-1])
+    assert report_path.parent == out
+    text = report_path.read_text("utf-8")
+    assert "1,234" in text
+    job_line = next(line for line in proc.stderr.splitlines() if line.startswith("job "))
+    job_id = job_line.split()[1]
+
+    from ray.job_submission import JobSubmissionClient
+
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    client = JobSubmissionClient(url)
+    info = client.get_job_info(job_id)
+    assert str(info.status).endswith("SUCCEEDED")
+    assert SECRET not in info.entrypoint
+    assert SECRET not in json.dumps(info.metadata or {})
+    assert SECRET not in client.get_job_logs(job_id)
+    assert info.metadata and info.metadata["run_id"] in job_id
+
+    status = cli(["jobs", "status", job_id, "--address", url], env, tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["status"] == "SUCCEEDED"
+    listed = cli(["jobs", "list", "--address", url], env, tmp_path)
+    assert job_id in listed.stdout
+    again = tmp_path / "again"
+    again.mkdir()
+    fetched = cli(["jobs", "report", job_id, "--address", url, "--output-dir", str(again)], env, tmp_path)
+    assert fetched.returncode == 0, fetched.stderr
+    assert Path(fetched.stdout.strip()).read_text("utf-8") == text
+
+
+@pytest.mark.slow
+def test_submit_to_a_token_cluster_without_a_token_says_so(
+    ray_head: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    """A head without auth is reachable; a dead address is one clear line, exit 2."""
+    url, env = ray_head
+    dead = f"http://127.0.0.1:{free_port()}"
+    proc = cli(["jobs", "list", "--address", dead], env, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "cannot reach the Ray Jobs server" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
