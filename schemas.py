@@ -128,6 +128,7 @@ class ResearcherReport(Message):
     error: str = ""
     usage: Usage = Usage()
     search_degraded: bool = False
+    answered_by: tuple[str, ...] = ()  # the LLM provider tiers that answered its calls
 
 
 class Evaluation(Message):

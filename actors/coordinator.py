@@ -19,6 +19,7 @@ from deepresearch.errors import DeepResearchError
 from deepresearch.policies import lifecycle as lc
 from deepresearch.policies import synthesis
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.schemas import (
     EvaluateTask,
@@ -177,12 +178,13 @@ class Coordinator:
     def _account(self, role: str, replies: Sequence[LLMReply]) -> None:
         for reply in replies:
             self._providers[role] = reply.provider
-            self._usage = self._usage + Usage(
-                llm_calls=1,
-                input_tokens=reply.input_tokens,
-                output_tokens=reply.output_tokens,
-                estimated_tokens=reply.estimated_tokens,
-            )
+        self._usage = self._usage + usage_of(replies, self._s.llm.prices)
+
+    def _only_extractive(self, reports: Sequence[ResearcherReport]) -> bool:
+        """True when no language model answered any call: the report must say so."""
+        answered = {p for r in reports for p in r.answered_by}
+        answered |= {v for k, v in self._providers.items() if k != "search"}
+        return answered <= {"extractive"} and (bool(answered) or self._llm.name == "extractive")
 
     # ------------------------------------------------------------------ commands
 
@@ -325,7 +327,7 @@ class Coordinator:
         title = synthesis.title_for(req.query)
         reports = self._ordered()
         notes = []
-        if self._llm.name == "extractive":
+        if self._only_extractive(reports):
             notes.append(synthesis.EXTRACTIVE_NOTE)
         if any(r.search_degraded for r in reports):
             notes.append(synthesis.SEARCH_LIMITED_NOTE)
@@ -345,8 +347,9 @@ class Coordinator:
             if dropped:
                 await self._sink.emit("citations_dropped", {"count": dropped})
         report = report.model_copy(update={"limits": limits})
-        if usable:
-            self._providers.setdefault("researcher", self._llm.name)
+        researcher_tiers = sorted({p for r in reports for p in r.answered_by})
+        if researcher_tiers:
+            self._providers["researcher"] = ",".join(researcher_tiers)
         return RunResult(
             request=req,
             status=report.status,

@@ -23,6 +23,7 @@ from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.merge import reformulate
 from deepresearch.policies.ranking import batches, fuse
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import (
@@ -66,6 +67,7 @@ class Researcher:
         self._task = subtask
         self._notes = list(notes)
         self._steering: list[str] = []
+        self._answered: set[str] = set()  # which provider tiers answered this sub-task's calls
         self._usage = Usage()
         self._degraded = False
         self._units = 0
@@ -121,6 +123,7 @@ class Researcher:
                 status="failed",
                 error=str(exc),
                 usage=self._usage,
+                answered_by=tuple(sorted(self._answered)),
                 search_degraded=self._degraded,
             )
         if stopped:
@@ -143,13 +146,8 @@ class Researcher:
         await self._emit("researcher_progress", phase=phase, units=self._units)
 
     def _add_llm_usage(self, replies: list[LLMReply]) -> None:
-        for reply in replies:
-            self._usage = self._usage + Usage(
-                llm_calls=1,
-                input_tokens=reply.input_tokens,
-                output_tokens=reply.output_tokens,
-                estimated_tokens=reply.estimated_tokens,
-            )
+        self._usage = self._usage + usage_of(replies, self._s.llm.prices)
+        self._answered.update(r.provider for r in replies)
 
     async def _gather(self) -> list[SearchHit]:
         rs = self._s.researcher
@@ -297,5 +295,6 @@ class Researcher:
             findings=tuple(findings),
             sources=sources,
             usage=self._usage,
+            answered_by=tuple(sorted(self._answered)),
             search_degraded=self._degraded,
         )

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from deepresearch.config.settings import ModelPrice
-from deepresearch.schemas import LLMReply
+from deepresearch.schemas import LLMReply, Usage
 
 PriceTable = Mapping[str, ModelPrice]
 
@@ -90,3 +90,18 @@ __all__ = [
     "total_usd",
     "unpriced_models",
 ]
+
+
+def usage_of(replies: Iterable[LLMReply], prices: PriceTable) -> Usage:
+    """The ``Usage`` of some model calls: tokens from the replies, cost from the price table."""
+    total = Usage()
+    for reply in replies:
+        cost = reply_cost(reply, prices)
+        total = total + Usage(
+            llm_calls=1,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            cost_usd=cost.usd,
+            estimated_tokens=reply.estimated_tokens,
+        )
+    return total

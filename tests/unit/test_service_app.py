@@ -1,0 +1,186 @@
+"""The service's HTTP surface without Ray: SSE from run files (resume, heartbeat, end), status,
+report, the page, bearer auth and 422s, through httpx against aiohttp on 127.0.0.1:0."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from aiohttp import web
+from pydantic import SecretStr
+
+from deepresearch import runs
+from deepresearch.config.settings import Settings, load_settings
+from deepresearch.schemas import Event, Request, RunSummary
+from deepresearch.service import sse
+from deepresearch.service.app import create_app
+from deepresearch.storage import RunDir
+
+RUN = "20261122-100000-abcdef"
+Serve = Callable[..., Awaitable[httpx.AsyncClient]]
+
+
+def settings_in(tmp_path: Path, heartbeat_s: float = 10.0) -> Settings:
+    (tmp_path / "out").mkdir(exist_ok=True)
+    flags = {
+        "state_dir": tmp_path / "state",
+        "run": {"output_dir": tmp_path / "out"},
+        "service": {"heartbeat_s": heartbeat_s},
+    }
+    return load_settings(None, flags, env={})
+
+
+def make_run(settings: Settings, n_events: int, finished: bool) -> RunDir:
+    run_dir = RunDir.create(settings.resolved_state_dir(), RUN)
+    request = Request(run_id=RUN, query="What?", mode="deep", created_at=time.time())
+    out = settings.run.output_dir or Path()
+    runs.write_record(run_dir, request, settings, out)
+    for seq in range(1, n_events + 1):
+        kind = "run_finished" if finished and seq == n_events else "researcher_progress"
+        payload = {"status": "completed"} if kind == "run_finished" else {"subtask": "t1"}
+        run_dir.append_event(Event(seq=seq, ts=time.time(), run_id=RUN, type=kind, payload=payload))
+    if finished:
+        report = out / "report.md"
+        report.write_text("# Title\n\nAnswer [1]\n\n## Sources\n\n1. Doc\n")
+        summary = RunSummary(
+            run_id=RUN, status="completed", mode="deep", query="What?", report_path=str(report)
+        )
+        run_dir.write_text(runs.SUMMARY, summary.model_dump_json())
+    return run_dir
+
+
+@pytest.fixture()
+async def serve() -> AsyncIterator[Serve]:
+    runners: list[web.AppRunner] = []
+    clients: list[httpx.AsyncClient] = []
+
+    async def start(settings: Settings, token: str | None = None) -> httpx.AsyncClient:
+        runner = web.AppRunner(create_app(settings, SecretStr(token) if token else None))
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        runners.append(runner)
+        client = httpx.AsyncClient(base_url=f"http://127.0.0.1:{runner.addresses[0][1]}")
+        clients.append(client)
+        return client
+
+    yield start
+    for client in clients:
+        await client.aclose()
+    for runner in runners:
+        await runner.cleanup()
+
+
+async def raw_stream(client: httpx.AsyncClient, path: str, **headers: str) -> str:
+    async with client.stream("GET", path, headers=headers) as response:
+        assert response.status_code == 200
+        return "".join([chunk async for chunk in response.aiter_text()])
+
+
+def ids_of(text: str) -> list[int]:
+    return [int(line[4:]) for line in text.splitlines() if line.startswith("id: ")]
+
+
+async def test_a_finished_run_streams_all_events_then_end_and_resumes(
+    serve: Serve, tmp_path: Path
+) -> None:
+    settings = settings_in(tmp_path)
+    make_run(settings, 5, finished=True)
+    client = await serve(settings)
+    text = await raw_stream(client, f"/runs/{RUN}/events")
+    assert ids_of(text) == [1, 2, 3, 4, 5]
+    assert text.endswith('event: end\ndata: {"status": "completed"}\n\n')
+    resumed = await raw_stream(client, f"/runs/{RUN}/events", **{"Last-Event-ID": "3"})
+    assert ids_of(resumed) == [4, 5]
+    by_query = await raw_stream(client, f"/runs/{RUN}/events?last_event_id=4")
+    assert ids_of(by_query) == [5]
+
+    status = (await client.get(f"/runs/{RUN}")).json()
+    assert status["status"] == "completed" and status["events"] == 5
+    report = await client.get(f"/runs/{RUN}/report")
+    assert report.text.startswith("# Title") and "markdown" in report.headers["content-type"]
+    assert (await client.delete(f"/runs/{RUN}")).status_code == 409
+    assert (await client.get("/runs/nope/events")).status_code == 404
+
+
+async def test_heartbeats_while_idle_then_new_events_and_the_end(
+    serve: Serve, tmp_path: Path
+) -> None:
+    settings = settings_in(tmp_path, heartbeat_s=0.05)
+    run_dir = make_run(settings, 2, finished=False)  # just written: counts as running
+    client = await serve(settings)
+    seen = ""
+    async with client.stream("GET", f"/runs/{RUN}/events") as response:
+        async for chunk in response.aiter_text():
+            seen += chunk
+            if ": keep-alive" in seen and "run_finished" not in seen:
+                run_dir.append_event(
+                    Event(seq=3, ts=time.time(), run_id=RUN, type="run_finished", payload={})
+                )
+                summary = RunSummary(run_id=RUN, status="no_answer", mode="deep", query="q")
+                run_dir.write_text(runs.SUMMARY, summary.model_dump_json())
+    assert ids_of(seen) == [1, 2, 3]
+    assert seen.endswith('event: end\ndata: {"status": "no_answer"}\n\n')
+
+
+async def test_bearer_token_guards_the_api_but_not_the_page(serve: Serve, tmp_path: Path) -> None:
+    settings = settings_in(tmp_path)
+    make_run(settings, 2, finished=True)
+    client = await serve(settings, token="s3cret-token")
+    denied = await client.get("/runs")
+    assert denied.status_code == 401 and denied.headers["WWW-Authenticate"].startswith("Bearer")
+    wrong = await client.get("/runs", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    ok = await client.get("/runs", headers={"Authorization": "Bearer s3cret-token"})
+    assert [r["run_id"] for r in ok.json()["runs"]] == [RUN]
+    assert (await client.post("/runs", json={"query": "x"})).status_code == 401
+    assert (await client.get(f"/runs/{RUN}/events?access_token=nope")).status_code == 401
+    text = await raw_stream(client, f"/runs/{RUN}/events?access_token=s3cret-token")
+    assert ids_of(text) == [1, 2]
+    page = await client.get("/")
+    assert page.status_code == 200 and "<form" in page.text
+    assert (await client.get("/static/app.js")).status_code == 200
+    assert (await client.get("/static/missing.js")).status_code == 404
+    assert (await client.get("/static/__init__.py")).status_code == 404
+
+
+async def test_bad_requests_are_422_with_a_clear_body(serve: Serve, tmp_path: Path) -> None:
+    client = await serve(settings_in(tmp_path))
+    bad_json = await client.post(
+        "/runs", content=b"{nope", headers={"content-type": "application/json"}
+    )
+    assert bad_json.status_code == 422 and "JSON" in bad_json.json()["error"]
+    unknown = await client.post("/runs", json={"query": "q", "colour": "red"})
+    assert unknown.status_code == 422
+    assert unknown.json()["details"] == [{"field": "colour", "message": "unknown field"}]
+    empty = await client.post("/runs", json={"query": "   "})  # rejected by driver.prepare
+    assert empty.status_code == 422 and "empty" in empty.json()["error"]
+    too_long = await client.post("/runs", json={"query": "x" * 3000})
+    assert too_long.status_code == 422 and "limit" in too_long.json()["error"]
+    assert not (tmp_path / "state" / "runs").exists() or not any(
+        (tmp_path / "state" / "runs").iterdir()
+    )
+
+
+def test_sse_formatting_and_resume_point() -> None:
+    event = Event(seq=7, ts=1.0, run_id=RUN, type="x", payload={"a": 1})
+    body = sse.format_event(event).decode()
+    assert body.startswith("id: 7\ndata: ") and body.endswith("\n\n")
+    assert json.loads(body.split("data: ", 1)[1]) == event.model_dump(mode="json")
+    assert sse.parse_last_event_id("12") == 12
+    assert sse.parse_last_event_id(None, "4") == 4
+    assert sse.parse_last_event_id("x", "y") == 0
+    assert sse.parse_last_event_id("-3") == 0
+
+
+async def test_events_read_in_a_thread_do_not_block_the_loop(tmp_path: Path) -> None:
+    settings = settings_in(tmp_path)
+    run_dir = make_run(settings, 3, finished=False)
+    cursor = sse._Cursor(after=1)
+    fresh = await asyncio.to_thread(sse._poll, run_dir, cursor)
+    assert [e.seq for e in fresh] == [2, 3] and cursor.after == 3
+    assert await asyncio.to_thread(sse._poll, run_dir, cursor) == []  # unchanged file
