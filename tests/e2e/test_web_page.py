@@ -1,0 +1,147 @@
+"""The web page in a real headless Chromium (the OS package, driven by Playwright) against
+``deep-research serve`` as a subprocess: start a run from the form, watch it, read the report,
+follow a citation to its source, and find one timeline bar per researcher."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# The serve command registered the way cli.py does, so this works before and after wiring.
+LAUNCH = "from deepresearch import cli, cli_serve; cli_serve.register(cli.cli); cli.main()"
+QUERY = "Compare ACME Corp sales, Globex Inc revenue and the ACME dividend"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}
+    env.update({"RAY_AUTH_MODE": "disabled", "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    return env
+
+
+@pytest.fixture()
+def service(tmp_path: Path, small_corpus: Path) -> Iterator[tuple[str, Path]]:
+    corpus = small_corpus
+    (tmp_path / "out").mkdir()
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        json.dumps(  # JSON is YAML
+            {
+                "state_dir": str(tmp_path / "state"),
+                "corpus": {"path": str(corpus), "cache_dir": str(tmp_path / "cache")},
+                "run": {"output_dir": str(tmp_path / "out")},
+                "simulate": {"latency_s": 0.1},
+            }
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "serve", "--port", "0", "--config", str(config)],
+        env=_env(tmp_path),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put("")  # the process ended
+
+    threading.Thread(target=drain, daemon=True).start()
+    url = ""
+    seen = []
+    while not url:
+        line = lines.get(timeout=180)
+        seen.append(line)
+        assert line, f"serve exited early: {''.join(seen)}"
+        if "serving on " in line:
+            url = line.split("serving on ", 1)[1].strip()
+    try:
+        yield url, tmp_path / "state"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _researchers(state: Path) -> int:
+    (run_dir,) = (state / "runs").iterdir()
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    return sum(1 for e in events if e["type"] == "researcher_started")
+
+
+@pytest.mark.slow
+def test_the_page_runs_research_and_links_citations(service: tuple[str, Path]) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium: install the OS package (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    url, state = service
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1000, "height": 600})
+            page.goto(url)
+            page.fill("#query", QUERY)
+            page.select_option("#mode", "deep")
+            page.click("#submit")
+            page.wait_for_selector("#report h2", timeout=180_000)
+            assert "completed" in page.inner_text("#status")
+            assert "?run=" in page.url
+
+            # one timeline bar per researcher, all finished
+            bars = page.locator("#timeline svg rect.bar")
+            assert bars.count() == _researchers(state) >= 2
+            assert page.locator("#timeline svg rect.bar.finished").count() == bars.count()
+
+            # a citation links and scrolls to its source
+            cite = page.locator("#report a.cite").first
+            target = cite.get_attribute("href") or ""
+            assert target.startswith("#source-")
+            page.evaluate("window.scrollTo(0, 0)")
+            cite.click()
+            assert page.url.endswith(target)
+            source = page.locator(target)
+            assert source.evaluate("e => e.matches(':target')")
+            assert source.evaluate(
+                "e => { const r = e.getBoundingClientRect();"
+                " return r.top >= 0 && r.bottom <= window.innerHeight; }"
+            )
+            assert page.locator("#report li[id^=source-]").count() >= 1
+        finally:
+            browser.close()
+
+
+def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", LAUNCH, "serve", "--host", "0.0.0.0", "--port", "0"],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "DEEP_RESEARCH_API_TOKEN" in lines[0], proc.stderr
