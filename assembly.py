@@ -11,7 +11,7 @@ import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deepresearch.config.settings import Settings, WebSettings
 from deepresearch.errors import ConfigError
@@ -206,12 +206,25 @@ def build_fetchers(settings: Settings) -> list[Fetcher]:
     return fetchers
 
 
-def build_llm_provider(settings: Settings, keys: LLMKeys | None = None) -> LLMProvider:
+def needs_ledger(settings: Settings) -> bool:
+    """A run-wide ledger only matters when some tier is a real (metered) model."""
+    from deepresearch.providers.llm.registry import ROLES, role_chain
+
+    return any(
+        t.provider.strip().lower() != "extractive"
+        for role in ROLES
+        for t in role_chain(settings.llm, role)
+    )
+
+
+def build_llm_provider(
+    settings: Settings, keys: LLMKeys | None = None, hook: Any = None
+) -> LLMProvider:
     """The run's model: extractive alone, or a router over the configured per-role chains. Keys
     arrive as an argument (the driver read them from the environment once), never from os.environ."""
     from deepresearch.providers.llm.registry import LLMKeys, build_router
 
-    llm = build_router(settings, keys or LLMKeys())
+    llm = build_router(settings, keys or LLMKeys(), **({"hook": hook} if hook is not None else {}))
     if settings.simulate.latency_s > 0:
         from deepresearch.providers.latency import SlowLLM
 

@@ -26,6 +26,7 @@ ACTOR_OPTIONS: dict[str, dict[str, Any]] = {
     "url_pool": {"num_cpus": 0, "max_concurrency": 256},
     "search_gateway": {"num_cpus": 0, "max_concurrency": 64},
     "evaluator": {"num_cpus": 0},
+    "ledger": {"num_cpus": 0, "max_concurrency": 256},
     "researcher": {"num_cpus": 0, "max_concurrency": 8},
 }
 

@@ -14,6 +14,7 @@ from deepresearch import assembly, runtime
 from deepresearch.actors.coordinator import Coordinator, ResearcherPort
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.event_log import ActorSink
+from deepresearch.actors.ledger import Ledger
 from deepresearch.actors.ports import RemoteProxy
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.search_gateway import SearchGateway
@@ -55,22 +56,30 @@ class HostedResearcher(Researcher):
         log: Any,
         llm: LLMProvider | None,
         keys: LLMKeys,
+        ledger: Any = None,
     ) -> None:
         super().__init__(
             settings,
             RemoteProxy(gateway),
             RemoteProxy(pool),
             ActorSink(log),
-            llm or assembly.build_llm_provider(settings, keys),
+            llm or assembly.build_llm_provider(settings, keys, _hook(ledger)),
             assembly.build_fetchers(settings),
         )
+
+
+def _hook(ledger: Any) -> Any:
+    """The run-wide ledger as the router's call hook (None when the run has no metered model)."""
+    return RemoteProxy(ledger) if ledger is not None else None
 
 
 class HostedEvaluator(Evaluator):
     """Builds its own model client in its process (a live client does not pickle)."""
 
-    def __init__(self, settings: Settings, llm: LLMProvider | None, keys: LLMKeys) -> None:
-        super().__init__(llm or assembly.build_llm_provider(settings, keys))
+    def __init__(
+        self, settings: Settings, llm: LLMProvider | None, keys: LLMKeys, ledger: Any = None
+    ) -> None:
+        super().__init__(llm or assembly.build_llm_provider(settings, keys, _hook(ledger)))
 
 
 class RaySpawner:
@@ -89,8 +98,9 @@ class RaySpawner:
         log: Any,
         llm: LLMProvider | None,
         keys: LLMKeys,
+        ledger: Any = None,
     ) -> None:
-        self._args = (settings, gateway, pool, log, llm, keys)
+        self._args = (settings, gateway, pool, log, llm, keys, ledger)
         self._idle: list[RemoteProxy] = []
         self._all: list[RemoteProxy] = []
 
@@ -143,15 +153,24 @@ class HostedCoordinator(Coordinator):
         keys: LLMKeys | None = None,
     ) -> None:
         keys = keys or LLMKeys()
+        ledger = None
+        if llm is None and assembly.needs_ledger(settings):
+            ledger = runtime.spawn(
+                Ledger,
+                "ledger",
+                settings.llm.rate_limits,
+                settings.llm.max_cost_usd,
+                settings.llm.prices,
+            )
         pool = runtime.spawn(UrlPool, "url_pool")
         gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log)
-        spawner = RaySpawner(settings, gateway, pool, log, llm, keys)
+        spawner = RaySpawner(settings, gateway, pool, log, llm, keys, ledger)
         spawner.prewarm(1 if request.mode == "quick" else settings.deep.max_parallel)
-        model = llm or assembly.build_llm_provider(settings, keys)
+        model = llm or assembly.build_llm_provider(settings, keys, _hook(ledger))
         evaluator = None
         if request.mode == "deep":
             evaluator = RemoteProxy(
-                runtime.spawn(HostedEvaluator, "evaluator", settings, llm, keys)
+                runtime.spawn(HostedEvaluator, "evaluator", settings, llm, keys, ledger)
             )
         super().__init__(settings, request, ActorSink(log), model, spawner, evaluator, resume)
         self._children = (pool, gateway)

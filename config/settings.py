@@ -91,6 +91,11 @@ class LLMTier(Section):
 LLMRoleName = Literal["planner", "researcher", "evaluator", "writer"]
 
 
+class LLMRateLimit(Section):
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)
+
+
 class LLMSettings(Section):
     provider: str = "extractive"
     model: str = ""
@@ -101,6 +106,7 @@ class LLMSettings(Section):
     fallback: tuple[LLMTier, ...] = ()
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     max_cost_usd: float | None = Field(None, gt=0)
+    rate_limits: dict[str, LLMRateLimit] = Field(default_factory=dict)  # per provider, run-wide
     timeout_s: float = Field(120.0, gt=0)
     breaker: BreakerSettings = Field(default_factory=lambda: BreakerSettings())
     retry: RetrySettings = Field(default_factory=lambda: RetrySettings())

@@ -19,7 +19,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
-from deepresearch.errors import CircuitOpen, LLMUnavailable, ProviderError, RateLimited
+from deepresearch.errors import (
+    BudgetExceeded,
+    CircuitOpen,
+    LLMUnavailable,
+    ProviderError,
+    RateLimited,
+)
 from deepresearch.policies import breaker
 from deepresearch.policies.retry import RetryPolicy, next_delay
 from deepresearch.providers.llm.base import LLMProvider
@@ -95,10 +101,13 @@ class Router:
     async def complete(self, request: LLMRequest) -> LLMReply:
         chain = self.chain(request.role)
         errors: list[str] = []
+        over_budget: BudgetExceeded | None = None
         for index, provider in enumerate(chain):
             try:
                 reply = await self._try_tier(provider, request)
-            except (CircuitOpen, ProviderError) as exc:
+            except (CircuitOpen, ProviderError, BudgetExceeded) as exc:
+                if isinstance(exc, BudgetExceeded):
+                    over_budget = exc  # a later, free tier (extractive) may still answer
                 errors.append(str(exc))
                 if index + 1 < len(chain):
                     await self._emit(
@@ -113,6 +122,8 @@ class Router:
             if reply.provider not in seen:
                 seen.append(reply.provider)
             return reply
+        if over_budget is not None:
+            raise over_budget
         raise LLMUnavailable(request.role, tuple(tier_key(p) for p in chain), "; ".join(errors))
 
     async def _try_tier(self, provider: LLMProvider, request: LLMRequest) -> LLMReply:

@@ -28,7 +28,7 @@ ARGS = [
 ]
 # The serve command registered the way cli.py does, so this works before and after wiring.
 LAUNCH = "from deepresearch import cli, cli_serve; cli_serve.register(cli.cli); cli.main()"
-QUERY = "Compare ACME Corp sales, Globex Inc revenue and the ACME dividend"
+QUERY = "Compare ACME Corp sales, Globex Inc revenue, ACME dividend, Globex expansion and ACME factories"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -54,6 +54,8 @@ try:
         "researcher_nodes": [e.payload.get("node") for e in events if e.type == "researcher_started"],
     }))
 finally:
+    import ray
+    ray.shutdown()  # the run joined this cluster (not started here), so it stays connected
     cluster.shutdown()
 """
 

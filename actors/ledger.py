@@ -1,0 +1,69 @@
+"""The Ledger actor: one place that enforces LLM rate limits and the cost cap for the whole run.
+
+Every router in every actor process calls ``before_call`` and ``after_call`` here (the router's
+``CallHook``), so limits hold across all researchers and nodes instead of per-researcher guesses.
+A call to a priced model is refused with ``BudgetExceeded`` once the cap is spent; the router then
+falls to a free tier (e.g. ``extractive``) if the chain has one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+
+from deepresearch.config.settings import LLMRateLimit, ModelPrice
+from deepresearch.errors import BudgetExceeded
+from deepresearch.policies.ratelimit import Bucket, reserve
+from deepresearch.providers.llm.pricing import find_price, reply_cost
+from deepresearch.schemas import LLMReply, Role
+
+
+class Ledger:
+    def __init__(
+        self,
+        rate_limits: Mapping[str, LLMRateLimit],
+        max_cost_usd: float | None,
+        prices: Mapping[str, ModelPrice],
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._limits = dict(rate_limits)
+        self._cap = max_cost_usd
+        self._prices = dict(prices)
+        self._clock = clock
+        self._sleep = sleep
+        self._buckets: dict[tuple[str, str], Bucket] = {}
+        self._spent = 0.0
+        self._calls = 0
+        self._waited = 0.0
+
+    def _take(self, provider: str, kind: str, per_minute: int | None, amount: float) -> float:
+        if not per_minute:
+            return 0.0
+        now = self._clock()
+        key = (provider, kind)
+        bucket = self._buckets.get(key) or Bucket.full(per_minute, now)
+        self._buckets[key], wait = reserve(bucket, amount, now)
+        return wait
+
+    async def before_call(self, role: Role, provider: str, model: str, input_tokens: int) -> None:
+        if self._cap is not None and self._spent >= self._cap and find_price(model, self._prices):
+            raise BudgetExceeded("cost", self._cap)
+        limit = self._limits.get(provider)
+        if limit is None:
+            return
+        wait = max(
+            self._take(provider, "requests", limit.requests_per_minute, 1),
+            self._take(provider, "tokens", limit.tokens_per_minute, input_tokens),
+        )
+        if wait > 0:
+            self._waited += wait
+            await self._sleep(wait)
+
+    async def after_call(self, role: Role, reply: LLMReply) -> None:
+        self._calls += 1
+        self._spent += reply_cost(reply, self._prices).usd
+
+    async def totals(self) -> dict[str, float]:
+        return {"spent_usd": round(self._spent, 6), "calls": self._calls, "waited_s": self._waited}
