@@ -19,6 +19,7 @@ from deepresearch.errors import DeepResearchError
 from deepresearch.policies import lifecycle as lc
 from deepresearch.policies import synthesis
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.schemas import (
@@ -339,9 +340,15 @@ class Coordinator:
         else:
             await self._sink.emit("writing", {"reports": len(usable)})
             task = synthesis.write_task(req.query, usable)
-            draft, replies = await call_structured(
-                self._llm, build_request("writer", task, WriteDraft), WriteDraft
-            )
+            request = build_request("writer", task, WriteDraft)
+            try:
+                draft, replies = await call_structured(self._llm, request, WriteDraft)
+            except DeepResearchError as exc:
+                # Research is done and paid for: a writer that is over budget or down must not
+                # lose it. The model-free writer quotes the findings instead, and says so.
+                await self._sink.emit("writer_fallback", {"error": str(exc)[:200]})
+                draft, replies = await call_structured(ExtractiveLLM(), request, WriteDraft)
+                notes.append(f"The writer model was unavailable ({exc}); findings are quoted.")
             self._account("writer", replies)
             report, dropped = synthesis.report_from_draft(task, draft, title, notes)
             if dropped:

@@ -9,9 +9,11 @@ through ``should_stop``: the driver's Ctrl-C path, so the checkpoint stays and t
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +43,9 @@ class RunManager:
         self._llm = llm
         self._active: dict[str, ActiveRun] = {}
         self._reserved = 0  # slots held by requests still in ``prepare``
+        # A run holds its thread for its whole life: its own pool, so runs never starve the
+        # default executor that SSE streams and ``prepare`` use.
+        self._threads = ThreadPoolExecutor(max_runs, thread_name_prefix="deep-research-run")
 
     @property
     def state_dir(self) -> Path:
@@ -73,7 +78,8 @@ class RunManager:
         run_id = prep.request.run_id
         started = time.monotonic()
         try:
-            await asyncio.to_thread(driver.execute, prep, llm=self._llm, should_stop=stop.is_set)
+            work = functools.partial(driver.execute, prep, llm=self._llm, should_stop=stop.is_set)
+            await asyncio.get_running_loop().run_in_executor(self._threads, work)
         except RunInterrupted:
             log.info("run %s interrupted; checkpoint kept", run_id)
         except Exception as exc:  # the run failed: say so honestly instead of looking "stopped"
@@ -99,6 +105,7 @@ class RunManager:
             tasks.append(active.task)
         if tasks:
             await asyncio.wait(tasks, timeout=wait_s)
+        self._threads.shutdown(wait=False)
 
 
 def _write_failed(prep: driver.Prepared, reason: str, duration_s: float) -> None:

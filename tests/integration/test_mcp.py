@@ -1,0 +1,88 @@
+"""``deep-research mcp`` through the official MCP client over stdio: tools, progress, the report.
+
+The server is a child process (``python -m deepresearch mcp``) that starts its own local Ray.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from deepresearch.mcp_server import ProgressRelay
+from deepresearch.schemas import Event
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "RAY_"))}
+    env.update(
+        {
+            "RAY_AUTH_MODE": "disabled",
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "DEEP_RESEARCH_STATE_DIR": str(tmp_path / "state"),
+            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(tmp_path / "cache"),
+        }
+    )
+    return env
+
+
+@pytest.mark.slow
+async def test_research_tool_returns_the_report_with_progress(
+    small_corpus: Path, tmp_path: Path
+) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    out = tmp_path / "out"
+    out.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "deepresearch", "mcp", "--output-dir", str(out)],
+        env=server_env(tmp_path),
+    )
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await session.list_tools()
+        assert [tool.name for tool in tools.tools] == ["research"]
+        schema = tools.tools[0].input_schema
+        assert set(schema["properties"]) == {"query", "mode", "corpus"}
+        result = await session.call_tool(
+            "research",
+            {
+                "query": "What were ACME Corp total net sales for the quarter ended March 31, 2024?",
+                "corpus": str(small_corpus),
+            },
+            progress_callback=on_progress,
+        )
+        assert not result.is_error, result.content
+        text = result.content[0].text
+        assert "1,234" in text
+        assert len(list(out.glob("*.md"))) == 1
+
+        bad = await session.call_tool("research", {"query": "   "})
+        assert bad.is_error
+        assert "query is empty" in bad.content[0].text
+
+    assert progress, "no progress notifications arrived"
+    values = [value for value, _, _ in progress]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    assert all(total == 100.0 for _, total, _ in progress)
+
+
+def test_progress_relay_is_strictly_increasing() -> None:
+    relay = ProgressRelay()
+    kinds = ["run_started", "plan_ready", "researcher_started", "source_read", "source_read"]
+    steps = [
+        relay.feed(Event(run_id="r", seq=i + 1, ts=0.0, type=kind, payload={}))
+        for i, kind in enumerate(kinds)
+    ]
+    values = [step[0] for step in steps if step is not None]
+    assert values and values == sorted(values) and len(set(values)) == len(values)
+    assert all(v <= 100 for v in values)
