@@ -40,12 +40,12 @@ def default_search_chain(settings: Settings) -> tuple[str, ...]:
     """The chain a run uses: issue 7's default when none was chosen, else the configured one.
 
     Pure, for the driver to apply before validating (``with_default_search_chain``). An empty
-    chain means "choose for me": ``local`` when a corpus is given, ``duckduckgo`` otherwise. The
-    built-in default (``[local]`` in default.yaml) cannot work without a corpus, so it becomes
-    ``duckduckgo`` then (the flag and the default are indistinguishable once loaded).
+    chain (the default) means "choose for me": ``local`` when a corpus is given, ``duckduckgo``
+    otherwise. An explicit ``--search local`` without a corpus stays an error: a user who asked
+    to stay offline is never sent to the web silently.
     """
     chain = settings.search.providers
-    if chain and chain != ("local",):
+    if chain:
         return chain
     return ("local",) if settings.corpus.path is not None else ("duckduckgo",)
 

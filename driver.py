@@ -13,7 +13,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ class Prepared:
     output_dir: Path
     warnings: tuple[tuple[str, str], ...]
     keys: LLMKeys = field(default_factory=LLMKeys)
+    search_keys: Mapping[str, str] = field(default_factory=dict)  # only what the chain reads
     resume: dict[str, Any] | None = None  # the checkpoint to continue from
     start_seq: int = 0  # events already in events.jsonl (a resumed run appends after them)
 
@@ -89,7 +90,9 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
 
 def prepare(query: str, mode: Mode, settings: Settings) -> Prepared:
     text = check_query(query, settings)
-    assembly.check_search_names(settings)
+    settings = assembly.with_default_search_chain(settings)
+    search_keys = assembly.search_env(settings, os.environ)
+    assembly.check_search_names(settings, search_keys)
     keys = keys_from_env(os.environ)
     assembly.build_llm_provider(settings, keys)  # an unknown name or missing key fails here
     if settings.corpus.path is not None:
@@ -106,7 +109,7 @@ def prepare(query: str, mode: Mode, settings: Settings) -> Prepared:
     warnings = build_index(settings)
     request = Request(run_id=run_id, query=text, mode=mode, created_at=round(time.time(), 3))
     runs.write_record(run_dir, request, settings, output_dir)
-    return Prepared(settings, request, run_dir, output_dir, warnings, keys)
+    return Prepared(settings, request, run_dir, output_dir, warnings, keys, search_keys)
 
 
 def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
@@ -119,20 +122,24 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     settings = record.settings
     keys = keys_from_env(os.environ)
     assembly.build_llm_provider(settings, keys)
+    search_keys = assembly.search_env(settings, os.environ)
+    assembly.check_search_names(settings, search_keys)
     output_dir = check_output_dir(record.output_dir)
     checkpoint: dict[str, Any] | None = None
-    warnings = build_index(settings)
-    if run_dir.has_checkpoint():
+    warnings: tuple[tuple[str, str], ...] = ()
+    if run_dir.has_checkpoint():  # checked before the index: a bad checkpoint fails fast
         loaded = run_dir.load_checkpoint()  # a bad hash with no good previous one: exit 2
         checkpoint = loaded.data
         if loaded.used_previous:
             warnings += (
                 ("checkpoint_fallback", "latest checkpoint was damaged; used the previous one"),
             )
+    warnings += build_index(settings)
     events = run_dir.read_events()
     start_seq = events[-1].seq if events else 0
     return Prepared(
-        settings, record.request, run_dir, output_dir, warnings, keys, checkpoint, start_seq
+        settings, record.request, run_dir, output_dir, warnings, keys, search_keys, checkpoint,
+        start_seq,
     )
 
 
@@ -173,6 +180,7 @@ def execute(
             llm,
             prep.resume,
             prep.keys,
+            dict(prep.search_keys),
         )
         result_ref = coordinator.run.remote()
         try:

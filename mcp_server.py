@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
@@ -67,11 +70,8 @@ def run_research(
     return summary, report
 
 
-def build_server(settings: Settings) -> Any:
+def build_server(settings: Settings) -> MCPServer:
     """An ``MCPServer`` with the ``research`` tool bound to ``settings``."""
-    from mcp.server.mcpserver import Context, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
     server = MCPServer("deep-research", instructions=INSTRUCTIONS, log_level="WARNING")
     one_at_a_time = asyncio.Lock()
 
@@ -111,6 +111,8 @@ def build_server(settings: Settings) -> Any:
                 )
             except DeepResearchError as exc:
                 raise ToolError(str(exc)) from None
+            except Exception as exc:  # the caller gets one line, not a generic failure
+                raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from exc
             finally:
                 queue.put_nowait(None)
                 await relaying

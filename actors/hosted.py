@@ -151,6 +151,7 @@ class HostedCoordinator(Coordinator):
         llm: LLMProvider | None = None,
         resume: dict[str, Any] | None = None,
         keys: LLMKeys | None = None,
+        search_env: Mapping[str, str] | None = None,
     ) -> None:
         keys = keys or LLMKeys()
         ledger = None
@@ -163,7 +164,7 @@ class HostedCoordinator(Coordinator):
                 settings.llm.prices,
             )
         pool = runtime.spawn(UrlPool, "url_pool")
-        gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log)
+        gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, search_env)
         spawner = RaySpawner(settings, gateway, pool, log, llm, keys, ledger)
         spawner.prewarm(1 if request.mode == "quick" else settings.deep.max_parallel)
         model = llm or assembly.build_llm_provider(settings, keys, _hook(ledger))

@@ -133,7 +133,7 @@ class RetrySettings(Section):
 
 
 class SearchSettings(Section):
-    providers: tuple[str, ...] = ("local",)
+    providers: tuple[str, ...] = ()
     hits_per_query: int = Field(8, ge=1, le=100)
     breaker: BreakerSettings = BreakerSettings()
     retry: RetrySettings = RetrySettings()

@@ -162,7 +162,9 @@ def test_submit_follow_downloads_report_and_keeps_keys_secret(
     assert job_id in listed.stdout
     again = tmp_path / "again"
     again.mkdir()
-    fetched = cli(["jobs", "report", job_id, "--address", url, "--output-dir", str(again)], env, tmp_path)
+    fetched = cli(
+        ["jobs", "report", job_id, "--address", url, "--output-dir", str(again)], env, tmp_path
+    )
     assert fetched.returncode == 0, fetched.stderr
     assert Path(fetched.stdout.strip()).read_text("utf-8") == text
 

@@ -75,6 +75,13 @@ async def serve() -> AsyncIterator[Serve]:
         await runner.cleanup()  # stops any run still going
 
 
+async def start_run(client: httpx.AsyncClient, **body: Any) -> str:
+    created = await client.post("/runs", json=body)
+    assert created.status_code == 202, created.text
+    run_id: str = created.json()["run_id"]
+    return run_id
+
+
 async def events_until_end(client: httpx.AsyncClient, run_id: str, after: int = 0) -> list[Message]:
     headers = {"Last-Event-ID": str(after)} if after else {}
     out = []
@@ -126,7 +133,7 @@ async def test_a_disconnected_watcher_does_not_stop_the_run_and_can_resume(
 ) -> None:
     settings = make_settings(small_corpus, **{"simulate.latency_s": 0.2})
     client = await serve(settings)
-    run_id = (await client.post("/runs", json={"query": QUERY, "mode": "deep"})).json()["run_id"]
+    run_id = await start_run(client, query=QUERY, mode="deep")
     seen: list[int] = []
     async with client.stream("GET", f"/runs/{run_id}/events") as response:
         async for message in sse_messages(response):
@@ -146,7 +153,7 @@ async def test_cancel_keeps_the_checkpoint_and_shows_interrupted(
 ) -> None:
     settings = make_settings(small_corpus, **{"simulate.latency_s": 0.5, "service.max_runs": 1})
     client = await serve(settings)
-    run_id = (await client.post("/runs", json={"query": QUERY, "mode": "deep"})).json()["run_id"]
+    run_id = await start_run(client, query=QUERY, mode="deep")
 
     # The cap: a second run is refused while the first one goes.
     busy = await client.post("/runs", json={"query": QUERY})

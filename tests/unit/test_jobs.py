@@ -139,7 +139,9 @@ def test_follow_gives_up_at_its_deadline() -> None:
     now = iter(range(100))
     fake = FakeJobs(["x\n"] * 50, "SUCCEEDED")
     with pytest.raises(ClusterError, match="did not finish"):
-        jobs.follow(fake, "j", lambda _: None, clock=lambda: next(now), sleep=lambda _: None, timeout_s=3)
+        jobs.follow(
+            fake, "j", lambda _: None, clock=lambda: next(now), sleep=lambda _: None, timeout_s=3
+        )
 
 
 def test_prepare_as_rejects_a_run_id_that_is_not_one(tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ def test_default_chain_is_local_with_a_corpus_and_duckduckgo_without(tmp_path: P
     chosen = settings(**{"search.providers": "local,searxng", "corpus.path": tmp_path})
     assert assembly.default_search_chain(chosen) == ("local", "searxng")
     assert assembly.default_search_chain(settings(**{"search.providers": "arxiv"})) == ("arxiv",)
+    # An explicit offline choice is kept (and fails without a corpus): never silently the web.
+    assert assembly.default_search_chain(settings(**{"search.providers": "local"})) == ("local",)
     resolved = assembly.with_default_search_chain(settings())
     assert resolved.search.providers == ("duckduckgo",)
     assert assembly.with_default_search_chain(resolved) is resolved
