@@ -74,6 +74,7 @@ class Researcher:
         self._steps = 0
         self._deadline = self._clock() + self._s.researcher.max_time_s
         self._docs: list[FetchedDoc] = []
+        self._hits: dict[str, SearchHit] = {}
 
     def _step(self) -> None:
         """Watchdog: every LLM, search and fetch call counts against the step and time limits."""
@@ -194,6 +195,7 @@ class Researcher:
     async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
         rs = self._s.researcher
         urls = [h.url for h in hits]
+        self._hits = {h.url: h for h in hits}
         taken = await self._pool.taken_by_others(urls, self._task.id)
         await self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
         docs = self._docs
@@ -251,13 +253,32 @@ class Researcher:
         try:
             doc = await fetcher.fetch(url)
         except DeepResearchError as exc:
-            await self._pool.fail(url, str(exc))
             await self._emit("fetch_failed", url=url, error=str(exc))
-            return None
+            snippet = self._snippet_doc(url)
+            if snippet is None:
+                await self._pool.fail(url, str(exc))
+                return None
+            await self._emit("snippet_fallback", url=url)
+            doc = snippet
         self._usage = self._usage + Usage(fetches=1)
         await self._pool.store(doc)
         await self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
         return doc
+
+    def _snippet_doc(self, url: str) -> FetchedDoc | None:
+        """A page that could not be fetched or extracted falls back to its search snippet,
+        marked as such in its title so the Sources list says what was actually read."""
+        hit = self._hits.get(url)
+        if hit is None or not hit.snippet.strip() or url.startswith("doc:"):
+            return None
+        return FetchedDoc(
+            url=url,
+            title=f"{hit.title} (search snippet only)",
+            location=url,
+            text=hit.snippet,
+            content_type="text/x-search-snippet",
+            provider=hit.provider,
+        )
 
     async def _report(self, docs: list[FetchedDoc]) -> ResearcherReport:
         rs = self._s.researcher
