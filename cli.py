@@ -183,11 +183,12 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: every error becomes one line on stderr and an exit code."""
     debug = os.environ.get("DEEP_RESEARCH_DEBUG") == "1"
     signal.signal(signal.SIGTERM, _terminate)  # SIGTERM stops a run like Ctrl-C: checkpoint kept
-    from deepresearch import cli_jobs, cli_mcp, cli_runs
+    from deepresearch import cli_jobs, cli_mcp, cli_runs, cli_serve
 
     cli_runs.register(cli)
     cli_jobs.register(cli)
     cli_mcp.register(cli)
+    cli_serve.register(cli)
     try:
         cli.main(args=argv, prog_name="deep-research", standalone_mode=False)
     except click.exceptions.Abort:

@@ -88,7 +88,8 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     return tuple(warnings)
 
 
-def prepare(query: str, mode: Mode, settings: Settings) -> Prepared:
+def prepare(query: str, mode: Mode, settings: Settings, run_id: str | None = None) -> Prepared:
+    """Validate everything and create the run directory; ``run_id`` lets a submitter choose it."""
     text = check_query(query, settings)
     settings = assembly.with_default_search_chain(settings)
     search_keys = assembly.search_env(settings, os.environ)
@@ -104,7 +105,7 @@ def prepare(query: str, mode: Mode, settings: Settings) -> Prepared:
             }
         )
     output_dir = check_output_dir(default_directory(settings.run.output_dir))
-    run_id = new_run_id(time.time(), secrets.token_bytes(3))
+    run_id = run_id or new_run_id(time.time(), secrets.token_bytes(3))
     run_dir = RunDir.create(settings.resolved_state_dir(), run_id)
     warnings = build_index(settings)
     request = Request(run_id=run_id, query=text, mode=mode, created_at=round(time.time(), 3))
@@ -138,7 +139,14 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     events = run_dir.read_events()
     start_seq = events[-1].seq if events else 0
     return Prepared(
-        settings, record.request, run_dir, output_dir, warnings, keys, search_keys, checkpoint,
+        settings,
+        record.request,
+        run_dir,
+        output_dir,
+        warnings,
+        keys,
+        search_keys,
+        checkpoint,
         start_seq,
     )
 

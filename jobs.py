@@ -277,15 +277,9 @@ RUN_ID_PATTERN = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 
 
 def prepare_as(run_id: str, query: str, mode: Mode, settings: Settings) -> Prepared:
-    """``driver.prepare`` under the run id the submitter chose and printed.
-
-    ``driver.prepare`` draws its own id; until it takes one as a parameter, the id source is
-    swapped for this one call (the job process runs exactly one run)."""
+    """``driver.prepare`` under the run id the submitter chose and printed."""
     if not RUN_ID_PATTERN.match(run_id):
         raise InputError(f"--run-id {run_id!r}: not a run id such as 20260101-120000-ab12cd")
-    from unittest import mock
-
     from deepresearch import driver
 
-    with mock.patch.object(driver, "new_run_id", lambda now, rand: run_id):
-        return driver.prepare(query, mode, settings)
+    return driver.prepare(query, mode, settings, run_id=run_id)

@@ -1,4 +1,5 @@
-"""Text out of PDF, HTML, Markdown and plain-text files, run in a killable process pool.
+"""Text out of PDF, HTML, Markdown and plain-text files (office formats: ``extract_office``),
+run in a killable process pool.
 
 PDF parsing is CPU-heavy and a hostile file can hang or balloon the parser, so extraction never
 runs in an async actor's event loop: ``ExtractionPool`` sends each file to a worker process with an
@@ -26,7 +27,11 @@ from deepresearch.errors import ExtractionError
 PDF_SUFFIXES = frozenset({".pdf"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 TEXT_SUFFIXES = frozenset({".md", ".txt"})
-SUPPORTED_SUFFIXES = PDF_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
+# office formats, extracted by ``extract_office`` (suffix -> kind; the kind is also a fetched kind)
+OFFICE_SUFFIXES = {f".{kind}": kind for kind in ("docx", "pptx", "xlsx", "csv", "epub")}
+SUPPORTED_SUFFIXES = PDF_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES | frozenset(OFFICE_SUFFIXES)
+# kinds with several addressable pages, and what a page is called in a citation's location
+PAGE_LABELS = {"pdf": "p.", "pptx": "slide", "xlsx": "sheet", "epub": "section"}
 
 _TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAG_RE = re.compile(r"<[^>]+>")
@@ -35,7 +40,8 @@ _SCRIPT_RE = re.compile(r"<(script|style)[^>]*>.*?</\1>", re.IGNORECASE | re.DOT
 
 @dataclass(frozen=True)
 class ExtractedDoc:
-    """A document's text: one entry per PDF page (page n is ``pages[n-1]``), one entry otherwise."""
+    """A document's text: one entry per page (page n is ``pages[n-1]``): a PDF page, a slide, a
+    worksheet or an EPUB spine document (``PAGE_LABELS``); one entry for other kinds."""
 
     title: str
     pages: tuple[str, ...]
@@ -43,10 +49,22 @@ class ExtractedDoc:
     published: str = ""  # publish date (ISO) when the page states one
 
 
+def kind_of(path: Path) -> str:
+    """The extraction kind of a supported file: pdf, html, text or an office kind."""
+    suffix = path.suffix.lower()
+    if suffix in PDF_SUFFIXES:
+        return "pdf"
+    return "html" if suffix in HTML_SUFFIXES else OFFICE_SUFFIXES.get(suffix, "text")
+
+
 def extract_path(path: Path) -> ExtractedDoc:
     """Extract ``path`` in this process; every failure becomes ``ExtractionError``."""
     suffix = path.suffix.lower()
     try:
+        if suffix in OFFICE_SUFFIXES:
+            from deepresearch.providers.extract_office import extract_office
+
+            return extract_office(path, OFFICE_SUFFIXES[suffix], path.name)
         if suffix in PDF_SUFFIXES:
             return _extract_pdf(path, path.name)
         if suffix in HTML_SUFFIXES:
@@ -90,10 +108,11 @@ def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
 
 
 def _extract_html(path: Path) -> ExtractedDoc:
-    return _html_doc(path.read_text("utf-8", errors="replace"), path.name)
+    return html_doc(path.read_text("utf-8", errors="replace"), path.name)
 
 
-def _html_doc(html: str, name: str) -> ExtractedDoc:
+def html_doc(html: str, name: str) -> ExtractedDoc:
+    """Main text, title and publish date of an HTML page (markup-stripped when trafilatura fails)."""
     import trafilatura
 
     text = trafilatura.extract(html, include_tables=True, include_comments=False) or ""
@@ -116,20 +135,25 @@ def _html_doc(html: str, name: str) -> ExtractedDoc:
 
 
 def extract_bytes(data: bytes, kind: str, name: str, charset: str | None = None) -> ExtractedDoc:
-    """Extract an in-memory document (a fetched page); ``kind`` is ``html``, ``pdf`` or ``text``.
+    """Extract an in-memory document (a fetched page); ``kind`` is ``html``, ``pdf``, ``text`` or
+    an office kind (``docx``, ``pptx``, ``xlsx``, ``csv``, ``epub``).
 
     ``charset`` is the declared one; HTML without it uses its ``<meta charset>``, else UTF-8.
     """
     try:
         if kind == "pdf":
             return _extract_pdf(data, name)
+        if kind in OFFICE_SUFFIXES.values():
+            from deepresearch.providers.extract_office import extract_office
+
+            return extract_office(data, kind, name, charset)
         charset = charset or (_meta_charset(data[:4096]) if kind == "html" else None)
         try:
             text = data.decode(charset or "utf-8", errors="replace")
         except LookupError:  # unknown charset name
             text = data.decode("utf-8", errors="replace")
         if kind == "html":
-            return _html_doc(text, name)
+            return html_doc(text, name)
         if kind == "text":
             return ExtractedDoc(name, (text.replace("\r\n", "\n"),), "text/plain")
     except ExtractionError:

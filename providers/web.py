@@ -22,6 +22,7 @@ import httpx
 
 from deepresearch.errors import ConfigError, ExtractionError, FetchBlocked, FetchError
 from deepresearch.providers.extract import ExtractionPool
+from deepresearch.providers.extract_office import CONTENT_TYPES
 from deepresearch.providers.netguard import (
     PinnedAddress,
     PinnedTransport,
@@ -52,6 +53,11 @@ _CONTENT_TYPES: dict[Kind, str] = {
     "html": "text/html",
     "pdf": "application/pdf",
     "text": "text/plain",
+    "docx": CONTENT_TYPES["docx"],
+    "pptx": CONTENT_TYPES["pptx"],
+    "xlsx": CONTENT_TYPES["xlsx"],
+    "csv": CONTENT_TYPES["csv"],
+    "epub": CONTENT_TYPES["epub"],
 }
 _ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.1"
 

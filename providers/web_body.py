@@ -13,8 +13,10 @@ import zlib
 from typing import Any, Literal, Protocol
 
 from deepresearch.errors import FetchError
+from deepresearch.providers.extract_office import ZipKind, zip_kind
 
-Kind = Literal["html", "pdf", "text"]
+Kind = Literal["html", "pdf", "text", "csv"] | ZipKind
+CSV_TYPES = frozenset({"text/csv", "application/csv", "text/tab-separated-values"})
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset(
@@ -158,6 +160,11 @@ def sniff(url: str, declared: str, body: bytes) -> Kind:
     head = body[:1024]
     if b"%PDF-" in head:  # the PDF header may follow up to 1 KiB of junk
         return "pdf"
+    if head.startswith(b"PK\x03\x04"):  # DOCX, PPTX, XLSX and EPUB are zip files
+        kind = zip_kind(body)  # names only, bounded: a zip bomb is not inflated here
+        if kind is None:
+            raise FetchError(url, "a zip archive that is not a DOCX, PPTX, XLSX or EPUB document")
+        return kind
     if declared == "application/pdf":
         raise FetchError(url, "declared application/pdf but has no PDF header")
     if b"\x00" in head:
@@ -165,6 +172,8 @@ def sniff(url: str, declared: str, body: bytes) -> Kind:
     start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if declared in HTML_TYPES or (start.startswith(_HTML_STARTS) and declared != "text/plain"):
         return "html"
+    if declared in CSV_TYPES:
+        return "csv"
     if declared.startswith("text/") or declared in TEXT_TYPES:
         return "text"
     if declared in ("", "application/octet-stream", "binary/octet-stream") and _printable(head):

@@ -33,7 +33,7 @@ from deepresearch.policies.ranking import (
     recency_weights,
     wants_latest,
 )
-from deepresearch.providers.extract import ExtractedDoc, ExtractionPool
+from deepresearch.providers.extract import PAGE_LABELS, ExtractedDoc, ExtractionPool
 from deepresearch.providers.search.corpus_store import (
     CorpusCache,
     CorpusFile,
@@ -54,7 +54,7 @@ _TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
 class DocEntry:
     relpath: str
     sha256: str
-    kind: str  # "pdf" | "html" | "text"
+    kind: str  # "pdf" | "html" | "text" | an office kind (extract.OFFICE_SUFFIXES)
     pages: int
 
     @property
@@ -63,11 +63,13 @@ class DocEntry:
 
 
 def doc_id(relpath: str, page: int, kind: str) -> str:
-    return f"doc:{relpath}#page={page}" if kind == "pdf" else f"doc:{relpath}"
+    return f"doc:{relpath}#page={page}" if kind in PAGE_LABELS else f"doc:{relpath}"
 
 
 def doc_location(relpath: str, page: int, kind: str) -> str:
-    return f"{relpath}, p. {page}" if kind == "pdf" else relpath
+    """``a.pdf, p. 2``, ``deck.pptx, slide 3``, ``book.xlsx, sheet 2``, ``b.epub, section 4``."""
+    label = PAGE_LABELS.get(kind)
+    return f"{relpath}, {label} {page}" if label else relpath
 
 
 def parse_doc_id(url: str) -> tuple[str, int | None]:
@@ -282,8 +284,8 @@ class CorpusIndex:
             raise FetchBlocked(url, "document resolves outside the corpus folder")
         doc = self._docs[index]
         if page is None:
-            if doc.kind == "pdf":
-                raise FetchError(url, "a PDF document id needs #page=N")
+            if doc.kind in PAGE_LABELS:
+                raise FetchError(url, f"a {doc.kind.upper()} document id needs #page=N")
             page = 1
         if page > doc.pages:
             raise FetchError(url, f"page {page} out of range (1-{doc.pages})")

@@ -17,12 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from deepresearch.errors import CorpusError
-from deepresearch.providers.extract import (
-    HTML_SUFFIXES,
-    PDF_SUFFIXES,
-    SUPPORTED_SUFFIXES,
-    ExtractedDoc,
-)
+from deepresearch.providers.extract import SUPPORTED_SUFFIXES, ExtractedDoc, kind_of
 
 EXTRACT_VERSION = 1  # bump when extraction output changes, so cached text is re-extracted
 Warn = Callable[[str, str], None]
@@ -37,8 +32,7 @@ class CorpusFile:
 
     @property
     def kind(self) -> str:
-        suffix = self.path.suffix.lower()
-        return "pdf" if suffix in PDF_SUFFIXES else "html" if suffix in HTML_SUFFIXES else "text"
+        return kind_of(self.path)
 
 
 def inside(root: Path, path: Path) -> bool:

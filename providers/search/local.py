@@ -1,7 +1,8 @@
 """The ``local`` search provider and its fetcher: BM25 over a folder of documents.
 
 Both are thin async faces of one ``CorpusIndex``; the index does the work and is safe to share.
-Ids are ``doc:<relpath>#page=N`` (PDF) or ``doc:<relpath>``, resolved only inside the corpus.
+Ids are ``doc:<relpath>#page=N`` (PDF, PPTX, XLSX, EPUB: ``extract.PAGE_LABELS``) or
+``doc:<relpath>``, resolved only inside the corpus.
 """
 
 from __future__ import annotations

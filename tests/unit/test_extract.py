@@ -118,9 +118,9 @@ def test_corrupt_pdf_raises_extraction_error(tmp_path: Path) -> None:
 
 
 def test_unsupported_and_missing_files(tmp_path: Path) -> None:
-    (tmp_path / "x.docx").write_bytes(b"zip")
+    (tmp_path / "x.odt").write_bytes(b"zip")
     with pytest.raises(ExtractionError, match="unsupported"):
-        extract_path(tmp_path / "x.docx")
+        extract_path(tmp_path / "x.odt")
     with pytest.raises(ExtractionError, match="cannot read"):
         extract_path(tmp_path / "missing.txt")
 

@@ -107,7 +107,7 @@ def corpus(tmp_path: Path) -> Path:
         + "</p></article></body></html>"
     )
     (root / "broken.pdf").write_bytes(os.urandom(2048))
-    (root / "ignored.docx").write_bytes(b"not indexed")
+    (root / "ignored.odt").write_bytes(b"not indexed")
     return root
 
 
@@ -257,7 +257,7 @@ def test_unwritable_cache_is_a_storage_error(corpus: Path, tmp_path: Path) -> No
         (lambda p: None, "no such folder"),
         (lambda p: p.write_text("x"), "not a folder"),
         (lambda p: p.mkdir(), "no supported files"),
-        (lambda p: (p.mkdir(), (p / "a.docx").write_text("x")), "no supported files"),
+        (lambda p: (p.mkdir(), (p / "a.odt").write_text("x")), "no supported files"),
         (lambda p: (p.mkdir(), (p / "a.pdf").write_bytes(b"junk" * 99)), "no readable document"),
         (lambda p: (p.mkdir(), (p / "empty.txt").write_text("  \n")), "no text"),
     ],
