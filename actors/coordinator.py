@@ -253,14 +253,14 @@ class Coordinator:
         await self._sink.write_text(
             "report.partial.md", synthesis.partial_markdown(self._request.query, self._ordered())
         )
-        cap = self._s.llm.max_cost_usd
-        if cap is not None and self._usage.cost_usd >= cap:
-            self._events.put_nowait(lc.LimitReached("cost"))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
         else:
             partial = bool(report.findings)
             self._events.put_nowait(lc.ResearcherFailed(report.subtask_id, report.error, partial))
+        cap = self._s.llm.max_cost_usd  # checked after the finish is counted: its work is kept
+        if cap is not None and self._usage.cost_usd >= cap:
+            self._events.put_nowait(lc.LimitReached("cost"))
 
     async def _cancel_all(self, reason: str) -> None:
         tasks = list(self._running.values())

@@ -29,9 +29,14 @@ def settings_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> A
     from deepresearch.config.settings import load_settings, overrides_from_flags
 
     flags = {
-        "corpus.path": docs, "corpus.cache_dir": root / "cache", "state_dir": root / "state",
-        "run.output_dir": root / "out", "simulate.latency_s": latency, "run.mode": "deep",
-        "run.checkpoints": checkpoints, "deep.max_parallel": 2,
+        "corpus.path": docs,
+        "corpus.cache_dir": root / "cache",
+        "state_dir": root / "state",
+        "run.output_dir": root / "out",
+        "simulate.latency_s": latency,
+        "run.mode": "deep",
+        "run.checkpoints": checkpoints,
+        "deep.max_parallel": 2,
     }
     return load_settings(None, overrides_from_flags(flags), env={})
 
@@ -95,11 +100,15 @@ def main() -> None:
             for i in range(args.repeat):
                 with_cp.append(timed_run(on))
                 without_cp.append(timed_run(off))
-                print(f"round {i + 1}: checkpoints on {with_cp[-1]:.2f}s, off "
-                      f"{without_cp[-1]:.2f}s", file=sys.stderr)
+                print(
+                    f"round {i + 1}: checkpoints on {with_cp[-1]:.2f}s, off {without_cp[-1]:.2f}s",
+                    file=sys.stderr,
+                )
             first, resume_s, pct = interrupted_then_resumed(on, 80)
-            print(f"interrupted at {pct}% after {first:.2f}s; resume took {resume_s:.2f}s",
-                  file=sys.stderr)
+            print(
+                f"interrupted at {pct}% after {first:.2f}s; resume took {resume_s:.2f}s",
+                file=sys.stderr,
+            )
         finally:
             runtime.disconnect(conn)
     full = statistics.median(with_cp)

@@ -36,20 +36,26 @@ def answer(body: dict[str, object]) -> Step:
 
 
 async def measure(calls: int, rounds: int) -> dict[str, float]:
-    task = QueriesTask(question="What was Apple's total net sales for the quarter ended July 1, 2023?")
+    task = QueriesTask(
+        question="What was Apple's total net sales for the quarter ended July 1, 2023?"
+    )
     request = build_request("researcher", task, QueryList)
     messages = [{"role": m.role, "content": m.content} for m in request.messages]
     async with ScriptedOpenAIServer(answer) as server, httpx.AsyncClient() as client:
-        raw = AsyncOpenAI(api_key="sk-bench", base_url=server.base_url, http_client=client,
-                          max_retries=0)
+        raw = AsyncOpenAI(
+            api_key="sk-bench", base_url=server.base_url, http_client=client, max_retries=0
+        )
         provider = OpenAICompatLLM(SecretStr("sk-bench"), server.base_url, "bench-model", client)
         router = Router([provider], BreakerConfig(5, 30, 1), RetryPolicy(2, 0.1, 1, 5))
 
         async def raw_call() -> None:
             completion = await raw.chat.completions.create(
-                model="bench-model", messages=messages,  # type: ignore[arg-type]
-                response_format={"type": "json_schema", "json_schema": {
-                    "name": request.output_name, "schema": request.output_schema}},
+                model="bench-model",
+                messages=messages,  # type: ignore[arg-type]
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": request.output_name, "schema": request.output_schema},
+                },
             )
             QueryList.model_validate_json(completion.choices[0].message.content or "")
 
@@ -68,8 +74,12 @@ async def measure(calls: int, rounds: int) -> dict[str, float]:
                 sink.append((time.perf_counter() - start) / calls)
     raw_ms = statistics.median(raw_times) * 1000
     our_ms = statistics.median(our_times) * 1000
-    return {"raw_ms_per_call": round(raw_ms, 3), "ours_ms_per_call": round(our_ms, 3),
-            "overhead_ms_per_call": round(our_ms - raw_ms, 3), "ratio": round(our_ms / raw_ms, 3)}
+    return {
+        "raw_ms_per_call": round(raw_ms, 3),
+        "ours_ms_per_call": round(our_ms, 3),
+        "overhead_ms_per_call": round(our_ms - raw_ms, 3),
+        "ratio": round(our_ms / raw_ms, 3),
+    }
 
 
 def main() -> None:

@@ -35,14 +35,20 @@ def settings_for(root: Path, docs: Path, k: int, latency: float) -> Any:
     from deepresearch.config.settings import load_settings, overrides_from_flags
 
     flags = {
-        "corpus.path": docs, "corpus.cache_dir": root / "cache", "state_dir": root / "state",
-        "run.output_dir": root / "out", "deep.max_parallel": k, "simulate.latency_s": latency,
+        "corpus.path": docs,
+        "corpus.cache_dir": root / "cache",
+        "state_dir": root / "state",
+        "run.output_dir": root / "out",
+        "deep.max_parallel": k,
+        "simulate.latency_s": latency,
         "run.mode": "deep",
     }
     return load_settings(None, overrides_from_flags(flags), env={})
 
 
-def analyse(events: list[tuple[float, str, dict[str, Any]]], k: int, latency: float) -> dict[str, float]:
+def analyse(
+    events: list[tuple[float, str, dict[str, Any]]], k: int, latency: float
+) -> dict[str, float]:
     """Wall time from plan+actors ready to the end, and the critical-path bound from the events."""
     first = {t: ts for ts, t, _ in reversed(events)}
     start = max(first.get("plan_ready", 0.0), first.get("researchers_ready", 0.0))
@@ -69,9 +75,13 @@ def analyse(events: list[tuple[float, str, dict[str, Any]]], k: int, latency: fl
             slots[i] += units[sid] * latency
         bound += max(slots)
     wall = end - start
-    return {"wall_s": round(wall, 3), "bound_s": round(bound, 3),
-            "ratio": round(wall / bound, 3) if bound else float("nan"),
-            "researchers": len(order), "startup_s": round(start - first["run_started"], 3)}
+    return {
+        "wall_s": round(wall, 3),
+        "bound_s": round(bound, 3),
+        "ratio": round(wall / bound, 3) if bound else float("nan"),
+        "researchers": len(order),
+        "startup_s": round(start - first["run_started"], 3),
+    }
 
 
 def ray_run(settings: Any) -> dict[str, float]:
@@ -81,9 +91,11 @@ def ray_run(settings: Any) -> dict[str, float]:
     prep = driver.prepare(QUERY, "deep", settings)
     summary = driver.execute(prep)
     events = RunDir(prep.run_dir.root).read_events()
-    return analyse([(e.ts, e.type, dict(e.payload)) for e in events],
-                   settings.deep.max_parallel, settings.simulate.latency_s) | {
-        "status": summary.status}  # type: ignore[dict-item]
+    return analyse(
+        [(e.ts, e.type, dict(e.payload)) for e in events],
+        settings.deep.max_parallel,
+        settings.simulate.latency_s,
+    ) | {"status": summary.status}  # type: ignore[dict-item]
 
 
 class TimedSink:
@@ -114,10 +126,12 @@ def inprocess_run(settings: Any) -> dict[str, float]:
         gateway = SearchGateway(
             assembly.build_search_providers(settings),
             BreakerConfig.from_settings(settings.search.breaker),
-            RetryPolicy.from_settings(settings.search.retry), sink=sink,
+            RetryPolicy.from_settings(settings.search.retry),
+            sink=sink,
         )
-        spawner = LocalSpawner(settings, gateway, UrlPool(), sink, llm,
-                               assembly.build_fetchers(settings))
+        spawner = LocalSpawner(
+            settings, gateway, UrlPool(), sink, llm, assembly.build_fetchers(settings)
+        )
         request = Request(run_id="inprocess", query=QUERY, mode="deep")
         await Coordinator(settings, request, sink, llm, spawner, Evaluator(llm)).run()
         return sink.events
@@ -149,13 +163,20 @@ def main() -> None:
                 s = settings_for(root, args.docs, k, args.latency)
                 on_ray = ray_run(s)
                 local = inprocess_run(s)
-                row = {"k": k, "ray": on_ray, "inprocess": local,
-                       "ray_over_inprocess": round(on_ray["wall_s"] / local["wall_s"], 3)}
+                row = {
+                    "k": k,
+                    "ray": on_ray,
+                    "inprocess": local,
+                    "ray_over_inprocess": round(on_ray["wall_s"] / local["wall_s"], 3),
+                }
                 results["runs"].append(row)
-                print(f"k={k}: ray wall {on_ray['wall_s']:.2f}s bound {on_ray['bound_s']:.2f}s "
-                      f"ratio {on_ray['ratio']:.3f} (start-up {on_ray['startup_s']:.2f}s); "
-                      f"in-process wall {local['wall_s']:.2f}s ratio {local['ratio']:.3f}; "
-                      f"ray/in-process {row['ray_over_inprocess']:.3f}", file=sys.stderr)
+                print(
+                    f"k={k}: ray wall {on_ray['wall_s']:.2f}s bound {on_ray['bound_s']:.2f}s "
+                    f"ratio {on_ray['ratio']:.3f} (start-up {on_ray['startup_s']:.2f}s); "
+                    f"in-process wall {local['wall_s']:.2f}s ratio {local['ratio']:.3f}; "
+                    f"ray/in-process {row['ray_over_inprocess']:.3f}",
+                    file=sys.stderr,
+                )
         finally:
             runtime.disconnect(conn)
     k1 = next((r for r in results["runs"] if r["k"] == 1), None)
@@ -168,8 +189,10 @@ def main() -> None:
         print(json.dumps(results))
     else:
         for row in results["runs"]:
-            print(f"k={row['k']}: wall/bound {row['ray']['ratio']}, speedup vs k=1 "
-                  f"{row.get('speedup_vs_k1')}, ray/in-process {row['ray_over_inprocess']}")
+            print(
+                f"k={row['k']}: wall/bound {row['ray']['ratio']}, speedup vs k=1 "
+                f"{row.get('speedup_vs_k1')}, ray/in-process {row['ray_over_inprocess']}"
+            )
         print(f"max wall/bound ratio: {results['max_ratio']} (target <= 1.15)")
 
 

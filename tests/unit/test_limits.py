@@ -1,0 +1,56 @@
+"""--max-time and --max-cost end a run honestly: synthesis from what exists, a line in the report
+saying which limit ended it, and ``limited_by`` in the result."""
+
+from __future__ import annotations
+
+import asyncio
+
+from test_actors_inprocess import ExtractiveLLM, FakeGateway, coordinator
+
+from deepresearch.schemas import SearchResult
+
+
+class SlowGateway(FakeGateway):
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    async def search(self, query: str, limit: int) -> SearchResult:
+        await asyncio.sleep(self.delay)
+        return await super().search(query, limit)
+
+
+async def test_max_time_synthesizes_what_exists() -> None:
+    coord, sink, _, spawner = coordinator(
+        "deep",
+        ExtractiveLLM(),
+        "Widget sales, gadget output and plant count in 2024",
+        **{"run.max_time_s": 1.0, "deep.max_parallel": 1},
+    )
+    slow = SlowGateway(0.3)
+    spawner._args = (spawner._args[0], slow, *spawner._args[2:])  # type: ignore[attr-defined]
+    result = await coord.run()
+    assert result.limited_by == "time"
+    assert "researchers_cancelled" in sink.types()
+    assert any("time limit" in line for line in result.report.limits)
+
+
+async def test_max_cost_stops_after_the_cap() -> None:
+    class Priced(ExtractiveLLM):
+        async def complete(self, request):  # type: ignore[no-untyped-def]
+            reply = await super().complete(request)
+            return reply.model_copy(update={"model": "gpt-x", "input_tokens": 1_000_000})
+
+    llm = Priced()
+    flags = {
+        "llm.max_cost_usd": 0.5,
+        "llm.prices": {"gpt-x": {"input_per_mtok": 1.0, "output_per_mtok": 0.0}},
+        "deep.max_parallel": 1,
+    }
+    coord, sink, _, _ = coordinator(
+        "deep", llm, "Widget sales, gadget output and plant count in 2024", **flags
+    )
+    result = await coord.run()
+    assert result.limited_by == "cost"
+    assert len([t for t in sink.types() if t == "researcher_started"]) < 3
+    assert any("cost limit" in line for line in result.report.limits)
