@@ -210,8 +210,11 @@ def visible_lines(chunk: str, inside: bool) -> tuple[list[str], bool]:
 
 def client(address: str, auth_mode: str) -> Any:
     """A JobSubmissionClient, with connection and token failures turned into one clear line."""
-    os.environ["RAY_AUTH_MODE"] = auth_mode  # decided by us, never left to an earlier process
     from ray.job_submission import JobSubmissionClient
+
+    from deepresearch.runtime import set_auth_mode
+
+    set_auth_mode(auth_mode)  # decided by us, never left to an earlier process
 
     try:
         return JobSubmissionClient(address)

@@ -43,9 +43,9 @@ def connect(settings: RaySettings) -> Connection:
     ``auto`` joins a ``ray start --head`` on this machine; ``ray://host:10001`` uses Ray Client.
     A failure to join becomes one ``ClusterError`` line that says whether a token is the cause.
     """
-    os.environ["RAY_AUTH_MODE"] = settings.auth_mode
-    if ray.is_initialized():
+    if ray.is_initialized():  # the running Ray's auth mode is already decided
         return Connection(started_here=False, address="existing")
+    set_auth_mode(settings.auth_mode)
     common: dict[str, Any] = {
         "log_to_driver": False,
         "logging_level": logging.WARNING,
@@ -70,6 +70,23 @@ def connect(settings: RaySettings) -> Connection:
     return Connection(started_here=True, address="local")
 
 
+def set_auth_mode(mode: str) -> None:
+    """Make ``mode`` this process's Ray token-auth mode, even after ``ray`` was imported.
+
+    Ray reads ``RAY_AUTH_MODE`` into a cached C++ config (and caches the token it loads), so
+    setting the env var alone is ignored once ``ray._raylet`` is loaded: re-read both, as Ray
+    itself does when it turns token auth on. Children (job drivers, workers) inherit the env var.
+    """
+    os.environ["RAY_AUTH_MODE"] = mode
+    from ray._raylet import AuthenticationMode, AuthenticationTokenLoader, Config
+    from ray._raylet import get_authentication_mode as current
+
+    wanted = AuthenticationMode.TOKEN if mode == "token" else AuthenticationMode.DISABLED
+    if current() != wanted:  # re-reading the config also drops _system_config: only when needed
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
+
+
 _AUTH_WORDS = ("authentication", "auth token", "unauthenticated", "unauthorized", "401", "403")
 
 
@@ -79,13 +96,13 @@ def explain_join_failure(exc: BaseException, auth_mode: str) -> str:
     if any(word in text.lower() for word in _AUTH_WORDS):
         if auth_mode != "token":
             return (
-                "the cluster requires token authentication: set ray.auth_mode: token "
-                "(or DEEP_RESEARCH_RAY__AUTH_MODE=token) and provide the token in RAY_AUTH_TOKEN "
-                "or ~/.ray/auth_token"
+                "the cluster requires token authentication: pass --auth-mode token (or set "
+                "ray.auth_mode: token / DEEP_RESEARCH_RAY__AUTH_MODE=token) and provide the "
+                "cluster's token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token"
             )
         return (
-            "token authentication failed: the token in RAY_AUTH_TOKEN or ~/.ray/auth_token is "
-            "missing or does not match the cluster's"
+            "token authentication failed: the token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+            "~/.ray/auth_token is missing or does not match the cluster's"
         )
     first = text if len(text) <= 300 else text[:299] + "…"
     return f"cannot join ({first})"

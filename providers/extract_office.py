@@ -28,6 +28,9 @@ from deepresearch.providers.extract import ExtractedDoc, html_doc
 
 MAX_ZIP_ENTRIES = 10_000
 MAX_ZIP_UNPACKED = 256 * 1024 * 1024  # declared uncompressed bytes, all entries together
+MAX_ZIP_DIRECTORY = (
+    2 * 1024 * 1024
+)  # zipfile parses the whole central directory, whatever the count
 MAX_TABLE_ROWS = 2_000  # per CSV file and per worksheet; the rest is noted, not indexed
 MAX_TABLE_COLS = 60
 MAX_CELL_CHARS = 500
@@ -53,12 +56,14 @@ _EOCD_SEARCH = 22 + 65_535  # the record plus the longest archive comment
 # ---------------------------------------------------------------------- zip safety and sniffing
 
 
-def _zip_entries(tail: bytes) -> int | None:
-    """The entry count from the end-of-central-directory record (0xFFFF: a ZIP64 archive)."""
+def _zip_directory(tail: bytes) -> tuple[int, int, bool] | None:
+    """(entry count, central directory bytes, ZIP64?) from the end-of-central-directory record."""
     at = tail.rfind(_EOCD)
     if at < 0 or len(tail) - at < 22:
         return None
-    return int(struct.unpack("<H", tail[at + 10 : at + 12])[0])
+    entries, size = struct.unpack("<HI", tail[at + 10 : at + 16])
+    zip64 = tail[max(0, at - 20) : at].startswith(b"PK\x06\x07")  # its sizes would win
+    return int(entries), int(size), zip64
 
 
 def open_zip(source: Path | bytes, name: str) -> zipfile.ZipFile:
@@ -70,11 +75,13 @@ def open_zip(source: Path | bytes, name: str) -> zipfile.ZipFile:
             tail = handle.read()
     else:
         tail = source[-_EOCD_SEARCH:]
-    entries = _zip_entries(tail)
-    if entries is None:
+    directory = _zip_directory(tail)
+    if directory is None:
         raise ExtractionError(name, "not a zip archive (no central directory)")
-    if entries > MAX_ZIP_ENTRIES:  # also ZIP64's 0xFFFF: no office file needs that many parts
-        raise ExtractionError(name, f"zip archive with too many entries ({entries})")
+    entries, size, zip64 = directory
+    if zip64 or entries > MAX_ZIP_ENTRIES or size > MAX_ZIP_DIRECTORY:
+        # no office file needs ZIP64 or that many parts; the directory is parsed whole (by size)
+        raise ExtractionError(name, f"zip archive too large ({entries} entries, {size} bytes)")
     try:
         archive = zipfile.ZipFile(source if isinstance(source, Path) else io.BytesIO(source))
     except (zipfile.BadZipFile, ValueError) as exc:

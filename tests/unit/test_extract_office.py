@@ -22,6 +22,7 @@ from deepresearch.providers.extract import (
     extract_path,
 )
 from deepresearch.providers.extract_office import (
+    MAX_ZIP_ENTRIES,
     MAX_ZIP_UNPACKED,
     markdown_table,
     zip_kind,
@@ -238,6 +239,18 @@ def test_zip_bomb_is_refused_from_its_directory_without_inflating(tmp_path: Path
     path.write_bytes(data)
     with pytest.raises(ExtractionError, match="zip bomb"):
         extract_path(path)
+    # an end record that claims one entry but a 50 MB central directory is refused unparsed
+    liar = b"PK\x03\x04" + b"\0" * 100 + b"PK\x05\x06" + bytes(6) + b"\x01\x00"
+    liar += (50 << 20).to_bytes(4, "little") + bytes(6)
+    with pytest.raises(ExtractionError, match="too large"):
+        extract_bytes(liar, "docx", "liar.docx")
+    many = io.BytesIO()
+    with zipfile.ZipFile(many, "w") as archive:
+        for i in range(MAX_ZIP_ENTRIES + 1):
+            archive.writestr(f"{i}", b"")
+    assert zip_kind(many.getvalue()) is None
+    with pytest.raises(ExtractionError, match="too large"):
+        extract_bytes(many.getvalue(), "epub", "many.epub")
 
 
 def test_corpus_indexes_office_files_with_page_locations(tmp_path: Path) -> None:
