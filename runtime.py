@@ -7,6 +7,7 @@ explicitly (``ray.auth_mode``), never inherited from whatever process ran on the
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from dataclasses import dataclass
@@ -78,13 +79,13 @@ def set_auth_mode(mode: str) -> None:
     itself does when it turns token auth on. Children (job drivers, workers) inherit the env var.
     """
     os.environ["RAY_AUTH_MODE"] = mode
-    from ray._raylet import AuthenticationMode, AuthenticationTokenLoader, Config
-    from ray._raylet import get_authentication_mode as current
-
-    wanted = AuthenticationMode.TOKEN if mode == "token" else AuthenticationMode.DISABLED
-    if current() != wanted:  # re-reading the config also drops _system_config: only when needed
-        Config.initialize("")
-        AuthenticationTokenLoader.instance().reset_cache()
+    raylet: Any = importlib.import_module("ray._raylet")  # compiled, without type stubs
+    modes = raylet.AuthenticationMode
+    wanted = modes.TOKEN if mode == "token" else modes.DISABLED
+    # Re-reading the config also drops any _system_config, so only when the mode must change.
+    if raylet.get_authentication_mode() != wanted:
+        raylet.Config.initialize("")
+        raylet.AuthenticationTokenLoader.instance().reset_cache()
 
 
 _AUTH_WORDS = ("authentication", "auth token", "unauthenticated", "unauthorized", "401", "403")

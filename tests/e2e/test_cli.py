@@ -113,7 +113,8 @@ def test_corpus_problems(tmp_path: Path, small_corpus: Path) -> None:
     assert_usage_error(cli("run", "q?", "--corpus", str(junk), cwd=tmp_path), "corpus")
     a_file = small_corpus / "memo.txt"
     assert_usage_error(cli("run", "q?", "--corpus", str(a_file), cwd=tmp_path), "corpus")
-    assert_usage_error(cli("run", "q?", cwd=tmp_path), "corpus")
+    # An explicit offline chain without a corpus is an error, never a silent switch to the web.
+    assert_usage_error(cli("run", "q?", "--search", "local", cwd=tmp_path), "corpus")
 
 
 @pytest.mark.skipif(

@@ -161,6 +161,19 @@ def test_join_failures_name_the_token_setting() -> None:
     assert "cannot reach the Ray Jobs server" in str(err) and err.exit_code == 2
 
 
+def test_auth_mode_takes_effect_after_ray_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray caches RAY_AUTH_MODE in its C++ config: the env var alone would be ignored."""
+    from ray._raylet import AuthenticationMode, get_authentication_mode
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # restored after; so is the mode, below
+    try:
+        runtime.set_auth_mode("token")
+        assert get_authentication_mode() == AuthenticationMode.TOKEN
+    finally:
+        runtime.set_auth_mode("disabled")
+    assert get_authentication_mode() == AuthenticationMode.DISABLED
+
+
 def test_placement_comes_from_settings() -> None:
     flags = {
         "ray.researcher": {
