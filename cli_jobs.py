@@ -133,16 +133,7 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
     with tempfile.TemporaryDirectory(prefix="deep-research-pkg-") as staging:
         sub = jobs.build_submission(spec, jobs.stage_package(Path(staging)))
         api = jobs.client(address, auth_mode)
-        jobs.call(
-            address,
-            auth_mode,
-            lambda: api.submit_job(
-                entrypoint=sub.entrypoint,
-                submission_id=sub.job_id,
-                runtime_env=sub.runtime_env,
-                metadata=sub.metadata,
-            ),
-        )
+        jobs.call(address, auth_mode, lambda: jobs.submit(api, sub))
     if o["as_json"]:
         click.echo(json.dumps({"job_id": sub.job_id, "run_id": sub.run_id}))
     else:

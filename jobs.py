@@ -241,6 +241,36 @@ def call(address: str, auth_mode: str, action: Callable[[], Any]) -> Any:
         raise explain(exc, address, auth_mode) from None
 
 
+AGENT_NOT_READY = "No available agent"
+
+
+def submit(
+    jobs: Any,
+    sub: Submission,
+    wait_s: float = 60.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Submit ``sub``; retried while the head has no job agent yet.
+
+    A head that just started (or a busy one) answers 500 "No available agent to submit job,
+    please try again later" before any job exists, so retrying with the same id is safe."""
+    deadline = clock() + wait_s
+    while True:
+        try:
+            jobs.submit_job(
+                entrypoint=sub.entrypoint,
+                submission_id=sub.job_id,
+                runtime_env=sub.runtime_env,
+                metadata=sub.metadata,
+            )
+            return
+        except Exception as exc:
+            if AGENT_NOT_READY not in str(exc) or clock() > deadline:
+                raise
+        sleep(2.0)
+
+
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 
 

@@ -43,7 +43,11 @@ def settings_for(root: Path, docs: Path, k: int, latency: float) -> Any:
         "simulate.latency_s": latency,
         "run.mode": "deep",
     }
-    return load_settings(None, overrides_from_flags(flags), env={})
+    from deepresearch import assembly
+
+    return assembly.with_default_search_chain(
+        load_settings(None, overrides_from_flags(flags), env={})
+    )
 
 
 def analyse(

@@ -144,6 +144,36 @@ def test_follow_gives_up_at_its_deadline() -> None:
         )
 
 
+class BusyHead:
+    """Answers like a head whose job agent is not up yet, ``busy`` times, then accepts."""
+
+    def __init__(self, busy: int, error: str = "No available agent to submit job") -> None:
+        self.busy, self.error, self.calls = busy, error, 0
+
+    def submit_job(self, **kw: Any) -> str:
+        self.calls += 1
+        if self.calls <= self.busy:
+            raise RuntimeError(f"Request failed with status code 500: {self.error}")
+        return str(kw["submission_id"])
+
+
+def test_submit_retries_only_while_the_head_has_no_agent(tmp_path: Path) -> None:
+    sub = jobs.build_submission(spec(), tmp_path / "deepresearch", environ={})
+    head = BusyHead(2)
+    sleeps: list[float] = []
+    jobs.submit(head, sub, sleep=sleeps.append)
+    assert head.calls == 3 and len(sleeps) == 2
+    other = BusyHead(1, error="bad runtime_env")
+    with pytest.raises(RuntimeError, match="bad runtime_env"):
+        jobs.submit(other, sub, sleep=sleeps.append)
+    assert other.calls == 1
+    now = iter(range(0, 1000, 10))
+    stuck = BusyHead(100)
+    with pytest.raises(RuntimeError, match="No available agent"):
+        jobs.submit(stuck, sub, wait_s=30, clock=lambda: next(now), sleep=lambda _: None)
+    assert stuck.calls == 4
+
+
 def test_prepare_as_rejects_a_run_id_that_is_not_one(tmp_path: Path) -> None:
     settings = load_settings(None, {}, env={})
     with pytest.raises(InputError, match="not a run id"):
