@@ -168,7 +168,7 @@ def execute(
     ``should_stop`` is polled a few times a second; when it says so (a service cancelling a run),
     the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable."""
     from deepresearch.actors.event_log import EventLog
-    from deepresearch.actors.hosted import HostedCoordinator
+    from deepresearch.actors.hosted import HostedCoordinator, start_crew
 
     started = time.monotonic()
     connection = runtime.connect(prep.settings.ray)
@@ -179,6 +179,9 @@ def execute(
         )
         for kind, text in prep.warnings:
             log.append.remote("warning", {"kind": kind, "message": text})
+        crew = start_crew(
+            prep.settings, prep.request, log, llm, prep.keys, dict(prep.search_keys)
+        )  # started in the same wave as the coordinator: one round of process start-up
         coordinator = runtime.spawn(
             HostedCoordinator,
             "coordinator",
@@ -189,6 +192,7 @@ def execute(
             prep.resume,
             prep.keys,
             dict(prep.search_keys),
+            crew,
         )
         result_ref = coordinator.run.remote()
         try:

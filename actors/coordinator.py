@@ -250,9 +250,13 @@ class Coordinator:
     async def _finish(self, report: ResearcherReport) -> None:
         self._reports[report.subtask_id] = report
         self._usage = self._usage + report.usage
-        await self._sink.write_text(
-            "report.partial.md", synthesis.partial_markdown(self._request.query, self._ordered())
-        )
+        try:
+            await self._sink.write_text(
+                "report.partial.md",
+                synthesis.partial_markdown(self._request.query, self._ordered()),
+            )
+        except Exception as exc:  # a progress file must never stall the lifecycle
+            await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from deepresearch import assembly, runtime
@@ -108,6 +109,13 @@ class RaySpawner:
         while len(self._idle) < count:
             self._idle.append(self._spawn())
 
+    def adopt(self, handles: tuple[Any, ...]) -> None:
+        """Researchers started ahead of the Coordinator (see ``Crew``) join the warm pool."""
+        for handle in handles:
+            proxy = RemoteProxy(handle)
+            self._all.append(proxy)
+            self._idle.append(proxy)
+
     def _spawn(self) -> RemoteProxy:
         proxy = RemoteProxy(runtime.spawn(HostedResearcher, "researcher", *self._args))
         self._all.append(proxy)
@@ -140,8 +148,53 @@ class RaySpawner:
         self._all.clear()
 
 
+@dataclass(frozen=True)
+class Crew:
+    """The run's helper actors. The driver starts them in the same wave as the Coordinator:
+    each Ray worker process takes about a second to start on a small machine, and starting them
+    only once the Coordinator's own process is up would put two such waves on every run."""
+
+    pool: Any
+    gateway: Any
+    researchers: tuple[Any, ...]
+    ledger: Any = None
+    evaluator: Any = None
+
+
+def start_crew(
+    settings: Settings,
+    request: Request,
+    log: Any,
+    llm: LLMProvider | None,
+    keys: LLMKeys,
+    search_env: Mapping[str, str] | None,
+) -> Crew:
+    ledger = None
+    if llm is None and assembly.needs_ledger(settings):
+        ledger = runtime.spawn(
+            Ledger,
+            "ledger",
+            settings.llm.rate_limits,
+            settings.llm.max_cost_usd,
+            settings.llm.prices,
+        )
+    pool = runtime.spawn(UrlPool, "url_pool")
+    gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, search_env)
+    warm = 1 if request.mode == "quick" else settings.deep.max_parallel
+    researchers = tuple(
+        runtime.spawn(
+            HostedResearcher, "researcher", settings, gateway, pool, log, llm, keys, ledger
+        )
+        for _ in range(warm)
+    )
+    evaluator = None
+    if request.mode == "deep":
+        evaluator = runtime.spawn(HostedEvaluator, "evaluator", settings, llm, keys, ledger)
+    return Crew(pool, gateway, researchers, ledger, evaluator)
+
+
 class HostedCoordinator(Coordinator):
-    """The run's root actor: owns the pool, the gateway and every researcher it spawns."""
+    """The run's root actor: drives the pool, the gateway and every researcher of the run."""
 
     def __init__(
         self,
@@ -152,26 +205,13 @@ class HostedCoordinator(Coordinator):
         resume: dict[str, Any] | None = None,
         keys: LLMKeys | None = None,
         search_env: Mapping[str, str] | None = None,
+        crew: Crew | None = None,
     ) -> None:
         keys = keys or LLMKeys()
-        ledger = None
-        if llm is None and assembly.needs_ledger(settings):
-            ledger = runtime.spawn(
-                Ledger,
-                "ledger",
-                settings.llm.rate_limits,
-                settings.llm.max_cost_usd,
-                settings.llm.prices,
-            )
-        pool = runtime.spawn(UrlPool, "url_pool")
-        gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, search_env)
-        spawner = RaySpawner(settings, gateway, pool, log, llm, keys, ledger)
-        spawner.prewarm(1 if request.mode == "quick" else settings.deep.max_parallel)
-        model = llm or assembly.build_llm_provider(settings, keys, _hook(ledger))
-        evaluator = None
-        if request.mode == "deep":
-            evaluator = RemoteProxy(
-                runtime.spawn(HostedEvaluator, "evaluator", settings, llm, keys, ledger)
-            )
+        crew = crew or start_crew(settings, request, log, llm, keys, search_env)
+        spawner = RaySpawner(settings, crew.gateway, crew.pool, log, llm, keys, crew.ledger)
+        spawner.adopt(crew.researchers)
+        model = llm or assembly.build_llm_provider(settings, keys, _hook(crew.ledger))
+        evaluator = RemoteProxy(crew.evaluator) if crew.evaluator is not None else None
         super().__init__(settings, request, ActorSink(log), model, spawner, evaluator, resume)
-        self._children = (pool, gateway)
+        self._crew = crew

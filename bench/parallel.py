@@ -112,6 +112,9 @@ class TimedSink:
     async def checkpoint(self, data: dict[str, Any]) -> None:
         json.dumps(data)  # the same serialization work the EventLog does
 
+    async def write_text(self, name: str, text: str) -> None:
+        """The in-process driver keeps no files."""
+
 
 def inprocess_run(settings: Any) -> dict[str, float]:
     from deepresearch import assembly
