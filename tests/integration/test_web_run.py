@@ -94,3 +94,58 @@ async def test_a_gateway_given_no_env_degrades_the_search_with_a_named_cause(
     assert report.search_degraded and not searx.requests
     unavailable = [e for e in events if e["type"] == "search_unavailable"]
     assert unavailable and "SEARXNG_URL" in unavailable[0]["error"]
+
+
+async def test_deep_run_over_the_fake_web_through_the_driver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """search → fetch → extract → report, end to end through ``driver.prepare``/``execute``:
+    the report cites the fake pages' URLs, and no page is fetched twice across researchers."""
+    import asyncio
+    import json
+
+    from deepresearch import driver
+    from deepresearch.policies.citations import find_unresolved
+    from deepresearch.report import body_of
+
+    (tmp_path / "out").mkdir()
+    flags = {
+        "search.providers": "searxng",
+        "web.allow_private_urls": True,
+        "web.per_host_delay_s": 0.0,
+        "state_dir": tmp_path / "state",
+        "run.output_dir": tmp_path / "out",
+    }
+    settings = load_settings(None, overrides_from_flags(flags), env={})
+    async with FakeWeb() as web:
+        pages = [
+            result(web.url("/article"), "Solar output in 2024", "solar output rose"),
+            result(web.url("/pages/1"), "Fake page 1", "a reading"),
+            result(web.url("/pages/2"), "Fake page 2", "another reading"),
+        ]
+        async with FakeSearxng(default=pages) as searx:
+            monkeypatch.setenv("SEARXNG_URL", searx.base_url)
+            prep = driver.prepare(
+                "How much did solar output rise in 2024, and what did the readings show?",
+                "deep",
+                settings,
+            )
+            summary = await asyncio.to_thread(driver.execute, prep)
+        fetched = web.paths("/")
+    assert summary.status == "completed", summary.reason
+    cited = {s.url for s in summary.sources}
+    assert web.url("/article") in cited
+    assert all(url.startswith(web.url("/")) for url in cited)
+    report = await asyncio.to_thread(Path(summary.report_path or "").read_text)
+    assert find_unresolved(body_of(report), len(summary.sources)) == []
+    assert searx.base_url not in report
+    events = [
+        json.loads(x)
+        for x in (tmp_path / "state" / "runs" / summary.run_id / "events.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    read = [e["payload"]["url"] for e in events if e["type"] == "source_read"]
+    assert len(read) == len(set(read))
+    page_requests = [p for p in fetched if p != "/robots.txt"]
+    assert len(page_requests) == len(set(page_requests))  # each page fetched once per run
