@@ -28,7 +28,7 @@ from deepresearch.schemas import (
     WriteTask,
 )
 
-PDF = Path("/work/shared/data/sec-10q/docs/2023 Q3 AAPL.pdf")
+PDF = Path(__file__).resolve().parents[3] / "shared/data/sec-10q/docs/2023 Q3 AAPL.pdf"
 
 TABLE_PAGE = """Apple Inc.
 CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)
