@@ -1,12 +1,12 @@
-# One entry point for you and CI: `make demo` installs and runs the main job, `make check` runs
-# lint, types and the whole test suite exactly as CI does.
+# One entry point for you and CI: `make demo` installs and runs the main job, `make test` runs
+# lint, types and the whole test suite exactly as CI does (`make check` is the same thing).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 CORPUS ?= ../shared/data/sec-10q/docs
 QUERY ?= What was Apple's total net sales for the quarter ended July 1, 2023?
 
-.PHONY: install demo lint types test check bench clean
+.PHONY: install demo lint types pytest test check bench clean
 
 $(BIN)/deep-research: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +31,13 @@ types: install
 	rc=$$?; rm -rf "$$d"; exit $$rc
 
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
-test: install
+pytest: install
 	$(BIN)/python -m pytest tests; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-check: lint types test
+test: lint types pytest
+
+check: test
 
 bench: install
 	$(BIN)/python bench/startup.py

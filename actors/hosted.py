@@ -69,6 +69,11 @@ class HostedResearcher(Researcher):
         )
 
 
+def _spawn_researcher(*args: Any) -> Any:
+    """One researcher actor; the argument order is ``HostedResearcher``'s."""
+    return runtime.spawn(HostedResearcher, "researcher", *args)
+
+
 def _hook(ledger: Any) -> Any:
     """The run-wide ledger as the router's call hook (None when the run has no metered model)."""
     return RemoteProxy(ledger) if ledger is not None else None
@@ -86,9 +91,10 @@ class HostedEvaluator(Evaluator):
 class RaySpawner:
     """Researcher actors on Ray, started ahead of need and reused while healthy.
 
-    Starting a Ray worker process costs about a second on a small machine, so the coordinator
-    starts the first wave while it plans, and a researcher that finished cleanly takes the next
-    sub-task. One that failed (possibly a dead process) is killed and replaced.
+    Starting a Ray worker process costs about a second on a small machine, so the first wave is
+    started with the coordinator (``Crew``) and adopted here, and a researcher that finished
+    cleanly takes the next sub-task. One that failed (possibly a dead process) is killed and
+    replaced.
     """
 
     def __init__(
@@ -105,10 +111,6 @@ class RaySpawner:
         self._idle: list[RemoteProxy] = []
         self._all: list[RemoteProxy] = []
 
-    def prewarm(self, count: int) -> None:
-        while len(self._idle) < count:
-            self._idle.append(self._spawn())
-
     def adopt(self, handles: tuple[Any, ...]) -> None:
         """Researchers started ahead of the Coordinator (see ``Crew``) join the warm pool."""
         for handle in handles:
@@ -117,7 +119,7 @@ class RaySpawner:
             self._idle.append(proxy)
 
     def _spawn(self) -> RemoteProxy:
-        proxy = RemoteProxy(runtime.spawn(HostedResearcher, "researcher", *self._args))
+        proxy = RemoteProxy(_spawn_researcher(*self._args))
         self._all.append(proxy)
         return proxy
 
@@ -182,10 +184,7 @@ def start_crew(
     gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, search_env)
     warm = 1 if request.mode == "quick" else settings.deep.max_parallel
     researchers = tuple(
-        runtime.spawn(
-            HostedResearcher, "researcher", settings, gateway, pool, log, llm, keys, ledger
-        )
-        for _ in range(warm)
+        _spawn_researcher(settings, gateway, pool, log, llm, keys, ledger) for _ in range(warm)
     )
     evaluator = None
     if request.mode == "deep":
