@@ -127,6 +127,13 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
     help="Let the fetcher reach private/loopback addresses (intranets, tests).",
 )
 @click.option("--address", default=None, help="Ray address to join (default: start a local Ray).")
+@click.option(
+    "--follow-up",
+    "follow_up",
+    metavar="RUN_ID",
+    default=None,
+    help="Build on a finished run: reuse its sources and reports, research only what is new.",
+)
 def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> None:
     """Research QUERY and write a cited Markdown report."""
     flags: dict[str, Any] = {
@@ -149,7 +156,8 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
         for role, model in role_models.items():
             flags[f"llm.roles.{role}"] = {"provider": settings.llm.provider, "model": model}
         settings = load_settings(config_file, overrides_from_flags(flags))
-    _execute(driver.prepare(query, settings.run.mode, settings), as_json)
+    prep = driver.prepare(query, settings.run.mode, settings, follow_up_of=options["follow_up"])
+    _execute(prep, as_json)
 
 
 @cli.command()

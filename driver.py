@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepresearch import assembly, runs, runtime
+from deepresearch import assembly, follow_up, runs, runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted, StorageError
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
 from deepresearch.report import Footer, render, source_entries
-from deepresearch.schemas import Event, Mode, Request, RunResult, RunSummary
+from deepresearch.schemas import Event, FollowUpSeed, Mode, Request, RunResult, RunSummary
 from deepresearch.storage import RunDir, create_exclusive, new_run_id
 
 
@@ -40,6 +40,7 @@ class Prepared:
     search_keys: Mapping[str, str] = field(default_factory=dict)  # only what the chain reads
     resume: dict[str, Any] | None = None  # the checkpoint to continue from
     start_seq: int = 0  # events already in events.jsonl (a resumed run appends after them)
+    seed: FollowUpSeed | None = None  # what a follow-up run inherits from its earlier run
 
 
 def check_query(query: str, settings: Settings) -> str:
@@ -88,9 +89,19 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     return tuple(warnings)
 
 
-def prepare(query: str, mode: Mode, settings: Settings, run_id: str | None = None) -> Prepared:
-    """Validate everything and create the run directory; ``run_id`` lets a submitter choose it."""
+def prepare(
+    query: str,
+    mode: Mode,
+    settings: Settings,
+    run_id: str | None = None,
+    follow_up_of: str | None = None,
+) -> Prepared:
+    """Validate everything and create the run directory; ``run_id`` lets a submitter choose it,
+    ``follow_up_of`` names a finished run whose sources and reports this one builds on."""
     text = check_query(query, settings)
+    seed = None
+    if follow_up_of is not None:
+        seed = follow_up.load_seed(settings.resolved_state_dir(), follow_up_of, settings)
     settings = assembly.with_default_search_chain(settings)
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
@@ -108,9 +119,15 @@ def prepare(query: str, mode: Mode, settings: Settings, run_id: str | None = Non
     run_id = run_id or new_run_id(time.time(), secrets.token_bytes(3))
     run_dir = RunDir.create(settings.resolved_state_dir(), run_id)
     warnings = build_index(settings)
-    request = Request(run_id=run_id, query=text, mode=mode, created_at=round(time.time(), 3))
+    request = Request(
+        run_id=run_id,
+        query=text,
+        mode=mode,
+        created_at=round(time.time(), 3),
+        follow_up=follow_up_of,
+    )
     runs.write_record(run_dir, request, settings, output_dir)
-    return Prepared(settings, request, run_dir, output_dir, warnings, keys, search_keys)
+    return Prepared(settings, request, run_dir, output_dir, warnings, keys, search_keys, seed=seed)
 
 
 def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
@@ -126,6 +143,9 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     output_dir = check_output_dir(record.output_dir)
+    seed = None
+    if record.request.follow_up is not None:  # the seed is reloaded from the earlier run
+        seed = follow_up.load_seed(state_dir, record.request.follow_up, settings)
     checkpoint: dict[str, Any] | None = None
     warnings: tuple[tuple[str, str], ...] = ()
     if run_dir.has_checkpoint():  # checked before the index: a bad checkpoint fails fast
@@ -148,6 +168,7 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
         search_keys,
         checkpoint,
         start_seq,
+        seed,
     )
 
 
@@ -174,13 +195,27 @@ def execute(
     connection = runtime.connect(prep.settings.ray)
     coordinator: Any = None
     try:
+        fu = prep.settings.follow_up
         log = runtime.spawn(
-            EventLog, "event_log", str(prep.run_dir.root), prep.request.run_id, prep.start_seq
+            EventLog,
+            "event_log",
+            str(prep.run_dir.root),
+            prep.request.run_id,
+            prep.start_seq,
+            time.time,
+            (fu.doc_cap_chars, fu.total_cap_chars),
         )
         for kind, text in prep.warnings:
             log.append.remote("warning", {"kind": kind, "message": text})
+        seed = prep.seed
         crew = start_crew(
-            prep.settings, prep.request, log, llm, prep.keys, dict(prep.search_keys)
+            prep.settings,
+            prep.request,
+            log,
+            llm,
+            prep.keys,
+            dict(prep.search_keys),
+            seed.docs if seed is not None else (),
         )  # started in the same wave as the coordinator: one round of process start-up
         coordinator = runtime.spawn(
             HostedCoordinator,
@@ -193,6 +228,7 @@ def execute(
             prep.keys,
             dict(prep.search_keys),
             crew,
+            seed.model_copy(update={"docs": ()}) if seed is not None else None,
         )
         result_ref = coordinator.run.remote()
         try:
@@ -270,6 +306,7 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
             providers=result.providers,
             usage=usage,
             duration_s=round(duration_s, 2),
+            notes=_follow_up_footer(prep.seed),
         )
         return render(report, footer).encode("utf-8")
 
@@ -286,4 +323,13 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
         providers=result.providers,
         limited_by=result.limited_by,
         reason=result.reason,
+        follow_up_of=prep.request.follow_up,
     )
+
+
+def _follow_up_footer(seed: FollowUpSeed | None) -> tuple[str, ...]:
+    """The run-varying half of the follow-up link (the body names the earlier report's file)."""
+    if seed is None:
+        return ()
+    where = f": {seed.report_path}" if seed.report_path else ""
+    return (f"Follow-up of run {seed.run_id}{where}",)

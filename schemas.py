@@ -32,6 +32,7 @@ class Request(Message):
     query: str
     mode: Mode = "quick"
     created_at: float = 0.0
+    follow_up: str | None = None  # the earlier run this one follows up (``--follow-up RUN_ID``)
 
 
 class SubTask(Message):
@@ -303,6 +304,7 @@ class RunSummary(Message):
     providers: dict[str, str] = Field(default_factory=dict)
     limited_by: str | None = None
     reason: str = ""
+    follow_up_of: str | None = None  # the earlier run's id when this run was a follow-up
 
 
 class RunResult(Message):
@@ -333,3 +335,16 @@ class SearchResult(Message):
     hits: tuple[SearchHit, ...]
     provider: str = ""
     errors: tuple[str, ...] = ()
+
+
+class FollowUpSeed(Message):
+    """What a follow-up run inherits from an earlier run (and that run's own predecessors):
+    its completed researcher reports and the texts it read. Loaded by the driver from the run
+    directory; the docs go to the UrlPool, the rest to the Coordinator."""
+
+    run_id: str
+    query: str
+    report_name: str = ""  # the earlier report's file name (stable: part of the report body)
+    report_path: str = ""  # its full path (run-varying: footer only)
+    reports: tuple[ResearcherReport, ...] = ()
+    docs: tuple[FetchedDoc, ...] = ()

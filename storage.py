@@ -23,9 +23,10 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from deepresearch.errors import CheckpointCorrupt, StorageError
-from deepresearch.schemas import Event
+from deepresearch.schemas import Event, FetchedDoc
 
 EVENTS = "events.jsonl"
+DOCS = "docs.jsonl"  # texts read in the run, kept for follow-up runs (never in events.jsonl)
 CHECKPOINT = "checkpoint.json"
 CHECKPOINT_PREV = "checkpoint.prev.json"
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -144,6 +145,7 @@ class RunDir:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._events: IO[bytes] | None = None
+        self._docs: IO[bytes] | None = None
 
     @classmethod
     def create(cls, state_dir: Path, run_id: str) -> RunDir:
@@ -239,6 +241,56 @@ class RunDir:
         if self._events is not None:
             self._events.close()
             self._events = None
+        if self._docs is not None:
+            with contextlib.suppress(OSError):
+                self._docs.flush()
+                os.fsync(self._docs.fileno())
+            self._docs.close()
+            self._docs = None
+
+    # ----------------------------------------------------------------------- documents
+
+    def append_doc(self, doc: FetchedDoc) -> None:
+        """Append one document as a JSON line. Flushed, not fsynced per line: losing the tail on
+        a power cut only means a follow-up fetches those pages again. ``close`` fsyncs."""
+        path = self.path(DOCS)
+        try:
+            if self._docs is None:
+                self._drop_torn_doc_tail(path)
+                self._docs = open(path, "ab")  # noqa: SIM115 - kept open for the run
+            self._docs.write(doc.model_dump_json().encode("utf-8") + b"\n")
+            self._docs.flush()
+        except OSError as exc:
+            raise StorageError(str(path), _reason(exc)) from None
+
+    @staticmethod
+    def _drop_torn_doc_tail(path: Path) -> None:
+        """A crash can leave half a line: cut it so the next document starts a line of its own."""
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with open(path, "r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+
+    def read_docs(self) -> list[FetchedDoc]:
+        """The documents kept by ``append_doc``; unreadable lines (a torn tail) are skipped."""
+        path = self.path(DOCS)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StorageError(str(path), _reason(exc)) from None
+        docs: list[FetchedDoc] = []
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                docs.append(FetchedDoc.model_validate_json(line))
+            except ValidationError:
+                continue
+        return docs
 
     def __enter__(self) -> RunDir:
         return self

@@ -17,7 +17,7 @@ from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.policies import lifecycle as lc
-from deepresearch.policies import synthesis
+from deepresearch.policies import reuse, synthesis
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.pricing import usage_of
@@ -25,6 +25,7 @@ from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.schemas import (
     EvaluateTask,
     Evaluation,
+    FollowUpSeed,
     LLMReply,
     PlanDraft,
     PlanTask,
@@ -71,8 +72,10 @@ class Coordinator:
         spawner: Spawner,
         evaluator: EvaluatorPort | None = None,
         resume: dict[str, Any] | None = None,
+        follow_up: FollowUpSeed | None = None,
     ) -> None:
         self._resume = resume
+        self._seed = follow_up  # an earlier run's reports (its texts are in the UrlPool)
         self._retried: set[str] = set()
         self._s = settings
         self._request = request
@@ -107,7 +110,10 @@ class Coordinator:
             )
             state, commands = lc.resume(state, self._subtasks)
         else:
-            await self._sink.emit("run_started", {"mode": req.mode, "query": req.query})
+            await self._sink.emit(
+                "run_started",
+                {"mode": req.mode, "query": req.query, "follow_up_of": req.follow_up},
+            )
         timer = asyncio.get_running_loop().call_later(
             self._s.run.max_time_s, self._events.put_nowait, lc.LimitReached("time")
         )
@@ -160,7 +166,11 @@ class Coordinator:
     async def _perform(self, command: lc.Command, state: lc.LifecycleState) -> None:
         match command:
             case lc.SpawnResearcher(subtask, inject):
-                self._start(subtask, inject)
+                earlier = self._answered_before(subtask)
+                if earlier is None:
+                    self._start(subtask, inject)
+                else:
+                    await self._reuse(subtask, earlier)
             case lc.Steer(target, source):
                 if target in self._current and source in self._reports:
                     note = _steering_note(self._reports[source])
@@ -206,9 +216,47 @@ class Coordinator:
         self._subtasks.update((t.id, t) for t in tasks)
         return tasks
 
+    def _answered_before(self, subtask: SubTask) -> ResearcherReport | None:
+        """Deep mode of a follow-up: the earlier report that already answers this sub-question."""
+        if self._seed is None or self._request.mode != "deep":
+            return None
+        threshold = self._s.follow_up.match_threshold
+        return reuse.matching_report(subtask.question, self._seed.reports, threshold)
+
+    async def _reuse(self, subtask: SubTask, earlier: ResearcherReport) -> None:
+        """Only what is new is researched: an answered sub-question takes the earlier report
+        (its cost was paid by the earlier run) and finishes at once."""
+        assert self._seed is not None
+        await self._sink.emit(
+            "subtask_reused",
+            {
+                "subtask": subtask.id,
+                "question": subtask.question,
+                "earlier_run": self._seed.run_id,
+                "earlier_subtask": earlier.subtask_id,
+            },
+        )
+        report = earlier.model_copy(
+            update={"subtask_id": subtask.id, "question": subtask.question, "usage": Usage()}
+        )
+        await self._finish(report)
+
+    def _earlier_notes(self) -> list[str]:
+        """A follow-up's researchers start from the earlier findings (capped), except those a
+        reused sub-task already carries into this run."""
+        if self._seed is None:
+            return []
+        fu = self._s.follow_up
+        planned = [t.question for t in self._subtasks.values() if t.round == 1]
+        answered = planned if self._request.mode == "deep" else []
+        reports = reuse.notes_to_inject(self._seed.reports, answered, fu.match_threshold)
+        cap = self._s.researcher.report_cap_chars
+        return list(reuse.cap_notes([_injection(r, cap) for r in reports], fu.notes_cap_chars))
+
     def _start(self, subtask: SubTask, inject: tuple[str, ...]) -> None:
         cap = self._s.researcher.report_cap_chars
-        notes = [_injection(self._reports[i], cap) for i in inject if i in self._reports]
+        notes = self._earlier_notes()  # oldest first: the newest note steers queries most
+        notes += [_injection(self._reports[i], cap) for i in inject if i in self._reports]
         limit = self._s.researcher.max_time_s * 1.5 + 5.0  # hard stop if the watchdog cannot run
 
         async def attempt() -> tuple[ResearcherReport, bool]:
@@ -332,6 +380,8 @@ class Coordinator:
         title = synthesis.title_for(req.query)
         reports = self._ordered()
         notes = []
+        if self._seed is not None:
+            notes.append(reuse.follow_up_note(self._seed.query, self._seed.report_name))
         if self._only_extractive(reports):
             notes.append(synthesis.EXTRACTIVE_NOTE)
         if any(r.search_degraded for r in reports):

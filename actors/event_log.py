@@ -14,14 +14,24 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from deepresearch.schemas import Event
+from deepresearch.config.settings import FollowUpSettings
+from deepresearch.policies.reuse import doc_allowance, keep_for_follow_up
+from deepresearch.schemas import Event, FetchedDoc
 from deepresearch.storage import RunDir
 
 
 class EventLog:
     def __init__(
-        self, run_dir: str, run_id: str, start_seq: int = 0, clock: Callable[[], float] = time.time
+        self,
+        run_dir: str,
+        run_id: str,
+        start_seq: int = 0,
+        clock: Callable[[], float] = time.time,
+        doc_caps: tuple[int, int] | None = None,  # (per document, whole run) in characters
     ) -> None:
+        defaults = FollowUpSettings()
+        self._doc_caps = doc_caps or (defaults.doc_cap_chars, defaults.total_cap_chars)
+        self._doc_chars = 0
         self._dir = RunDir(Path(run_dir))
         self._run_id = run_id
         self._seq = start_seq
@@ -71,6 +81,24 @@ class EventLog:
     async def write_text(self, name: str, text: str) -> None:
         self._dir.write_text(name, text)
 
+    async def append_doc(self, doc: FetchedDoc) -> None:
+        """Keep a read document for a later follow-up run (``docs.jsonl``), within the caps.
+
+        Called fire-and-forget by the UrlPool; page text never goes into ``events.jsonl``."""
+        if not keep_for_follow_up(doc):
+            return
+        per_doc, total = self._doc_caps
+        allowed = doc_allowance(self._doc_chars, len(doc.text), per_doc, total)
+        if allowed <= 0:  # the run's cap is used up
+            if self._doc_chars == total:  # say so once
+                self._doc_chars += 1
+                await self.append("docs_cap_reached", {"total_chars": total})
+            return
+        if allowed < len(doc.text):
+            doc = doc.model_copy(update={"text": doc.text[:allowed]})
+        self._doc_chars += allowed
+        self._dir.append_doc(doc)
+
     async def last_seq(self) -> int:
         return self._seq
 
@@ -103,6 +131,10 @@ class ActorSink:
     async def write_text(self, name: str, text: str) -> None:
         await self._handle.write_text.remote(name, text)
 
+    def save_doc(self, doc: FetchedDoc) -> None:
+        """Fire-and-forget: the caller (the UrlPool, on a researcher's path) does not wait."""
+        self._handle.append_doc.remote(doc)
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (ActorSink, (self._handle,))
 
@@ -114,6 +146,7 @@ class ListSink:
         self.events: list[tuple[str, dict[str, JsonValue]]] = []
         self.checkpoints: list[dict[str, Any]] = []
         self.files: dict[str, str] = {}
+        self.docs: list[FetchedDoc] = []
 
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         self.events.append((type, dict(payload or {})))
@@ -123,6 +156,9 @@ class ListSink:
 
     async def write_text(self, name: str, text: str) -> None:
         self.files[name] = text
+
+    def save_doc(self, doc: FetchedDoc) -> None:
+        self.docs.append(doc)
 
     def types(self) -> list[str]:
         return [t for t, _ in self.events]

@@ -26,7 +26,7 @@ from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys
 from deepresearch.providers.search.base import SearchProvider
-from deepresearch.schemas import Request
+from deepresearch.schemas import FetchedDoc, FollowUpSeed, Request
 
 
 class HostedSearchGateway(SearchGateway):
@@ -170,6 +170,7 @@ def start_crew(
     llm: LLMProvider | None,
     keys: LLMKeys,
     search_env: Mapping[str, str] | None,
+    seed_docs: tuple[FetchedDoc, ...] = (),  # a follow-up's inherited texts: never fetched again
 ) -> Crew:
     ledger = None
     if llm is None and assembly.needs_ledger(settings):
@@ -180,7 +181,7 @@ def start_crew(
             settings.llm.max_cost_usd,
             settings.llm.prices,
         )
-    pool = runtime.spawn(UrlPool, "url_pool")
+    pool = runtime.spawn(UrlPool, "url_pool", seed_docs, ActorSink(log))
     gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, search_env)
     warm = 1 if request.mode == "quick" else settings.deep.max_parallel
     researchers = tuple(
@@ -205,6 +206,7 @@ class HostedCoordinator(Coordinator):
         keys: LLMKeys | None = None,
         search_env: Mapping[str, str] | None = None,
         crew: Crew | None = None,
+        follow_up: FollowUpSeed | None = None,  # without its docs: those seed the UrlPool
     ) -> None:
         keys = keys or LLMKeys()
         crew = crew or start_crew(settings, request, log, llm, keys, search_env)
@@ -212,5 +214,7 @@ class HostedCoordinator(Coordinator):
         spawner.adopt(crew.researchers)
         model = llm or assembly.build_llm_provider(settings, keys, _hook(crew.ledger))
         evaluator = RemoteProxy(crew.evaluator) if crew.evaluator is not None else None
-        super().__init__(settings, request, ActorSink(log), model, spawner, evaluator, resume)
+        super().__init__(
+            settings, request, ActorSink(log), model, spawner, evaluator, resume, follow_up
+        )
         self._crew = crew

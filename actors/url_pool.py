@@ -1,21 +1,35 @@
 """The UrlPool actor: each normalized URL / document is claimed once per run, its text cached.
 
 A researcher that finds a URL already claimed by a sibling does not fetch it again: it reuses the
-cached text, waiting for the claimant to store it if the fetch is still in flight.
+cached text, waiting for the claimant to store it if the fetch is still in flight. A follow-up
+run's pool starts seeded with the texts its earlier runs read, so none of them is fetched again;
+every newly stored text goes to a ``DocSink`` so a later follow-up can reuse it in turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Sequence
+from typing import Protocol
 
 from deepresearch.policies.urls import ClaimBook, Claimed, claim, normalize_url, taken_by_others
 from deepresearch.schemas import Claim, FetchedDoc
 
 
+class DocSink(Protocol):
+    """Where stored texts are kept for follow-ups (the EventLog's ``docs.jsonl``). Non-blocking:
+    the pool sits on every researcher's read path."""
+
+    def save_doc(self, doc: FetchedDoc) -> None: ...
+
+
 class UrlPool:
-    def __init__(self) -> None:
+    def __init__(self, seed: Sequence[FetchedDoc] = (), docs: DocSink | None = None) -> None:
         self._book = ClaimBook()
-        self._docs: dict[str, FetchedDoc] = {}
+        self._docs: dict[str, FetchedDoc] = {normalize_url(d.url): d for d in seed}
+        self._seeded = len(self._docs)
+        self._sink = docs
         self._failed: dict[str, str] = {}
         self._stored: asyncio.Condition | None = None
 
@@ -35,6 +49,9 @@ class UrlPool:
 
     async def store(self, doc: FetchedDoc) -> None:
         key = normalize_url(doc.url)
+        if self._sink is not None and key not in self._docs:
+            with contextlib.suppress(Exception):  # keeping it for later must not fail this run
+                self._sink.save_doc(doc)
         self._docs[key] = doc
         cond = self._condition()
         async with cond:
@@ -64,4 +81,4 @@ class UrlPool:
         return taken_by_others(self._book, [normalize_url(u) for u in urls], owner)
 
     async def stats(self) -> dict[str, int]:
-        return {"claimed": len(self._book), "cached": len(self._docs)}
+        return {"claimed": len(self._book), "cached": len(self._docs), "seeded": self._seeded}

@@ -216,6 +216,16 @@ class ServiceSettings(Section):
     retry_after_s: int = Field(10, ge=1)
 
 
+class FollowUpSettings(Section):
+    """``--follow-up RUN_ID``: what a run keeps for a later follow-up and how much it reuses."""
+
+    doc_cap_chars: int = Field(200_000, ge=1000)  # per read document kept in docs.jsonl
+    total_cap_chars: int = Field(20_000_000, ge=1000)  # all documents of one run (and of a seed)
+    notes_cap_chars: int = Field(20_000, ge=0)  # earlier reports injected into each researcher
+    match_threshold: float = Field(0.9, gt=0, le=1)  # word-set similarity for reusing a sub-task
+    max_chain: int = Field(5, ge=1, le=100)  # earlier runs followed back through follow-ups
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
@@ -232,6 +242,7 @@ class Settings(BaseSettings):
     simulate: SimulateSettings = SimulateSettings()
     service: ServiceSettings = ServiceSettings()
     web: WebSettings = WebSettings()
+    follow_up: FollowUpSettings = FollowUpSettings()
 
     def resolved_state_dir(self) -> Path:
         return (self.state_dir or Path("~/.local/state/deep-research")).expanduser()

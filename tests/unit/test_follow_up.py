@@ -1,0 +1,255 @@
+"""Follow-up runs in-process: the earlier run's texts are kept on disk and never fetched again,
+answered sub-questions are not researched again, the new report links the earlier one, resume
+works, and a bad ``--follow-up`` is a one-line exit 2."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_actors_inprocess import PAGES, EvaluatorScript, FakeFetcher, FakeGateway, settings
+
+from deepresearch import cli, driver, follow_up, runs
+from deepresearch.actors.coordinator import Coordinator
+from deepresearch.actors.evaluator import Evaluator
+from deepresearch.actors.event_log import EventLog
+from deepresearch.actors.inprocess import LocalSpawner
+from deepresearch.actors.url_pool import UrlPool
+from deepresearch.config.settings import Settings
+from deepresearch.errors import InputError
+from deepresearch.policies import reuse
+from deepresearch.report import body_of
+from deepresearch.schemas import (
+    FetchedDoc,
+    Finding,
+    Request,
+    ResearcherReport,
+    RunResult,
+    RunSummary,
+    SearchHit,
+    SearchResult,
+)
+from deepresearch.storage import RunDir
+
+URLS = list(PAGES)
+
+
+class ListGateway(FakeGateway):
+    """Every query finds the same given pages: run 1 and its follow-up overlap by design."""
+
+    def __init__(self, urls: list[str]) -> None:
+        super().__init__()
+        self.urls = urls
+
+    async def search(self, query: str, limit: int) -> SearchResult:
+        self.queries.append(query)
+        hits = tuple(
+            SearchHit(url=u, title=u[-3:], provider="fake", rank=i + 1)
+            for i, u in enumerate(self.urls[:limit])
+        )
+        return SearchResult(query=query, hits=hits, provider="fake")
+
+
+class DiskSink:
+    """The EventLog actor's methods in-process: events, checkpoints and docs.jsonl on disk."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self.pending: list[asyncio.Future[None]] = []
+        self.checkpoints: list[dict[str, Any]] = []
+
+    async def emit(self, type: str, payload: dict[str, Any] | None = None) -> None:
+        await self.log.append(type, payload)
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        self.checkpoints.append(json.loads(json.dumps(data)))
+        await self.log.checkpoint(data)
+
+    async def write_text(self, name: str, text: str) -> None:
+        await self.log.write_text(name, text)
+
+    def save_doc(self, doc: FetchedDoc) -> None:  # fire-and-forget, as ActorSink does
+        self.pending.append(asyncio.ensure_future(self.log.append_doc(doc)))
+
+
+async def run_once(
+    tmp: Path,
+    run_id: str,
+    query: str,
+    mode: str,
+    urls: list[str],
+    follow_up_of: str | None = None,
+    resume: dict[str, Any] | None = None,
+) -> tuple[RunSummary, list[dict[str, Any]], FakeFetcher, list[dict[str, Any]]]:
+    """One run as the driver does it (record, seed, actors, report file, summary), without Ray."""
+    s: Settings = settings(**{"state_dir": tmp / "state", "deep.max_parallel": 2})
+    state = s.resolved_state_dir()
+    seed = follow_up.load_seed(state, follow_up_of, s) if follow_up_of else None
+    run_dir = RunDir.create(state, run_id) if resume is None else RunDir.existing(state, run_id)
+    request = Request(run_id=run_id, query=query, mode=mode, follow_up=follow_up_of)  # type: ignore[arg-type]
+    if resume is None:
+        runs.write_record(run_dir, request, s, tmp)
+    start = run_dir.read_events()
+    log = EventLog(str(run_dir.root), run_id, start[-1].seq if start else 0)
+    sink = DiskSink(log)
+    fetcher = FakeFetcher()
+    pool = UrlPool(seed.docs if seed else (), sink)
+    llm = EvaluatorScript(['{"action": "synthesize"}'] * 3)
+    spawner = LocalSpawner(s, ListGateway(urls), pool, sink, llm, [fetcher])
+    evaluator = Evaluator(llm) if mode == "deep" else None
+    coord = Coordinator(s, request, sink, llm, spawner, evaluator, resume, seed)
+    result: RunResult = await coord.run()
+    await asyncio.gather(*sink.pending)
+    await log.close()
+    prep = driver.Prepared(s, request, run_dir, tmp, (), seed=seed)
+    summary = driver.finish(prep, result, 0.5)
+    run_dir.write_text(runs.SUMMARY, summary.model_dump_json())
+    events = [e.model_dump(mode="json") for e in run_dir.read_events()[len(start) :]]
+    return summary, events, fetcher, sink.checkpoints
+
+
+def read(path: str | None) -> str:
+    return Path(path or "").read_text()
+
+
+def urls_of(events: list[dict[str, Any]], kind: str) -> set[str]:
+    return {str(e["payload"]["url"]) for e in events if e["type"] == kind}
+
+
+async def test_quick_follow_up_reuses_texts_and_links_the_earlier_report(tmp_path: Path) -> None:
+    first, ev1, fetch1, _ = await run_once(
+        tmp_path, "r1", "How many widget units were sold in 2024?", "quick", URLS[:6]
+    )
+    kept = RunDir.existing(tmp_path / "state", "r1").read_docs()
+    assert {d.url for d in kept} == set(fetch1.fetched) == urls_of(ev1, "source_read")
+    page_text = next(iter(PAGES.values()))[:60]
+    assert page_text not in (tmp_path / "state/runs/r1/events.jsonl").read_text()
+
+    second, ev2, fetch2, _ = await run_once(
+        tmp_path, "r2", "Which plant makes gadgets?", "quick", URLS[2:10], follow_up_of="r1"
+    )
+    # No document is fetched in both runs: the overlap is reused from the earlier run's texts.
+    assert not set(fetch1.fetched) & set(fetch2.fetched)
+    assert urls_of(ev2, "source_reused") == set(URLS[2:6])
+    assert urls_of(ev2, "source_read") == set(URLS[6:10]) == set(fetch2.fetched)
+    started = [e["payload"] for e in ev2 if e["type"] == "researcher_started"]
+    assert started[0]["injected"] == 1  # the earlier report, as a note
+    # The new report links the earlier one: its file name in the body, run id below the rule.
+    report = read(second.report_path)
+    earlier_name = Path(first.report_path or "").name
+    link = f'Follow-up to: "How many widget units were sold in 2024?" (report: {earlier_name})'
+    assert link in body_of(report)
+    assert "r1" not in body_of(report).replace(earlier_name, "")
+    assert "Follow-up of run r1" in report[len(body_of(report)) :]
+    assert second.follow_up_of == "r1" and first.follow_up_of is None
+    # A follow-up of the follow-up inherits the whole thread: nothing of either run is refetched.
+    seed = follow_up.load_seed(tmp_path / "state", "r2", settings())
+    assert {d.url for d in seed.docs} == set(URLS[:10])
+    assert len(seed.reports) == 2
+
+
+async def test_deep_follow_up_researches_only_new_sub_questions(tmp_path: Path) -> None:
+    _, _, fetch1, _ = await run_once(
+        tmp_path, "d1", "Widget sales and gadget output in 2024", "deep", URLS[:8]
+    )
+    query = "Widget sales and plant count in 2024"
+    second, ev2, fetch2, checkpoints = await run_once(
+        tmp_path, "d2", query, "deep", URLS[:8], follow_up_of="d1"
+    )
+    reused = [e["payload"] for e in ev2 if e["type"] == "subtask_reused"]
+    assert [(r["question"], r["earlier_subtask"]) for r in reused] == [
+        ("What was Widget sales in 2024?", "t1")
+    ]
+    researched = [e["payload"]["question"] for e in ev2 if e["type"] == "researcher_started"]
+    assert researched == ["What was plant count in 2024?"]
+    assert fetch1.fetched and not fetch2.fetched  # every page was read by the first run
+    report = read(second.report_path)
+    assert "## What was Widget sales in 2024?" in report
+    assert "## What was plant count in 2024?" in report
+    assert second.status == "completed"
+
+    # Resume of the follow-up from its first checkpoint while researching: the seed is reloaded
+    # from the earlier run, the reused sub-task is reused again, and the report body is the same.
+    cp = next(c for c in checkpoints if c["lifecycle"]["status"] == "researching")
+    assert cp["lifecycle"]["running"] == ["t1", "t2"]
+    resumed, ev3, fetch3, _ = await run_once(
+        tmp_path, "d2", query, "deep", URLS[:8], follow_up_of="d1", resume=cp
+    )
+    assert "run_resumed" in [e["type"] for e in ev3] and not fetch3.fetched
+    assert [e["payload"]["subtask"] for e in ev3 if e["type"] == "subtask_reused"] == ["t1"]
+    assert resumed.report_path != second.report_path
+    assert body_of(read(resumed.report_path)) == body_of(report)
+
+
+# --------------------------------------------------------------------------- pure rules
+
+
+def test_matching_is_conservative() -> None:
+    ok = ResearcherReport(
+        subtask_id="t1",
+        question="What was Widget sales in 2024?",
+        findings=(Finding(text="x", citations=("u",)),),
+    )
+    assert reuse.matching_report("what was widget sales in 2024", [ok], 0.9) == ok
+    assert reuse.matching_report("What were the widget sales in 2024?", [ok], 0.9) == ok
+    assert reuse.matching_report("What was Widget sales in 2023?", [ok], 0.9) is None
+    assert reuse.matching_report("What was gadget output in 2024?", [ok], 0.9) is None
+    empty = ok.model_copy(update={"findings": ()})
+    assert reuse.matching_report("What was Widget sales in 2024?", [empty], 0.9) is None
+
+
+def test_kept_documents_are_capped(tmp_path: Path) -> None:
+    run_dir = RunDir.create(tmp_path, "c1")
+    log = EventLog(str(run_dir.root), "c1", 0, doc_caps=(1000, 2500))
+
+    def doc(i: int, n: int, kind: str = "text/plain") -> FetchedDoc:
+        return FetchedDoc(
+            url=f"https://e.org/{i}", title="t", location="l", text="x" * n, content_type=kind
+        )
+
+    async def store() -> None:
+        await log.append_doc(doc(0, 5000))  # cut to the per-document cap
+        await log.append_doc(doc(1, 800, reuse.SNIPPET_TYPE))  # a snippet stand-in: not kept
+        await log.append_doc(doc(2, 900))
+        await log.append_doc(doc(3, 900))  # cut to what is left of the run's cap
+        await log.append_doc(doc(4, 900))  # nothing left: said once
+        await log.append_doc(doc(5, 900))
+        await log.close()
+
+    asyncio.run(store())
+    kept = run_dir.read_docs()
+    assert [(d.url[-1], len(d.text)) for d in kept] == [("0", 1000), ("2", 900), ("3", 600)]
+    assert [e.type for e in run_dir.read_events()] == ["docs_cap_reached"]
+    with open(run_dir.path("docs.jsonl"), "ab") as fh:
+        fh.write(b'{"url": "torn')  # a crash mid-line: ignored on read, cut on the next append
+    assert len(run_dir.read_docs()) == 3
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_unknown_or_unfinished_run_is_an_input_error(tmp_path: Path) -> None:
+    s = settings(**{"state_dir": tmp_path / "state"})
+    with pytest.raises(InputError, match="no run nosuchrun"):
+        driver.prepare("What changed?", "quick", s, follow_up_of="nosuchrun")
+    run_dir = RunDir.create(tmp_path / "state", "u1")
+    runs.write_record(run_dir, Request(run_id="u1", query="q"), s, tmp_path)
+    with pytest.raises(InputError, match="u1 has not finished"):
+        driver.prepare("What changed?", "quick", s, follow_up_of="u1")
+    assert [p.name for p in (tmp_path / "state" / "runs").iterdir()] == ["u1"]  # nothing created
+
+
+def test_cli_follow_up_of_unknown_run_exits_2_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DEEP_RESEARCH_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["run", "What changed since?", "--follow-up", "nosuchrun"])
+    assert exit_info.value.code == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "no run nosuchrun" in err[0]
