@@ -273,6 +273,13 @@ class RunDir:
             with open(path, "r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
 
+    def docs_size(self) -> int:
+        """Bytes already kept (an upper bound on their characters): a resumed run's budget."""
+        try:
+            return self.path(DOCS).stat().st_size
+        except OSError:
+            return 0
+
     def read_docs(self) -> list[FetchedDoc]:
         """The documents kept by ``append_doc``; unreadable lines (a torn tail) are skipped."""
         path = self.path(DOCS)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from pydantic import JsonValue
 
 from deepresearch.config.settings import FollowUpSettings
+from deepresearch.errors import StorageError
 from deepresearch.policies.reuse import doc_allowance, keep_for_follow_up
 from deepresearch.schemas import Event, FetchedDoc
 from deepresearch.storage import RunDir
@@ -31,8 +32,9 @@ class EventLog:
     ) -> None:
         defaults = FollowUpSettings()
         self._doc_caps = doc_caps or (defaults.doc_cap_chars, defaults.total_cap_chars)
-        self._doc_chars = 0
         self._dir = RunDir(Path(run_dir))
+        self._doc_chars = self._dir.docs_size()  # a resumed run continues the same budget
+        self._docs_stopped = False
         self._run_id = run_id
         self._seq = start_seq
         self._clock = clock
@@ -89,15 +91,20 @@ class EventLog:
             return
         per_doc, total = self._doc_caps
         allowed = doc_allowance(self._doc_chars, len(doc.text), per_doc, total)
-        if allowed <= 0:  # the run's cap is used up
-            if self._doc_chars == total:  # say so once
-                self._doc_chars += 1
-                await self.append("docs_cap_reached", {"total_chars": total})
+        if self._docs_stopped:
+            return
+        if allowed <= 0:  # the run's cap is used up: say so once
+            self._docs_stopped = True
+            await self.append("docs_cap_reached", {"total_chars": total})
             return
         if allowed < len(doc.text):
             doc = doc.model_copy(update={"text": doc.text[:allowed]})
         self._doc_chars += allowed
-        self._dir.append_doc(doc)
+        try:
+            self._dir.append_doc(doc)
+        except StorageError as exc:  # only later follow-ups lose out: this run goes on
+            self._docs_stopped = True
+            await self.append("docs_write_failed", {"error": exc.reason})
 
     async def last_seq(self) -> int:
         return self._seq
