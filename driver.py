@@ -24,7 +24,8 @@ from deepresearch.errors import DeepResearchError, InputError, RunInterrupted, S
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
-from deepresearch.report import Footer, render, source_entries
+from deepresearch.report import Footer, source_entries
+from deepresearch.report_export import EXTENSIONS, render_as
 from deepresearch.schemas import Event, Mode, Request, RunResult, RunSummary
 from deepresearch.storage import RunDir, create_exclusive, new_run_id
 
@@ -88,8 +89,16 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     return tuple(warnings)
 
 
-def prepare(query: str, mode: Mode, settings: Settings, run_id: str | None = None) -> Prepared:
-    """Validate everything and create the run directory; ``run_id`` lets a submitter choose it."""
+def prepare(
+    query: str,
+    mode: Mode,
+    settings: Settings,
+    run_id: str | None = None,
+    *,
+    plan: tuple[str, ...] = (),
+) -> Prepared:
+    """Validate everything and create the run directory; ``run_id`` lets a submitter choose it,
+    ``plan`` is a reviewed deep-mode agenda researched instead of planning."""
     text = check_query(query, settings)
     settings = assembly.with_default_search_chain(settings)
     search_keys = assembly.search_env(settings, os.environ)
@@ -108,7 +117,9 @@ def prepare(query: str, mode: Mode, settings: Settings, run_id: str | None = Non
     run_id = run_id or new_run_id(time.time(), secrets.token_bytes(3))
     run_dir = RunDir.create(settings.resolved_state_dir(), run_id)
     warnings = build_index(settings)
-    request = Request(run_id=run_id, query=text, mode=mode, created_at=round(time.time(), 3))
+    request = Request(
+        run_id=run_id, query=text, mode=mode, created_at=round(time.time(), 3), plan=plan
+    )
     runs.write_record(run_dir, request, settings, output_dir)
     return Prepared(settings, request, run_dir, output_dir, warnings, keys, search_keys)
 
@@ -260,7 +271,7 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
 
     def make_name(attempt: int) -> str:
         salt = prep.request.run_id if attempt == 0 else f"{prep.request.run_id}:{attempt}"
-        return report_name(prep.request.query, salt)
+        return report_name(prep.request.query, salt, EXTENSIONS[prep.settings.run.format])
 
     def make_data(path: Path) -> bytes:
         footer = Footer(
@@ -271,7 +282,7 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
             usage=usage,
             duration_s=round(duration_s, 2),
         )
-        return render(report, footer).encode("utf-8")
+        return render_as(prep.settings.run.format, report, footer).encode("utf-8")
 
     path = create_exclusive(prep.output_dir, make_name, make_data)
     return RunSummary(

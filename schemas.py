@@ -32,6 +32,7 @@ class Request(Message):
     query: str
     mode: Mode = "quick"
     created_at: float = 0.0
+    plan: tuple[str, ...] = ()  # a user-fixed agenda (deep mode): researched instead of planning
 
 
 class SubTask(Message):
@@ -207,8 +208,16 @@ class WriteTask(Message):
     sources: tuple[SourceText, ...]  # numbered; ``n`` is the number a draft finding cites
 
 
+class IntentTask(Message):
+    """The intent gate's question to a model about a query the rules left undecided."""
+
+    kind: Literal["intent"] = "intent"
+    query: str
+
+
 Task = Annotated[
-    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask, Field(discriminator="kind")
+    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask | IntentTask,
+    Field(discriminator="kind"),
 ]
 
 
@@ -229,6 +238,11 @@ class FindingsDraft(Message):
 class PlanDraft(Message):
     complexity: Literal[1, 2, 3] = 1
     sub_questions: tuple[str, ...]
+
+
+class IntentDraft(Message):
+    intent: Literal["research", "chitchat", "harmful", "ambiguous"] = "research"
+    reply: str = ""  # a short reply to small talk, or the clarification question
 
 
 class DraftSection(Message):
@@ -333,3 +347,14 @@ class SearchResult(Message):
     hits: tuple[SearchHit, ...]
     provider: str = ""
     errors: tuple[str, ...] = ()
+
+
+class GateSummary(Message):
+    """What ``--json`` prints when the intent gate answered instead of starting a run."""
+
+    schema_version: int = SCHEMA_VERSION
+    status: Literal["gated"] = "gated"
+    outcome: Literal["chitchat", "harmful", "ambiguous"]
+    query: str
+    reply: str
+    reason: str = ""

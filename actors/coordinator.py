@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from deepresearch import planning
 from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
@@ -26,8 +27,6 @@ from deepresearch.schemas import (
     EvaluateTask,
     Evaluation,
     LLMReply,
-    PlanDraft,
-    PlanTask,
     Request,
     ResearcherReport,
     RunResult,
@@ -194,14 +193,10 @@ class Coordinator:
         if self._request.mode == "quick":
             tasks = [SubTask(id="t1", question=query)]
         else:
-            sizes = self._s.deep.researchers_by_complexity
-            task = PlanTask(query=query, max_subtasks=max(sizes))
-            draft, replies = await call_structured(
-                self._llm, build_request("planner", task, PlanDraft), PlanDraft
-            )
-            self._account("planner", replies)
-            questions = [q.strip() for q in dict.fromkeys(draft.sub_questions) if q.strip()]
-            questions = questions[: sizes[draft.complexity - 1]] or [query]
+            questions = list(self._request.plan)  # a reviewed agenda replaces the planner
+            if not questions:
+                questions, replies = await planning.propose(self._llm, query, self._s)
+                self._account("planner", replies)
             tasks = [SubTask(id=f"t{i + 1}", question=q) for i, q in enumerate(questions)]
         self._subtasks.update((t.id, t) for t in tasks)
         return tasks
