@@ -163,10 +163,9 @@ def render_html(report: Report, footer: Footer) -> str:
     if report.status == "no_answer":
         body.append(f'<p class="no-answer">{_esc(NO_ANSWER_LEAD)}</p>')
     answer = _prose(record["answer"], n)
-    if answer:
-        body.append(
-            answer + (_cite(record["answer_citations"]) if record["answer_citations"] else "")
-        )
+    if answer:  # the answer's citations close its last paragraph, as in the Markdown
+        cites = _cite(record["answer_citations"])
+        body.append(answer[: -len("</p>")] + cites + "</p>" if cites else answer)
     elif report.status != "no_answer":
         body.append("<p><em>The sources that were read did not support an answer.</em></p>")
     sections = record["sections"]

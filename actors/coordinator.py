@@ -92,7 +92,8 @@ class Coordinator:
 
     async def run(self) -> RunResult:
         req = self._request
-        deep = req.mode == "deep" and self._evaluator is not None
+        # A user-fixed agenda (Request.plan) is researched as given: no evaluator rounds add to it.
+        deep = req.mode == "deep" and self._evaluator is not None and not req.plan
         state = lc.initial(
             1 if req.mode == "quick" else self._s.deep.max_parallel,
             self._s.deep.target_rounds + 2 if deep else 1,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.policies.intent import classify, from_model, harmful_category
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,3 +145,49 @@ def test_model_verdicts_map_to_fixed_outcomes() -> None:
     assert from_model("harmful", "Sure, here is how...").reply.startswith("I can't")
     assert from_model("nonsense", "x").outcome == "research"
     assert from_model("research", "").gated is False
+
+
+# --------------------------------------------------------------------------- the driver-side gate
+
+
+def gate_settings(provider: str = "extractive") -> Settings:
+    return load_settings(None, overrides_from_flags({"llm.provider": provider}), env={})
+
+
+def test_rules_decide_without_calling_a_model() -> None:
+    from deepresearch.intent_gate import decide
+    from deepresearch.providers.testing import ScriptedLLM
+
+    llm = ScriptedLLM({})  # any call would fail: the rules must decide these alone
+    assert decide("hello!", gate_settings(), llm).outcome == "chitchat"
+    assert decide("tell me more", gate_settings(), llm).outcome == "ambiguous"
+    assert decide("Apple net sales in Q3 2023", gate_settings(), llm).outcome == "research"
+    assert llm.calls == []
+
+
+def test_a_model_classifies_what_the_rules_leave_open() -> None:
+    from deepresearch.intent_gate import decide
+    from deepresearch.providers.testing import ScriptedLLM
+    from deepresearch.schemas import IntentDraft
+
+    draft = IntentDraft(intent="ambiguous", reply="Which Jaguar: the animal or the car maker?")
+    llm = ScriptedLLM({"planner": [draft.model_dump_json()]})
+    intent = decide("jaguar", gate_settings("openai"), llm)
+    assert intent.outcome == "ambiguous" and "Jaguar" in intent.reply
+    assert llm.calls[0].task.kind == "intent" and "jaguar" in llm.calls[0].messages[1].content
+
+
+def test_a_failing_gate_model_never_blocks_research() -> None:
+    from deepresearch.intent_gate import decide
+    from deepresearch.providers.testing import ScriptedLLM
+
+    llm = ScriptedLLM({"planner": [RuntimeError("model down")]})
+    assert decide("jaguar", gate_settings("openai"), llm).outcome == "research"
+    garbage = ScriptedLLM({"planner": ["not json", "still not json"]})
+    assert decide("jaguar", gate_settings("openai"), garbage).outcome == "research"
+
+
+def test_without_a_model_short_queries_are_researched() -> None:
+    from deepresearch.intent_gate import decide
+
+    assert decide("jaguar", gate_settings()).outcome == "research"
