@@ -132,3 +132,24 @@ def test_request_plan_survives_the_run_record(tmp_path: Path) -> None:
     req = Request(run_id="r1", query="Widgets", mode="deep", plan=("A?", "B?"))
     runs.write_record(run_dir, req, settings(), tmp_path)
     assert runs.read_record(run_dir).request.plan == ("A?", "B?")
+
+
+def test_review_plan_on_a_terminal_starts_from_the_planners_agenda(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answers = iter(["k", "e", "What was Microsoft revenue in fiscal 2023?", ""])
+    seen: list[str] = []
+
+    def ask(text: str, default: str) -> str:
+        seen.append(text)
+        return next(answers) or default
+
+    monkeypatch.setattr(cli_plan, "_ask", ask)
+    monkeypatch.setattr(cli_plan, "_echo", lambda text: None)
+    query = "Compare Apple and Microsoft revenue in 2023"
+    agenda = cli_plan.settle(query, settings(), (), True, True)
+    assert agenda == (
+        "What was Apple revenue in 2023?",
+        "What was Microsoft revenue in fiscal 2023?",
+    )
+    assert cli_plan.settle(query, settings(), ("A?",), True, False) == ("A?",)  # no TTY: as given
