@@ -57,7 +57,7 @@ HARMFUL_REPLIES = {
 
 # --------------------------------------------------------------------------- vocabulary
 
-_WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")  # any script: a Chinese query is not "empty"
 
 # Whole messages of greeting, thanks and small talk ("hi there, how are you?").
 _CHITCHAT_PHRASES = (
@@ -317,7 +317,7 @@ _WRITE = (
     r"deploy|spread|distribute|launch|run)"
 )
 _MALWARE = (
-    r"(?:ransomware|keylogger|botnet|computer\s+virus|virus|worm|trojan|rat|malware|rootkit|"
+    r"(?:ransomware|keylogger|botnet|computer\s+virus|virus|worm|trojan|malware|rootkit|"
     r"spyware|stalkerware|infostealer|credential\s+stealer|password\s+stealer|cryptojacker|"
     r"ddos\s+attack)"
 )

@@ -46,6 +46,10 @@ WEB_QUERIES = [
     "What is the ransomware attack on Colonial Pipeline?",
     "How to shoot portraits in harsh sunlight",
     "photosynthesis",
+    "苹果公司的收入",
+    "¿Cuál fue el PIB de España en 2023?",
+    "How to make a trojan horse costume",
+    "how to kill weeds in a lawn",
 ]
 
 
