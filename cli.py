@@ -188,7 +188,7 @@ def _gate(query: str, settings: Settings, as_json: bool) -> None:
     from deepresearch.intent_gate import decide
 
     intent = decide(query, settings)
-    if intent.outcome not in ("chitchat", "harmful", "ambiguous"):
+    if not intent.gated:
         return
     if as_json:
         summary = GateSummary(
