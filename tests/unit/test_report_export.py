@@ -44,7 +44,7 @@ REPORT = Report(
     limits=("Search was limited.",),
 )
 FOOTER = Footer(
-    saved_path="/tmp/r.json",
+    saved_path="/home/ann/research/r.json",
     run_id="20261122-191500-ab12cd",
     mode="quick",
     providers={"writer": "extractive"},
