@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 
-from deepresearch import __version__, driver
+from deepresearch import __version__, cli_plan, driver
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, RunInterrupted
-from deepresearch.schemas import RunSummary
+from deepresearch.schemas import GateSummary, RunSummary
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 
@@ -134,8 +134,29 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
     default=None,
     help="Build on a finished run: reuse its sources and reports, research only what is new.",
 )
+@click.option(
+    "--format",
+    "report_format",
+    type=click.Choice(["md", "json", "html"]),
+    default=None,
+    help="Report file format: md (default), json (structured) or html (standalone page).",
+)
+@click.option(
+    "--no-gate", is_flag=True, help="Skip the intent gate (greetings, harmful or vague queries)."
+)
+@click.option(
+    "--plan-file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Deep mode: research this YAML agenda (see 'deep-research plan') instead of planning.",
+)
+@click.option(
+    "--review-plan",
+    is_flag=True,
+    help="Deep mode: show the agenda and keep, drop, edit or add items before researching.",
+)
 def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> None:
-    """Research QUERY and write a cited Markdown report."""
+    """Research QUERY and write a cited report (Markdown, JSON or HTML)."""
     flags: dict[str, Any] = {
         "run.mode": options["mode"],
         "corpus.path": options["corpus"],
@@ -149,6 +170,8 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
         "llm.max_cost_usd": options["max_cost"],
         "web.allow_private_urls": options["allow_private_urls"],
         "ray.address": options["address"],
+        "run.format": options["report_format"],
+        "gate.enabled": False if options["no_gate"] else None,
     }
     settings = load_settings(config_file, overrides_from_flags(flags))
     role_models = {r: options[f"{r}_model"] for r in ROLES if options[f"{r}_model"]}
@@ -156,8 +179,38 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
         for role, model in role_models.items():
             flags[f"llm.roles.{role}"] = {"provider": settings.llm.provider, "model": model}
         settings = load_settings(config_file, overrides_from_flags(flags))
-    prep = driver.prepare(query, settings.run.mode, settings, follow_up_of=options["follow_up"])
+    is_tty = cli_plan.interactive()
+    review = bool(options["review_plan"])
+    items = cli_plan.check_options(
+        settings.run.mode, options["plan_file"], review, settings, is_tty
+    )
+    if settings.gate.enabled:
+        _gate(driver.check_query(query, settings), settings, as_json)
+    plan = cli_plan.settle(query.strip(), settings, items, review, is_tty)
+    prep = driver.prepare(
+        query, settings.run.mode, settings, follow_up_of=options["follow_up"], plan=plan
+    )
     _execute(prep, as_json)
+
+
+def _gate(query: str, settings: Settings, as_json: bool) -> None:
+    """Answer a greeting, refuse a harmful request or ask what to research: no run starts."""
+    from deepresearch.intent_gate import decide
+
+    intent = decide(query, settings)
+    if not intent.gated:
+        return
+    if as_json:
+        summary = GateSummary(
+            outcome=intent.outcome, query=query, reply=intent.reply, reason=intent.reason
+        )
+        click.echo(summary.model_dump_json())
+    if intent.outcome == "chitchat":
+        if not as_json:
+            click.echo(intent.reply)
+        raise SystemExit(EXIT_OK)
+    click.echo(f"deep-research: {intent.reply}", err=True)
+    raise SystemExit(EXIT_USAGE if intent.outcome == "ambiguous" else EXIT_NO_ANSWER)
 
 
 @cli.command()
@@ -194,6 +247,7 @@ def main(argv: list[str] | None = None) -> None:
     from deepresearch import cli_jobs, cli_mcp, cli_runs, cli_serve
 
     cli_runs.register(cli)
+    cli_plan.register(cli)
     cli_jobs.register(cli)
     cli_mcp.register(cli)
     cli_serve.register(cli)

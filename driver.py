@@ -24,7 +24,8 @@ from deepresearch.errors import DeepResearchError, InputError, RunInterrupted, S
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
-from deepresearch.report import Footer, render, source_entries
+from deepresearch.report import Footer, source_entries
+from deepresearch.report_export import EXTENSIONS, render_as
 from deepresearch.schemas import Event, FollowUpSeed, Mode, Request, RunResult, RunSummary
 from deepresearch.storage import RunDir, create_exclusive, new_run_id
 
@@ -95,9 +96,12 @@ def prepare(
     settings: Settings,
     run_id: str | None = None,
     follow_up_of: str | None = None,
+    *,
+    plan: tuple[str, ...] = (),
 ) -> Prepared:
     """Validate everything and create the run directory; ``run_id`` lets a submitter choose it,
-    ``follow_up_of`` names a finished run whose sources and reports this one builds on."""
+    ``follow_up_of`` names a finished run whose sources and reports this one builds on, ``plan``
+    is a reviewed deep-mode agenda researched instead of planning."""
     text = check_query(query, settings)
     seed = None
     if follow_up_of is not None:
@@ -125,6 +129,7 @@ def prepare(
         mode=mode,
         created_at=round(time.time(), 3),
         follow_up=follow_up_of,
+        plan=plan,
     )
     runs.write_record(run_dir, request, settings, output_dir)
     return Prepared(settings, request, run_dir, output_dir, warnings, keys, search_keys, seed=seed)
@@ -296,7 +301,7 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
 
     def make_name(attempt: int) -> str:
         salt = prep.request.run_id if attempt == 0 else f"{prep.request.run_id}:{attempt}"
-        return report_name(prep.request.query, salt)
+        return report_name(prep.request.query, salt, EXTENSIONS[prep.settings.run.format])
 
     def make_data(path: Path) -> bytes:
         footer = Footer(
@@ -308,7 +313,7 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
             duration_s=round(duration_s, 2),
             notes=_follow_up_footer(prep.seed),
         )
-        return render(report, footer).encode("utf-8")
+        return render_as(prep.settings.run.format, report, footer).encode("utf-8")
 
     path = create_exclusive(prep.output_dir, make_name, make_data)
     return RunSummary(

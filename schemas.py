@@ -33,6 +33,7 @@ class Request(Message):
     mode: Mode = "quick"
     created_at: float = 0.0
     follow_up: str | None = None  # the earlier run this one follows up (``--follow-up RUN_ID``)
+    plan: tuple[str, ...] = ()  # a user-fixed agenda (deep mode): researched instead of planning
 
 
 class SubTask(Message):
@@ -208,8 +209,16 @@ class WriteTask(Message):
     sources: tuple[SourceText, ...]  # numbered; ``n`` is the number a draft finding cites
 
 
+class IntentTask(Message):
+    """The intent gate's question to a model about a query the rules left undecided."""
+
+    kind: Literal["intent"] = "intent"
+    query: str
+
+
 Task = Annotated[
-    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask, Field(discriminator="kind")
+    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask | IntentTask,
+    Field(discriminator="kind"),
 ]
 
 
@@ -230,6 +239,11 @@ class FindingsDraft(Message):
 class PlanDraft(Message):
     complexity: Literal[1, 2, 3] = 1
     sub_questions: tuple[str, ...]
+
+
+class IntentDraft(Message):
+    intent: Literal["research", "chitchat", "harmful", "ambiguous"] = "research"
+    reply: str = ""  # a short reply to small talk, or the clarification question
 
 
 class DraftSection(Message):
@@ -348,3 +362,14 @@ class FollowUpSeed(Message):
     report_path: str = ""  # its full path (run-varying: footer only)
     reports: tuple[ResearcherReport, ...] = ()
     docs: tuple[FetchedDoc, ...] = ()
+
+
+class GateSummary(Message):
+    """What ``--json`` prints when the intent gate answered instead of starting a run."""
+
+    schema_version: int = SCHEMA_VERSION
+    status: Literal["gated"] = "gated"
+    outcome: Literal["chitchat", "harmful", "ambiguous"]
+    query: str
+    reply: str
+    reason: str = ""

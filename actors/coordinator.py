@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from deepresearch import planning
 from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
@@ -27,8 +28,6 @@ from deepresearch.schemas import (
     Evaluation,
     FollowUpSeed,
     LLMReply,
-    PlanDraft,
-    PlanTask,
     Request,
     ResearcherReport,
     RunResult,
@@ -96,7 +95,8 @@ class Coordinator:
 
     async def run(self) -> RunResult:
         req = self._request
-        deep = req.mode == "deep" and self._evaluator is not None
+        # A user-fixed agenda (Request.plan) is researched as given: no evaluator rounds add to it.
+        deep = req.mode == "deep" and self._evaluator is not None and not req.plan
         state = lc.initial(
             1 if req.mode == "quick" else self._s.deep.max_parallel,
             self._s.deep.target_rounds + 2 if deep else 1,
@@ -204,14 +204,10 @@ class Coordinator:
         if self._request.mode == "quick":
             tasks = [SubTask(id="t1", question=query)]
         else:
-            sizes = self._s.deep.researchers_by_complexity
-            task = PlanTask(query=query, max_subtasks=max(sizes))
-            draft, replies = await call_structured(
-                self._llm, build_request("planner", task, PlanDraft), PlanDraft
-            )
-            self._account("planner", replies)
-            questions = [q.strip() for q in dict.fromkeys(draft.sub_questions) if q.strip()]
-            questions = questions[: sizes[draft.complexity - 1]] or [query]
+            questions = list(self._request.plan)  # a reviewed agenda replaces the planner
+            if not questions:
+                questions, replies = await planning.propose(self._llm, query, self._s)
+                self._account("planner", replies)
             tasks = [SubTask(id=f"t{i + 1}", question=q) for i, q in enumerate(questions)]
         self._subtasks.update((t.id, t) for t in tasks)
         return tasks

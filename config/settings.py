@@ -46,6 +46,7 @@ class RunSettings(Section):
     output_dir: Path | None = None
     max_time_s: float = Field(1800.0, gt=0)
     checkpoints: bool = True
+    format: Literal["md", "json", "html"] = "md"  # --format: the report file's format
 
 
 class ActorPlacement(Section):
@@ -226,6 +227,14 @@ class FollowUpSettings(Section):
     max_chain: int = Field(5, ge=1, le=100)  # earlier runs followed back through follow-ups
 
 
+class GateSettings(Section):
+    """The intent gate before a run (greetings, harmful or vague queries): ``--no-gate`` is off."""
+
+    enabled: bool = True
+    use_model: bool = True  # ask the configured model (planner role) when the rules are unsure
+    timeout_s: float = Field(20.0, gt=0)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
@@ -243,6 +252,7 @@ class Settings(BaseSettings):
     service: ServiceSettings = ServiceSettings()
     web: WebSettings = WebSettings()
     follow_up: FollowUpSettings = FollowUpSettings()
+    gate: GateSettings = GateSettings()
 
     def resolved_state_dir(self) -> Path:
         return (self.state_dir or Path("~/.local/state/deep-research")).expanduser()

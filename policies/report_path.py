@@ -36,9 +36,10 @@ def slugify(query: str) -> str:
     return slug or "report"
 
 
-def report_name(query: str, salt: str) -> str:
+def report_name(query: str, salt: str, extension: str = "md") -> str:
+    """The file name for a report; ``extension`` follows ``--format`` (md, json, html)."""
     digest = hashlib.sha256(f"{query}\0{salt}".encode()).hexdigest()[:8]
-    return f"deep-research-{slugify(query)}-{digest}.md"
+    return f"deep-research-{slugify(query)}-{digest}.{extension}"
 
 
 def _is_under(path: PurePath, root: PurePath) -> bool:

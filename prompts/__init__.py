@@ -18,6 +18,7 @@ from typing import Any
 from deepresearch.schemas import (
     EvaluateTask,
     FindingsTask,
+    IntentTask,
     PlanTask,
     QueriesTask,
     SourceText,
@@ -33,6 +34,7 @@ TEMPLATE_FOR_KIND: dict[str, str] = {
     "findings": "researcher-report",
     "evaluate": "evaluator",
     "write": "writer",
+    "intent": "intent",
 }
 
 
@@ -85,6 +87,8 @@ def _task_values(task: Task) -> tuple[str, dict[str, Any]]:
     """The template name and variables for one task."""
     if isinstance(task, PlanTask):
         return "planner", {"query": task.query, "max_subtasks": task.max_subtasks}
+    if isinstance(task, IntentTask):
+        return "intent", {"query": wrap_untrusted(task.query, task_nonce(task.query))}
     if isinstance(task, QueriesTask):
         return "researcher-query", {
             "question": task.question,

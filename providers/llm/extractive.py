@@ -21,6 +21,8 @@ from deepresearch.schemas import (
     Evaluation,
     FindingsDraft,
     FindingsTask,
+    IntentDraft,
+    IntentTask,
     LLMReply,
     LLMRequest,
     PlanDraft,
@@ -167,6 +169,8 @@ class ExtractiveLLM:
             return answer_plan(task)
         if isinstance(task, EvaluateTask):
             return answer_evaluate(task)
+        if isinstance(task, IntentTask):
+            return IntentDraft(intent="research")  # no model: the gate's rules already decided
         return answer_write(task)
 
     async def complete(self, request: LLMRequest) -> LLMReply:

@@ -1,0 +1,49 @@
+"""The intent gate as the driver runs it: rules first, then (optionally) one model call.
+
+It runs before Ray starts and before a run directory exists, so a greeting or a refusal costs
+milliseconds and no research budget. The gate never blocks research because it failed: a model that
+is down, slow or answers nonsense means "research".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from deepresearch.config.settings import Settings
+from deepresearch.policies.intent import Intent, classify, from_model
+from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.structured import build_request, call_structured
+from deepresearch.schemas import IntentDraft, IntentTask
+
+
+async def ask_model(llm: LLMProvider, query: str, timeout_s: float) -> Intent:
+    """One structured call (planner role); every failure is research."""
+    request = build_request("planner", IntentTask(query=query), IntentDraft, max_output_tokens=256)
+    try:
+        draft, _ = await asyncio.wait_for(call_structured(llm, request, IntentDraft), timeout_s)
+    except Exception:  # the gate must never stop a run because it could not decide
+        return Intent("research", reason="gate model unavailable")
+    return from_model(draft.intent, draft.reply)
+
+
+def uses_model(settings: Settings) -> bool:
+    return settings.gate.use_model and settings.llm.provider.strip().lower() != "extractive"
+
+
+def decide(query: str, settings: Settings, llm: LLMProvider | None = None) -> Intent:
+    """The gate's verdict on ``query``: rules decide the obvious cases, a model the short ones."""
+    intent = classify(query)
+    if intent.outcome != "undecided":
+        return intent
+    if llm is None and not uses_model(settings):
+        return Intent("research", reason=intent.reason)
+    if llm is None:
+        from deepresearch import assembly
+        from deepresearch.providers.llm.registry import keys_from_env
+
+        try:
+            llm = assembly.build_llm_provider(settings, keys_from_env(os.environ))
+        except Exception:
+            return Intent("research", reason="gate model unavailable")
+    return asyncio.run(ask_model(llm, query, settings.gate.timeout_s))
