@@ -216,6 +216,15 @@ class ServiceSettings(Section):
     retry_after_s: int = Field(10, ge=1)
 
 
+class VerifySettings(Section):
+    """The citation verifier: every cited sentence is checked against its cited passages."""
+
+    enabled: bool = True
+    min_support: float = Field(0.5, ge=0, le=1)  # share of a sentence's content the passage covers
+    rewrite: bool = True  # unsupported sentences go back to the writer once before being dropped
+    quote_chars: int = Field(600, ge=100, le=5000)  # longest evidence passage kept per citation
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
@@ -232,6 +241,7 @@ class Settings(BaseSettings):
     simulate: SimulateSettings = SimulateSettings()
     service: ServiceSettings = ServiceSettings()
     web: WebSettings = WebSettings()
+    verify: VerifySettings = VerifySettings()
 
     def resolved_state_dir(self) -> Path:
         return (self.state_dir or Path("~/.local/state/deep-research")).expanduser()
