@@ -38,6 +38,7 @@ def answer(body: dict[str, Any]) -> Step:
             "findings": [{"text": "The source reports quarterly sales.", "sources": [1]}],
         },
         "Evaluation": {"action": "synthesize", "reason": "covered", "new_subtasks": []},
+        "RewriteDraft": {"claims": []},  # the citation verifier's one rewrite: drop them
         "WriteDraft": {
             "answer": "Both companies reported sales.",
             "answer_sources": [1],
