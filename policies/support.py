@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote
 
 from deepresearch.providers.llm.rules import PERIOD_RE
@@ -147,13 +148,14 @@ class Support:
         return not self.missing and self.score >= threshold
 
 
-def support(claim: str, passage: str, weights: Weights | None = None) -> Support:
-    """How well ``passage`` supports ``claim``."""
-    weigh = weights or Weights()
-    wanted = content_terms(claim)
-    have = set(terms(passage))
-    claim_figures = figures(claim)
-    missing = missing_figures(claim_figures, passage)
+def _score(
+    wanted: list[str],
+    claim_figures: list[Figure],
+    have: set[str] | frozenset[str],
+    seen: list[Figure],
+    weigh: Weights,
+) -> Support:
+    missing = missing_figures(claim_figures, seen)
     total = sum(weigh(t) for t in wanted) + FIGURE_WEIGHT * len(claim_figures)
     if total == 0:
         return Support(1.0, ())
@@ -162,27 +164,69 @@ def support(claim: str, passage: str, weights: Weights | None = None) -> Support
     return Support(round(found / total, 4), tuple(missing))
 
 
+def support(claim: str, passage: str, weights: Weights | None = None) -> Support:
+    """How well ``passage`` supports ``claim``."""
+    return _score(
+        content_terms(claim),
+        figures(claim),
+        set(terms(passage)),
+        figures(passage),
+        weights or Weights(),
+    )
+
+
+@dataclass(frozen=True)
+class _Units:
+    texts: tuple[str, ...]
+    terms: tuple[frozenset[str], ...]
+    figures: tuple[tuple[Figure, ...], ...]
+    weights: Weights
+
+
+@lru_cache(maxsize=32)
+def _units(text: str) -> _Units:
+    """A source's sentences / table rows, analysed once however many claims cite it."""
+    texts = tuple(u.text for u in build_units([(1, text)]))
+    return _Units(
+        texts,
+        tuple(frozenset(terms(t)) for t in texts),
+        tuple(tuple(figures(t)) for t in texts),
+        Weights(texts),
+    )
+
+
 def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -> str:
     """The window of up to ``widest`` consecutive sentences / table rows of ``text`` that best
     supports ``claim`` (figures first, then score, then the shorter window)."""
-    units = [u.text for u in build_units([(1, text)])]
-    if not units:
+    units = _units(text)
+    if not units.texts:
         return " ".join(text.split())[:max_chars]
-    weights = Weights(units)
+    wanted, claim_figures = content_terms(claim), figures(claim)
+    relevant = [
+        i
+        for i in range(len(units.texts))
+        if units.terms[i].intersection(wanted) or units.figures[i]
+    ] or [0]
     best: tuple[float, float, int, int] | None = None
-    best_text = units[0]
+    best_text = units.texts[0]
     for size in range(1, widest + 1):
-        for start in range(0, len(units) - size + 1):
-            window = " ".join(units[start : start + size])
+        starts = sorted({max(0, i - off) for i in relevant for off in range(size)})
+        for start in starts:
+            stop = min(start + size, len(units.texts))
+            if stop - start < size and size > 1:
+                continue
+            window = " ".join(units.texts[start:stop])
             if size > 1 and len(window) > max_chars:
                 continue
-            s = support(claim, window, weights)
+            have = frozenset().union(*units.terms[start:stop])
+            seen = [f for figs in units.figures[start:stop] for f in figs]
+            s = _score(wanted, claim_figures, have, seen, units.weights)
             key = (float(not s.missing), s.score, -size, -start)
             if best is None or key > best:
                 best, best_text = key, window
         if best is not None and best[0] and best[1] >= 1.0:
             break  # a single sentence already holds everything: no wider window can do better
-    return best_text[: max(max_chars, 1)] if len(best_text) > 2 * max_chars else best_text
+    return best_text[: 2 * max_chars]
 
 
 _PAGE_LABEL = re.compile(r",\s*((?:p\.|slide|sheet|section)\s+\d+)$")
