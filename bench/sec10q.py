@@ -241,7 +241,7 @@ def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "figure_questions": len(recalls),
         "citation_precision": ratio(total("verified"), total("cited")),
         "figure_accuracy_in_passages": ratio(total("figures_supported"), total("figures")),
-        "claims": {k: total(k) for k in VERIFY_KEYS},
+        "claims": {k: total(k) for k in (*VERIFY_KEYS, "figures", "figures_supported")},
         "median_s_per_question": round(statistics.median(o.seconds for o in outcomes), 3)
         if n
         else 0.0,
