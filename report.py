@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from deepresearch.policies.citations import ResolvedReport, format_numbers, resolve
-from deepresearch.schemas import Report, Source, SourceEntry, Usage
+from deepresearch.schemas import Report, Source, SourceEntry, Usage, Verification
 
 FOOTER_RULE = "\n---\n"
 NO_ANSWER_LEAD = "This run found no answer to the question."
@@ -119,7 +119,20 @@ def _source_line(n: int, source: Source) -> str:
         line += f" — {inline(location)}"
     if source.url != source.location and _code(source.url) != title:
         line += f" ({_code(source.url)})"
+    if source.cited_at:
+        line += " — cited: " + ", ".join(_cited_at(loc, i) for i, loc in enumerate(source.cited_at))
     return line
+
+
+def _cited_at(locator: str, i: int) -> str:
+    """A page label as text; a text-fragment URL as a link that highlights the passage."""
+    if not locator.startswith(("http://", "https://")):
+        return inline(locator)
+    target = locator.replace(" ", "%20")
+    if any(c in target for c in "()<>"):
+        target = target.replace("(", "%28").replace(")", "%29").replace("<", "%3C")
+        target = target.replace(">", "%3E")
+    return f"[passage {i + 1}]({target})"
 
 
 def _sources_block(resolved: ResolvedReport) -> str:
@@ -139,7 +152,18 @@ def _usage_line(usage: Usage) -> str:
     )
 
 
-def _footer_block(footer: Footer) -> str:
+def verification_line(v: Verification) -> str:
+    """The citation check's counts, as the footer shows them."""
+    line = (
+        f"Claims: {v.claims} · cited: {v.cited} · verified: {v.verified} · "
+        f"rewritten: {v.rewritten} · dropped: {v.dropped}"
+    )
+    if v.removed_ids:
+        line += f" · unknown citations removed: {len(v.removed_ids)}"
+    return line
+
+
+def _footer_block(footer: Footer, verification: Verification | None = None) -> str:
     providers = ", ".join(f"{role}: {name}" for role, name in footer.providers.items()) or "none"
     lines = [
         f"- Report file: {_code(footer.saved_path)}",
@@ -149,6 +173,13 @@ def _footer_block(footer: Footer) -> str:
         f"- Usage: {_usage_line(footer.usage)}",
         f"- Duration: {footer.duration_s:.1f} s",
     ]
+    if verification is not None:
+        lines.append(f"- {verification_line(verification)}")
+        if verification.figures:
+            lines.append(
+                f"- Figures of cited sentences found in their cited passages (as drafted): "
+                f"{verification.figures_supported} of {verification.figures}"
+            )
     lines.extend(f"- {inline(note)}" for note in footer.notes if note.strip())
     return "\n".join(lines)
 
@@ -171,7 +202,8 @@ def render_body(report: Report, resolved: ResolvedReport | None = None) -> str:
 
 def render(report: Report, footer: Footer) -> str:
     """The whole report file: body, rule, footer."""
-    return render_body(report) + FOOTER_RULE + "\n" + _footer_block(footer) + "\n"
+    footer_text = _footer_block(footer, report.verification)
+    return render_body(report) + FOOTER_RULE + "\n" + footer_text + "\n"
 
 
 def body_of(markdown: str) -> str:

@@ -68,6 +68,7 @@ class Source(Message):
     title: str
     location: str
     provider: str = ""
+    cited_at: tuple[str, ...] = ()  # the passage locations cited: "p. 4", a text-fragment URL
 
 
 class FetchedDoc(Message):
@@ -113,11 +114,24 @@ class Usage(Message):
 # --------------------------------------------------------------------------- research results
 
 
+class Evidence(Message):
+    """The passage of a read source that supports a claim, and where it is in that source.
+
+    ``locator`` is ``"p. 4"`` (a page of a paged corpus document), a text-fragment URL
+    (``url#:~:text=start,end``) for a web page, or empty when the source has no finer place.
+    """
+
+    url: str
+    quote: str
+    locator: str = ""
+
+
 class Finding(Message):
     """One claim and the sources (normalized URLs / document ids) that support it."""
 
     text: str
     citations: tuple[str, ...]
+    evidence: tuple[Evidence, ...] = ()  # per cited source, the passage that supports the claim
 
 
 class ResearcherReport(Message):
@@ -156,6 +170,20 @@ class Report(Message):
     limits: tuple[str, ...] = ()  # "gaps and limits": which limit ended the run, what failed
     notes: tuple[str, ...] = ()  # e.g. "written without a language model", "search was limited"
     status: Literal["completed", "no_answer"] = "completed"
+    verification: Verification | None = None  # citation check counts (None: not verified)
+
+
+class Verification(Message):
+    """What the citation verifier did to the writer's draft (shown in the report footer)."""
+
+    claims: int = 0  # sentences checked (answer and findings)
+    cited: int = 0  # of those, sentences that carried a citation of a read source
+    verified: int = 0  # cited sentences whose cited passage supported them as drafted
+    rewritten: int = 0  # unsupported sentences the writer rewrote into supported ones
+    dropped: int = 0  # unsupported sentences removed from the report
+    removed_ids: tuple[str, ...] = ()  # citations that named no source read in this run
+    figures: int = 0  # figures stated by cited sentences as drafted
+    figures_supported: int = 0  # of those, figures found in the cited passages
 
 
 # --------------------------------------------------------------------------- LLM tasks
@@ -216,8 +244,25 @@ class IntentTask(Message):
     query: str
 
 
+class RewriteItem(Message):
+    """One sentence of a draft: its id within the task, its text and the source numbers it cites."""
+
+    id: int
+    text: str
+    sources: tuple[int, ...] = ()
+
+
+class RewriteTask(Message):
+    """Sentences the verifier found unsupported by their cited passages, to be rewritten once."""
+
+    kind: Literal["rewrite"] = "rewrite"
+    query: str
+    claims: tuple[RewriteItem, ...]
+    sources: tuple[SourceText, ...]  # numbered as in the WriteTask; text = the cited passages
+
+
 Task = Annotated[
-    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask | IntentTask,
+    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask | IntentTask | RewriteTask,
     Field(discriminator="kind"),
 ]
 
@@ -255,6 +300,12 @@ class WriteDraft(Message):
     answer: str  # plain prose, no markers
     sections: tuple[DraftSection, ...]
     answer_sources: tuple[int, ...] = ()  # task source numbers backing the answer
+
+
+class RewriteDraft(Message):
+    """The rewritten sentences; an empty ``text`` (or a missing id) means: drop the sentence."""
+
+    claims: tuple[RewriteItem, ...]
 
 
 class ChatMessage(Message):

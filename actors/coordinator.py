@@ -18,7 +18,7 @@ from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.policies import lifecycle as lc
-from deepresearch.policies import reuse, synthesis
+from deepresearch.policies import reuse, synthesis, verify
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.pricing import usage_of
@@ -28,12 +28,15 @@ from deepresearch.schemas import (
     Evaluation,
     FollowUpSeed,
     LLMReply,
+    Report,
     Request,
     ResearcherReport,
+    RewriteDraft,
     RunResult,
     SubTask,
     Usage,
     WriteDraft,
+    WriteTask,
 )
 
 
@@ -400,9 +403,14 @@ class Coordinator:
                 draft, replies = await call_structured(ExtractiveLLM(), request, WriteDraft)
                 notes.append(f"The writer model was unavailable ({exc}); findings are quoted.")
             self._account("writer", replies)
+            unknown = verify.unknown_ids(task, draft) if self._s.verify.enabled else []
+            draft = verify.adopt_answer_markers(task, draft) if self._s.verify.enabled else draft
             report, dropped = synthesis.report_from_draft(task, draft, title, notes)
             if dropped:
                 await self._sink.emit("citations_dropped", {"count": dropped})
+            if self._s.verify.enabled and report.status == "completed":
+                removed = [f"[{n}]" for n in unknown]
+                report = await self._verify(task, report, usable, removed)
         report = report.model_copy(update={"limits": limits})
         researcher_tiers = sorted({p for r in reports for p in r.answered_by})
         if researcher_tiers:
@@ -416,6 +424,52 @@ class Coordinator:
             reason="" if report.status == "completed" else report.answer,
             limited_by=limited_by,
         )
+
+    async def _verify(
+        self,
+        task: WriteTask,
+        report: Report,
+        reports: Sequence[ResearcherReport],
+        removed: list[str],
+    ) -> Report:
+        """Check every sentence against the passages the researchers cited; rewrite the failing
+        ones once (the writer, or the model-free writer if it is down), drop what still fails."""
+        vs = self._s.verify
+        evidence = verify.evidence_index(reports)
+        checked = verify.check_report(report, evidence, vs.min_support)
+        rewrites: dict[int, verify.Rewrite] = {}
+        if checked.failing() and vs.rewrite:
+            rtask = verify.rewrite_task(self._request.query, checked, evidence, task)
+            request = build_request("writer", rtask, RewriteDraft)
+            try:
+                rdraft, replies = await call_structured(self._llm, request, RewriteDraft)
+                self._account("writer", replies)
+            except DeepResearchError as exc:
+                await self._sink.emit("rewrite_fallback", {"error": str(exc)[:200]})
+                rdraft, replies = await call_structured(ExtractiveLLM(), request, RewriteDraft)
+                self._usage = self._usage + usage_of(replies, self._s.llm.prices)
+            rewrites, unknown = verify.rewrites_from_draft(rtask, rdraft)
+            removed += [f"[{n}]" for n in unknown]
+        final, dropped = verify.finalize(
+            checked,
+            rewrites,
+            evidence,
+            synthesis.merged_sources(reports),
+            vs.min_support,
+            removed,
+        )
+        counts = final.verification
+        assert counts is not None
+        for cited in counts.removed_ids:
+            await self._sink.emit("citation_removed", {"citation": cited[:200]})
+        for check in dropped:
+            where = "answer" if check.claim.section == verify.ANSWER else "finding"
+            await self._sink.emit("claim_dropped", {"where": where, "reason": check.reason[:200]})
+        await self._sink.emit(
+            "citation_verified",
+            counts.model_dump(mode="json", exclude={"removed_ids"}),
+        )
+        return final
 
 
 def _failed(subtask: SubTask, reason: str) -> ResearcherReport:

@@ -22,11 +22,13 @@ from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavail
 from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.merge import reformulate
 from deepresearch.policies.ranking import batches, fuse
+from deepresearch.policies.support import best_passage, locator
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import (
+    Evidence,
     FetchedDoc,
     Finding,
     FindingsDraft,
@@ -304,7 +306,9 @@ class Researcher:
             cited = tuple(dict.fromkeys(by_number[n].url for n in item.sources if n in by_number))
             dropped += len(item.sources) - len(cited)
             if cited and item.text.strip():
-                findings.append(Finding(text=item.text.strip(), citations=cited))
+                text = item.text.strip()
+                evidence = tuple(self._evidence(text, doc) for doc in _docs_for(cited, docs))
+                findings.append(Finding(text=text, citations=cited, evidence=evidence))
         if dropped:
             await self._emit("citations_dropped", count=dropped)
         cited_urls = {u for f in findings for u in f.citations}
@@ -319,3 +323,14 @@ class Researcher:
             answered_by=tuple(sorted(self._answered)),
             search_degraded=self._degraded,
         )
+
+    def _evidence(self, claim: str, doc: FetchedDoc) -> Evidence:
+        """The passage of ``doc`` that best supports ``claim``, and where it is (a page, or a
+        text-fragment link): what the citation verifier checks the report's sentences against."""
+        quote = best_passage(claim, doc.text, self._s.verify.quote_chars)
+        return Evidence(url=doc.url, quote=quote, locator=locator(doc.url, doc.location, quote))
+
+
+def _docs_for(urls: Sequence[str], docs: Sequence[FetchedDoc]) -> list[FetchedDoc]:
+    by_url = {d.url: d for d in docs}
+    return [by_url[u] for u in urls if u in by_url]

@@ -1,4 +1,4 @@
-"""Quality benchmark: quick mode over the SEC 10-Q corpus against its human-reviewed QnA set.
+"""Quality benchmark: quick and deep mode over the SEC 10-Q corpus against its reviewed QnA set.
 
 Runs the real actors on one Ray instance (started once, reused by every question) with throwaway
 state, cache and output directories, and measures what a user would notice first:
@@ -7,10 +7,18 @@ state, cache and output directories, and measures what a user would notice first
   (the CSV's ``Source Docs`` globs, fnmatch-ed against the cited sources' file names);
 * ``figure_recall`` — share of the reviewed answer's figures that appear in the report body,
   averaged over questions whose answer has at least one figure (see ``figures`` for the rule);
+* ``citation_precision`` — share of the writer's cited sentences whose cited passage supports
+  them, as the citation verifier judged the draft (the report footer's ``verified / cited``);
+* ``figure_accuracy_in_passages`` — share of the figures stated by cited sentences (as drafted)
+  that the verifier found in the cited passages (the report itself keeps only supported ones);
+  ``figure_recall`` above is the other figure accuracy: the reviewed answer's figures in the report;
 * ``median_s_per_question``, counts by status, and gold_doc_recall per question type.
 
-Usage: ``python bench/sec10q.py [--limit N] [--json] [--llm NAME] [--docs DIR] [--qna CSV]``.
-With ``--json`` exactly one JSON object goes to stdout; progress always goes to stderr.
+Usage: ``python bench/sec10q.py [--limit N] [--mode quick|deep|both] [--json] [--llm NAME]
+[--docs DIR] [--qna CSV]``. With ``--mode both`` the result has one entry per mode. A model
+provider (``--llm openai``) needs its API key in the environment; without it the run is skipped
+with a one-line reason. With ``--json`` exactly one JSON object goes to stdout; progress always
+goes to stderr.
 """
 
 from __future__ import annotations
@@ -105,6 +113,31 @@ def cites_gold(globs: Sequence[str], sources: Iterable[tuple[str, str]]) -> bool
     return any(fnmatch.fnmatch(n, g) for g in globs for n in names)
 
 
+_VERIFY_LINE = re.compile(
+    r"Claims: (\d+) · cited: (\d+) · verified: (\d+) · rewritten: (\d+) · dropped: (\d+)"
+)
+_FIGURES_LINE = re.compile(r"found in their cited passages \(as drafted\): (\d+) of (\d+)")
+VERIFY_KEYS = ("claims", "cited", "verified", "rewritten", "dropped")
+
+
+def verification_counts(markdown: str) -> dict[str, int] | None:
+    """The citation verifier's counts from a report's footer; ``None`` when it has none."""
+    footer = markdown.rsplit("\n---\n", 1)[-1] if "\n---\n" in markdown else ""
+    match = _VERIFY_LINE.search(footer)
+    if match is None:
+        return None
+    counts = dict(zip(VERIFY_KEYS, (int(g) for g in match.groups()), strict=True))
+    figs = _FIGURES_LINE.search(footer)
+    counts["figures_supported"], counts["figures"] = (
+        (int(figs.group(1)), int(figs.group(2))) if figs else (0, 0)
+    )
+    return counts
+
+
+def ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
 def report_text(markdown: str) -> str:
     """The part of a rendered report a reader takes figures from: above footer and source list."""
     body = markdown.split("\n---\n", 1)[0]
@@ -124,6 +157,7 @@ class Outcome:
     recall: float | None
     cited: list[str] = field(default_factory=list)
     error: str = ""
+    verify: dict[str, int] | None = None
 
 
 def load_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
@@ -142,19 +176,19 @@ def make_settings(args: argparse.Namespace, tmp: Path) -> Any:
         "corpus.cache_dir": str(cache),
         "run.output_dir": str(tmp / "out"),
         "llm.provider": args.llm,
-        "run.mode": "quick",
+        "run.mode": args.mode if args.mode != "both" else "quick",
     }
     (tmp / "out").mkdir(parents=True, exist_ok=True)
     return load_settings(None, overrides_from_flags(flags), env={})
 
 
-def run_one(row: dict[str, str], settings: Any) -> Outcome:
+def run_one(row: dict[str, str], settings: Any, mode: str = "quick") -> Outcome:
     from deepresearch import driver
 
     question = row["Question"].strip()
     started = time.monotonic()
     try:
-        prep = driver.prepare(question, "quick", settings)
+        prep = driver.prepare(question, mode, settings)
         summary = driver.execute(prep)
     except Exception as exc:  # one broken question must not end the benchmark
         return Outcome(
@@ -169,8 +203,11 @@ def run_one(row: dict[str, str], settings: Any) -> Outcome:
     seconds = time.monotonic() - started
     cited = [(s.title, s.url) for s in summary.sources]
     body = ""
+    counts = None
     if summary.report_path:
-        body = report_text(Path(summary.report_path).read_text("utf-8"))
+        markdown = Path(summary.report_path).read_text("utf-8")
+        body = report_text(markdown)
+        counts = verification_counts(markdown)
     return Outcome(
         question,
         row["Question Type"],
@@ -179,6 +216,7 @@ def run_one(row: dict[str, str], settings: Any) -> Outcome:
         cites_gold(gold_globs(row["Source Docs"]), cited),
         figure_recall(row["Answer"], body),
         cited=[s.location or s.title for s in summary.sources],
+        verify=counts,
     )
 
 
@@ -188,6 +226,11 @@ def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     by_type: dict[str, list[bool]] = {}
     for o in outcomes:
         by_type.setdefault(o.qtype, []).append(o.gold)
+    verified = [o.verify for o in outcomes if o.verify is not None]
+
+    def total(key: str) -> int:
+        return sum(v[key] for v in verified)
+
     return {
         "questions": n,
         "completed": sum(o.status == "completed" for o in outcomes),
@@ -196,6 +239,9 @@ def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "gold_doc_recall": round(sum(o.gold for o in outcomes) / n, 4) if n else 0.0,
         "figure_recall": round(sum(recalls) / len(recalls), 4) if recalls else None,
         "figure_questions": len(recalls),
+        "citation_precision": ratio(total("verified"), total("cited")),
+        "figure_accuracy_in_passages": ratio(total("figures_supported"), total("figures")),
+        "claims": {k: total(k) for k in (*VERIFY_KEYS, "figures", "figures_supported")},
         "median_s_per_question": round(statistics.median(o.seconds for o in outcomes), 3)
         if n
         else 0.0,
@@ -212,44 +258,71 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--qna", default=str(DEFAULT_QNA), help="QnA CSV")
     p.add_argument("--limit", type=int, default=None, help="first N questions only")
     p.add_argument("--llm", default="extractive", help="llm.provider for the run")
+    p.add_argument("--mode", choices=("quick", "deep", "both"), default="quick")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--cache-dir", default=None, help="reuse an index cache (default: temporary)")
     p.add_argument("--details", default=None, help="write per-question outcomes to this JSON file")
     return p.parse_args(argv)
 
 
+def run_mode(rows: Sequence[dict[str, str]], settings: Any, mode: str) -> dict[str, Any]:
+    outcomes: list[Outcome] = []
+    for i, row in enumerate(rows, start=1):
+        o = run_one(row, settings, mode)
+        outcomes.append(o)
+        mark = "gold" if o.gold else "MISS"
+        rec = "-" if o.recall is None else f"{o.recall:.2f}"
+        v = o.verify or {}
+        ver = f"{v.get('verified', 0)}/{v.get('cited', 0)}" if v else "-"
+        print(
+            f"[{mode} {i}/{len(rows)}] {o.status:9} {mark} fig={rec} cit={ver} {o.seconds:5.1f}s "
+            f"{o.question[:70]}" + (f" ({o.error})" if o.error else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+    result = aggregate(outcomes)
+    result["outcomes"] = [o.__dict__ for o in outcomes]
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     rows = load_rows(Path(args.qna), args.limit)
     from deepresearch import runtime
+    from deepresearch.errors import ConfigError
 
-    outcomes: list[Outcome] = []
+    modes = ["quick", "deep"] if args.mode == "both" else [args.mode]
+    results: dict[str, dict[str, Any]] = {}
     wall = time.monotonic()
     quiet = contextlib.redirect_stdout(sys.stderr)  # stdout carries only the result
     with quiet, tempfile.TemporaryDirectory(prefix="sec10q-bench-") as tmp_name:
-        settings = make_settings(args, Path(tmp_name))
+        try:
+            settings = make_settings(args, Path(tmp_name))
+            if args.llm != "extractive":
+                import os
+
+                from deepresearch import assembly, driver
+
+                # an unknown provider or a missing API key fails here, before any run
+                assembly.build_llm_provider(settings, driver.keys_from_env(os.environ))
+        except ConfigError as exc:
+            print(f"skipped: --llm {args.llm}: {exc}", file=sys.stderr)
+            print(json.dumps({"skipped": str(exc), "llm": args.llm}) if args.json else "")
+            return 0
         connection = runtime.connect(settings.ray)
         try:
-            for i, row in enumerate(rows, start=1):
-                o = run_one(row, settings)
-                outcomes.append(o)
-                mark = "gold" if o.gold else "MISS"
-                rec = "-" if o.recall is None else f"{o.recall:.2f}"
-                print(
-                    f"[{i}/{len(rows)}] {o.status:9} {mark} fig={rec} {o.seconds:5.1f}s "
-                    f"{o.question[:80]}" + (f" ({o.error})" if o.error else ""),
-                    file=sys.stderr,
-                    flush=True,
-                )
+            for mode in modes:
+                started = time.monotonic()
+                results[mode] = run_mode(rows, settings, mode)
+                results[mode]["wall_s"] = round(time.monotonic() - started, 1)
         finally:
             runtime.disconnect(connection)
-    result = aggregate(outcomes)
+    details = {mode: r.pop("outcomes") for mode, r in results.items()}
+    result: dict[str, Any] = results[modes[0]] if len(modes) == 1 else dict(results)
     result["wall_s"] = round(time.monotonic() - wall, 1)
     result["llm"] = args.llm
     if args.details:
-        Path(args.details).write_text(
-            json.dumps([o.__dict__ for o in outcomes], indent=1), encoding="utf-8"
-        )
+        Path(args.details).write_text(json.dumps(details, indent=1), encoding="utf-8")
     if args.json:
         print(json.dumps(result))
     else:

@@ -235,6 +235,15 @@ class GateSettings(Section):
     timeout_s: float = Field(20.0, gt=0)
 
 
+class VerifySettings(Section):
+    """The citation verifier: every cited sentence is checked against its cited passages."""
+
+    enabled: bool = True
+    min_support: float = Field(0.5, ge=0, le=1)  # share of a sentence's content the passage covers
+    rewrite: bool = True  # unsupported sentences go back to the writer once before being dropped
+    quote_chars: int = Field(600, ge=100, le=5000)  # longest evidence passage kept per citation
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
@@ -253,6 +262,7 @@ class Settings(BaseSettings):
     web: WebSettings = WebSettings()
     follow_up: FollowUpSettings = FollowUpSettings()
     gate: GateSettings = GateSettings()
+    verify: VerifySettings = VerifySettings()
 
     def resolved_state_dir(self) -> Path:
         return (self.state_dir or Path("~/.local/state/deep-research")).expanduser()

@@ -21,6 +21,7 @@ from deepresearch.schemas import (
     IntentTask,
     PlanTask,
     QueriesTask,
+    RewriteTask,
     SourceText,
     Task,
 )
@@ -35,6 +36,7 @@ TEMPLATE_FOR_KIND: dict[str, str] = {
     "evaluate": "evaluator",
     "write": "writer",
     "intent": "intent",
+    "rewrite": "writer-rewrite",
 }
 
 
@@ -116,6 +118,17 @@ def _task_values(task: Task) -> tuple[str, dict[str, Any]]:
             "failed": _notes_block(task.failed),
             "round": task.round,
             "max_new_subtasks": task.max_new_subtasks,
+            "nonce": nonce,
+        }
+    if isinstance(task, RewriteTask):
+        nonce = task_nonce(task.query, *(s.url for s in task.sources))
+        claims = "\n".join(
+            f"- id {c.id}: {c.text} " + "".join(f"[{n}]" for n in c.sources) for c in task.claims
+        )
+        return "writer-rewrite", {
+            "query": task.query,
+            "claims": wrap_untrusted(claims or "(none)", nonce),
+            "sources": _sources_block(task.sources, nonce),
             "nonce": nonce,
         }
     nonce = task_nonce(task.query, *(s.url for s in task.sources))

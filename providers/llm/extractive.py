@@ -12,6 +12,7 @@ import math
 
 from pydantic import BaseModel
 
+from deepresearch.policies.support import Weights, missing_figures, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
 from deepresearch.schemas import (
@@ -29,6 +30,9 @@ from deepresearch.schemas import (
     PlanTask,
     QueriesTask,
     QueryList,
+    RewriteDraft,
+    RewriteItem,
+    RewriteTask,
     WriteDraft,
     WriteTask,
 )
@@ -148,6 +152,29 @@ def answer_write(task: WriteTask) -> WriteDraft:
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
 
 
+def answer_rewrite(task: RewriteTask) -> RewriteDraft:
+    """Each unsupported sentence becomes the passage sentence (or table row) that supports its
+    point best, verbatim and cited — preferring one that states the sentence's figures; a sentence
+    no passage shares a word with is dropped (empty text)."""
+    units = build_units([(s.n, s.text) for s in task.sources])
+    weights = Weights(u.text for u in units)
+    out: list[RewriteItem] = []
+    for claim in task.claims:
+        best: tuple[bool, float, int] | None = None
+        pick = None
+        for k, unit in enumerate(units):
+            score = support(claim.text, unit.text, weights).score
+            covered = support(unit.text, claim.text, weights).score  # the claim's view
+            key = (not missing_figures(claim.text, unit.text), score + 0.25 * covered, -k)
+            if score > 0 and (best is None or key > best):
+                best, pick = key, unit
+        if pick is None:
+            out.append(RewriteItem(id=claim.id, text="", sources=()))
+        else:
+            out.append(RewriteItem(id=claim.id, text=pick.text, sources=(pick.source,)))
+    return RewriteDraft(claims=tuple(out))
+
+
 class ExtractiveLLM:
     """A deterministic, model-free ``LLMProvider``."""
 
@@ -171,6 +198,8 @@ class ExtractiveLLM:
             return answer_evaluate(task)
         if isinstance(task, IntentTask):
             return IntentDraft(intent="research")  # no model: the gate's rules already decided
+        if isinstance(task, RewriteTask):
+            return answer_rewrite(task)
         return answer_write(task)
 
     async def complete(self, request: LLMRequest) -> LLMReply:

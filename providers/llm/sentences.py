@@ -130,6 +130,9 @@ def _split_sentences(paragraph: str) -> list[str]:
     return out
 
 
+split_sentences = _split_sentences  # public name for the citation verifier
+
+
 def _keep(text: str, table: bool) -> bool:
     words = re.findall(r"[A-Za-z]{2,}", text)
     if table:

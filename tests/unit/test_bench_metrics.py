@@ -66,6 +66,41 @@ def test_report_text_drops_sources_and_footer() -> None:
     assert bench.figures(bench.report_text(md)) == {"81797"}
 
 
+def test_verification_counts_come_from_the_footer_the_report_prints() -> None:
+    from deepresearch.report import Footer, render
+    from deepresearch.schemas import Report, Verification
+
+    v = Verification(claims=9, cited=8, verified=7, rewritten=1, dropped=1, figures=5)
+    report = Report(query="q", title="t", answer="a", sections=(), sources=(), verification=v)
+    md = render(report, Footer("r.md", "r1", "quick"))
+    counts = bench.verification_counts(md)
+    assert counts == {
+        "claims": 9,
+        "cited": 8,
+        "verified": 7,
+        "rewritten": 1,
+        "dropped": 1,
+        "figures_supported": 0,
+        "figures": 5,
+    }
+    body_only = md.split("\n---\n")[0]
+    assert bench.verification_counts(body_only + "\nClaims: 1 · cited: 1 · verified: 1") is None
+    assert bench.ratio(7, 8) == 0.875 and bench.ratio(1, 0) is None
+
+
+def test_citation_precision_and_figure_accuracy_are_pooled_over_questions() -> None:
+    def outcome(verify: dict[str, int] | None) -> object:
+        return bench.Outcome("q", "t", "completed", 1.0, True, None, verify=verify)
+
+    keys = ("claims", "cited", "verified", "rewritten", "dropped", "figures", "figures_supported")
+    a = dict(zip(keys, (10, 10, 10, 0, 0, 4, 4), strict=True))
+    b = dict(zip(keys, (5, 4, 2, 1, 1, 4, 2), strict=True))
+    result = bench.aggregate([outcome(a), outcome(b), outcome(None)])  # type: ignore[list-item]
+    assert result["citation_precision"] == round(12 / 14, 4)
+    assert result["figure_accuracy_in_passages"] == 0.75
+    assert result["claims"]["dropped"] == 1
+
+
 # ------------------------------------------------------------------------------------------------
 # The general retrieval rules this benchmark motivated (policies/ranking.py); they live here only
 # because this is the test file of the benchmark's work — move them beside ranking's tests freely.

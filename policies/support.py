@@ -1,0 +1,286 @@
+"""How well a passage supports a claim: figures must match, content words must be covered.
+
+A lexical, entailment-lite check: no model, deterministic, cheap enough to run on every sentence of
+every report. Figures are hard evidence — every figure a claim states must appear in the passage,
+at the same scale (``$81.8 billion`` matches ``81,797`` in a table "in millions", ``5%`` matches
+``5 %``) — and the support score is the weighted share of the claim's content words and figures the
+passage holds. The same score picks the best-supporting window of a source for a claim, so a
+researcher can attach that passage (and where it is) as the claim's evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import quote
+
+from deepresearch.providers.llm.rules import PERIOD_RE
+from deepresearch.providers.llm.sentences import build_units, terms
+
+FIGURE_WEIGHT = 2.0  # a matching figure is stronger evidence than any one word
+_SCALES = {
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "mn": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+}
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_DATE_DAY = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}\b|\b\d{{1,2}}\s+{_MONTH}\b", re.IGNORECASE)
+_NUMBER = re.compile(
+    r"(?<![\w.,\-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
+    r"(?:\s?(%|percent\b|per cent\b)|\s?(thousand|million|billion|trillion|mn|bn|[kmb])\b)?"
+    r"(?![\w-])",
+    re.IGNORECASE,
+)
+# Capitalized words inside a sentence (not its first word): names of companies, people, places.
+_NAME = re.compile(r"(?<=[a-z0-9,;:)]\s)[A-Z][\w&'’-]+")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One stated number: ``value`` as written (no separators), its decimals, scale and percent."""
+
+    text: str
+    value: float
+    decimals: int
+    scale: float = 1.0
+    percent: bool = False
+
+
+def figures(text: str) -> list[Figure]:
+    """The figures of ``text``: numbers with a decimal part, a percent sign, a scale word, or at
+    least two significant digits. Plain years (1900–2099), days inside dates (``June 25``) and
+    numbers glued to letters (``Q3``, ``10-Q``) are not figures."""
+    text = _DATE_DAY.sub(" ", text)
+    out: list[Figure] = []
+    for m in _NUMBER.finditer(text):
+        integer, fraction, percent, scale_word = (
+            m.group(1),
+            m.group(2) or "",
+            m.group(3),
+            m.group(4),
+        )
+        digits = integer.replace(",", "")
+        plain = not fraction and not percent and not scale_word and "," not in integer
+        if plain and len(digits) == 4 and 1900 <= int(digits) <= 2099:
+            continue
+        significant = len(digits.lstrip("0"))
+        if not (fraction or percent or scale_word or significant >= 2):
+            continue
+        out.append(
+            Figure(
+                text=m.group(0).strip(),
+                value=float(digits + fraction),
+                decimals=max(len(fraction) - 1, 0),
+                scale=_SCALES.get((scale_word or "").lower(), 1.0),
+                percent=bool(percent),
+            )
+        )
+    return out
+
+
+def _same(claim: Figure, seen: Figure) -> bool:
+    """Equal as written, or equal once rounded to the claim's precision and scale."""
+    tolerance = 0.5 * 10.0**-claim.decimals + 1e-9
+    if claim.percent or seen.percent:
+        both = claim.percent and seen.percent
+        unscaled = claim.scale == 1.0 and seen.scale == 1.0
+        return (both or (unscaled and seen.percent)) and abs(seen.value - claim.value) < tolerance
+    scales = [seen.scale]
+    if seen.scale == 1.0 and (claim.scale != 1.0 or claim.value >= 1e4):
+        scales += [1e3, 1e6]  # a filing table's figure "in thousands" / "in millions"
+    return any(abs(seen.value * s / claim.scale - claim.value) < tolerance for s in scales)
+
+
+def missing_figures(claim: str | list[Figure], passage: str | list[Figure]) -> list[str]:
+    """The claim's figures that the passage does not state (as written in the claim)."""
+    wanted = figures(claim) if isinstance(claim, str) else claim
+    seen = figures(passage) if isinstance(passage, str) else passage
+    return [f.text for f in wanted if not any(_same(f, s) for s in seen)]
+
+
+def needs_citation(sentence: str) -> bool:
+    """A sentence stating a figure, a date or period, or a name must cite a source."""
+    return bool(figures(sentence) or PERIOD_RE.search(sentence) or _NAME.search(sentence))
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed content words of ``text`` (numbers are figures, checked on their own)."""
+    return [t for t in dict.fromkeys(terms(text)) if len(t) > 1 and not t[0].isdigit()]
+
+
+class Weights:
+    """IDF-ish word weights over a set of passages, clipped so no word dominates; a word that no
+    passage holds weighs 1 (it is unsupported, not rare)."""
+
+    def __init__(self, passages: Iterable[str] = ()) -> None:
+        self.df: Counter[str] = Counter()
+        self.n = 0
+        for text in passages:
+            self.n += 1
+            self.df.update(set(content_terms(text)))
+
+    def __call__(self, term: str) -> float:
+        df = self.df.get(term, 0)
+        if not df or self.n < 3:
+            return 1.0
+        return min(2.0, max(0.5, math.log(1.0 + self.n / df)))
+
+
+@dataclass(frozen=True)
+class Support:
+    score: float  # 0..1: weighted share of the claim's words and figures found in the passage
+    missing: tuple[str, ...]  # claim figures the passage does not state
+
+    def passes(self, threshold: float) -> bool:
+        return not self.missing and self.score >= threshold
+
+
+def _score(
+    wanted: list[str],
+    claim_figures: list[Figure],
+    have: set[str] | frozenset[str],
+    seen: list[Figure],
+    weigh: Weights,
+) -> Support:
+    missing = missing_figures(claim_figures, seen)
+    total = sum(weigh(t) for t in wanted) + FIGURE_WEIGHT * len(claim_figures)
+    if total == 0:
+        return Support(1.0, ())
+    found = sum(weigh(t) for t in wanted if t in have)
+    found += FIGURE_WEIGHT * (len(claim_figures) - len(missing))
+    return Support(round(found / total, 4), tuple(missing))
+
+
+def support(claim: str, passage: str, weights: Weights | None = None) -> Support:
+    """How well ``passage`` supports ``claim``."""
+    return _score(
+        content_terms(claim),
+        figures(claim),
+        set(terms(passage)),
+        figures(passage),
+        weights or Weights(),
+    )
+
+
+@dataclass(frozen=True)
+class _Units:
+    texts: tuple[str, ...]
+    terms: tuple[frozenset[str], ...]
+    figures: tuple[tuple[Figure, ...], ...]
+    weights: Weights
+
+
+@lru_cache(maxsize=32)
+def _units(text: str) -> _Units:
+    """A source's sentences / table rows, analysed once however many claims cite it."""
+    texts = tuple(u.text for u in build_units([(1, text)]))
+    return _Units(
+        texts,
+        tuple(frozenset(terms(t)) for t in texts),
+        tuple(tuple(figures(t)) for t in texts),
+        Weights(texts),
+    )
+
+
+def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -> str:
+    """The window of up to ``widest`` consecutive sentences / table rows of ``text`` that best
+    supports ``claim`` (figures first, then score, then the shorter window)."""
+    units = _units(text)
+    if not units.texts:
+        return " ".join(text.split())[:max_chars]
+    wanted, claim_figures = content_terms(claim), figures(claim)
+    relevant = [
+        i
+        for i in range(len(units.texts))
+        if units.terms[i].intersection(wanted) or units.figures[i]
+    ] or [0]
+    best: tuple[float, float, int, int] | None = None
+    best_text = units.texts[0]
+    for size in range(1, widest + 1):
+        starts = sorted({max(0, i - off) for i in relevant for off in range(size)})
+        for start in starts:
+            stop = min(start + size, len(units.texts))
+            if stop - start < size and size > 1:
+                continue
+            window = " ".join(units.texts[start:stop])
+            if size > 1 and len(window) > max_chars:
+                continue
+            have = frozenset().union(*units.terms[start:stop])
+            seen = [f for figs in units.figures[start:stop] for f in figs]
+            s = _score(wanted, claim_figures, have, seen, units.weights)
+            key = (float(not s.missing), s.score, -size, -start)
+            if best is None or key > best:
+                best, best_text = key, window
+        if best is not None and best[0] and best[1] >= 1.0:
+            break  # a single sentence already holds everything: no wider window can do better
+    return best_text[: 2 * max_chars]
+
+
+_PAGE_LABEL = re.compile(r",\s*((?:p\.|slide|sheet|section)\s+\d+)$")
+
+
+def text_fragment(url: str, quote_text: str, words: int = 4) -> str:
+    """A link that scrolls to and highlights ``quote_text`` in the page (``#:~:text=start,end``)."""
+    tokens = quote_text.split()
+    if not tokens:
+        return url
+
+    def enc(part: list[str]) -> str:
+        return quote(" ".join(part), safe="").replace("-", "%2D")  # "-" is fragment syntax
+
+    if len(tokens) <= 2 * words:
+        directive = enc(tokens)
+    else:
+        directive = f"{enc(tokens[:words])},{enc(tokens[-words:])}"
+    joiner = ":~:text=" if "#" in url else "#:~:text="
+    return f"{url}{joiner}{directive}"
+
+
+def locator(url: str, location: str, quote_text: str) -> str:
+    """Where the cited passage is: ``p. 4`` for a page of a corpus document, a text-fragment link
+    for a web page, nothing when the source has no finer place than itself."""
+    if url.startswith("doc:"):
+        match = _PAGE_LABEL.search(location)
+        return match.group(1) if match else ""
+    if url.startswith(("http://", "https://")):
+        return text_fragment(url, quote_text)
+    return ""
+
+
+def quotes_by_url(evidence: Iterable[tuple[str, str]]) -> Mapping[str, list[str]]:
+    """(url, quote) pairs grouped by url, each quote once, in first-seen order."""
+    out: dict[str, list[str]] = {}
+    for url, text in evidence:
+        seen = out.setdefault(url, [])
+        if text not in seen:
+            seen.append(text)
+    return out
+
+
+__all__ = [
+    "Figure",
+    "Support",
+    "Weights",
+    "best_passage",
+    "content_terms",
+    "figures",
+    "locator",
+    "missing_figures",
+    "needs_citation",
+    "quotes_by_url",
+    "support",
+    "text_fragment",
+]
