@@ -27,7 +27,13 @@ EXTENSIONS = {"md": "md", "json": "json", "html": "html"}
 
 def source_record(n: int, source: Source) -> dict[str, Any]:
     """One numbered source as every structured format shows it."""
-    return {"n": n, "title": source.title, "location": source.location, "url": source.url}
+    return {
+        "n": n,
+        "title": source.title,
+        "location": source.location,
+        "url": source.url,
+        "cited_at": list(source.cited_at),  # passage locations cited: "p. 4" or a text fragment
+    }
 
 
 def claim_record(text: str, numbers: tuple[int, ...]) -> dict[str, Any]:
@@ -54,6 +60,9 @@ def report_record(report: Report, resolved: ResolvedReport | None = None) -> dic
         "sources": [source_record(i, s) for i, s in enumerate(resolved.sources, start=1)],
         "notes": [n for n in report.notes if n.strip()],
         "limits": [line for line in report.limits if line.strip()],
+        "verification": (
+            report.verification.model_dump(mode="json") if report.verification else None
+        ),
     }
 
 
@@ -127,10 +136,30 @@ def _source_item(record: dict[str, Any]) -> str:
         line += f' <a class="url" href="{html.escape(href, quote=True)}">{_esc(record["url"])}</a>'
     elif record["url"] != record["location"]:
         line += f' <code class="url">{_esc(record["url"])}</code>'
+    if record["cited_at"]:
+        line += " — cited: " + ", ".join(_cited_at(c) for c in record["cited_at"])
     return f'<li id="source-{record["n"]}">{line}</li>'
 
 
-def _footer_html(footer: Footer) -> str:
+def _cited_at(location: str) -> str:
+    """A cited place: a text-fragment URL becomes a link, a page label stays text."""
+    href = _safe_href(location)
+    if href:
+        return f'<a href="{html.escape(href, quote=True)}">passage</a>'
+    return _esc(location)
+
+
+def _verification_line(report: Report) -> str | None:
+    v = report.verification
+    if v is None:
+        return None
+    return (
+        f"Claims: {v.claims} · cited: {v.cited} · verified: {v.verified} · "
+        f"rewritten: {v.rewritten} · dropped: {v.dropped}"
+    )
+
+
+def _footer_html(footer: Footer, report: Report | None = None) -> str:
     run = run_record(footer)
     providers = ", ".join(f"{k}: {v}" for k, v in footer.providers.items()) or "none"
     usage = footer.usage
@@ -145,6 +174,9 @@ def _footer_html(footer: Footer) -> str:
         f"Duration: {footer.duration_s:.1f} s",
         *(_esc(n) for n in footer.notes if n.strip()),
     ]
+    checked = _verification_line(report) if report is not None else None
+    if checked:
+        rows.append(_esc(checked))
     return "<footer><ul>" + "".join(f"<li>{r}</li>" for r in rows) + "</ul></footer>"
 
 
@@ -185,7 +217,7 @@ def render_html(report: Report, footer: Footer) -> str:
         body.append(f'<ol class="sources">\n{items}\n</ol>')
     else:
         body.append("<p><em>No sources were read.</em></p>")
-    body.append(_footer_html(footer))
+    body.append(_footer_html(footer, report))
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

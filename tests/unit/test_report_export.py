@@ -148,3 +148,26 @@ def test_no_answer_page_says_so() -> None:
     page = render_html(empty, FOOTER)
     assert "This run found no answer" in page and "No sources were read" in page
     assert json.loads(render_json(empty, FOOTER))["status"] == "no_answer"
+
+
+def test_exports_carry_cited_passages_and_the_verifier_counts() -> None:
+    from deepresearch.schemas import Verification
+
+    frag = "https://news.example/apple#:~:text=Net%20sales"
+    sources = (
+        Source(url=A, title="News", location=A, cited_at=(frag,)),
+        Source(url=B, title="10-Q", location="2023 Q3 AAPL.pdf, p. 4", cited_at=("p. 4",)),
+    )
+    report = REPORT.model_copy(
+        update={
+            "sources": sources,
+            "verification": Verification(claims=3, cited=3, verified=2, rewritten=1, dropped=0),
+        }
+    )
+    doc = json.loads(render_json(report, FOOTER))
+    cited = {s["url"]: s["cited_at"] for s in doc["sources"]}
+    assert cited == {B: ["p. 4"], A: [frag]}
+    assert doc["verification"]["verified"] == 2 and doc["verification"]["rewritten"] == 1
+    page = render_html(report, FOOTER)
+    assert "cited: p. 4" in page and 'href="https://news.example/apple#:~:text=Net%20sales"' in page
+    assert "Claims: 3 · cited: 3 · verified: 2 · rewritten: 1 · dropped: 0" in page
