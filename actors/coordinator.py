@@ -403,6 +403,8 @@ class Coordinator:
                 draft, replies = await call_structured(ExtractiveLLM(), request, WriteDraft)
                 notes.append(f"The writer model was unavailable ({exc}); findings are quoted.")
             self._account("writer", replies)
+            if not self._only_extractive(reports):  # a model wrote it after all: no such note
+                notes = [n for n in notes if n != synthesis.EXTRACTIVE_NOTE]
             unknown = verify.unknown_ids(task, draft) if self._s.verify.enabled else []
             draft = verify.adopt_answer_markers(task, draft) if self._s.verify.enabled else draft
             report, dropped = synthesis.report_from_draft(task, draft, title, notes)

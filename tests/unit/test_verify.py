@@ -300,6 +300,8 @@ async def test_a_writer_that_cites_wrongly_is_fixed_or_dropped(rewriter, fixed) 
             {"where": "finding", "reason": "figures not in the cited passage: 101 million"},
         ) in sink.events
     assert ("citation_removed", {"citation": "[99]"}) in sink.events
+    # researchers were model-free but a model wrote the report: it must not claim otherwise
+    assert "without a language model" not in body
     verified = [p for t, p in sink.events if t == "citation_verified"]
     assert verified and verified[0]["verified"] == 2
 
@@ -316,6 +318,7 @@ async def test_extractive_runs_verify_every_claim(mode: str) -> None:
         assert finding.evidence and all(finding.text in e.quote for e in finding.evidence)
     assert all(s.cited_at for s in result.report.sources)
     assert "rewrite_fallback" not in sink.types()
+    assert any("without a language model" in n for n in result.report.notes)
 
 
 async def test_verification_can_be_turned_off() -> None:
