@@ -25,7 +25,7 @@ async def test_max_time_synthesizes_what_exists() -> None:
         "deep",
         ExtractiveLLM(),
         "Widget sales, gadget output and plant count in 2024",
-        **{"run.max_time_s": 1.0, "deep.max_parallel": 1},
+        **{"run.max_time_s": 1.5, "deep.max_parallel": 1},  # mid second researcher
     )
     slow = SlowGateway(0.3)
     spawner._args = (spawner._args[0], slow, *spawner._args[2:])  # type: ignore[attr-defined]
