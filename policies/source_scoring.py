@@ -13,7 +13,8 @@ answer. Each hit gets three scores in [0, 1]:
 
 The composite is the configured weighted sum times a per-provider multiplier. A hit is fetched when
 its relevance and its composite both pass thresholds that tighten as the result list grows (many
-hits: be picky; few hits: be lenient, but relevance never drops to zero). Pure: no I/O, no clock.
+hits: be picky; few hits: be lenient, but relevance never drops to zero) and its text can be read
+at all (extractability above a floor: a relevant video is still not worth a fetch). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -237,7 +238,7 @@ def select_hits(
     scores: list[HitScore] = []
     for hit in hits:
         rel, qual, ext, comp = score_hit(key, hit, cfg, fetchable(hit.url))
-        ok = not cfg.enabled or (rel >= rel_t and comp >= comp_t)
+        ok = not cfg.enabled or (rel >= rel_t and comp >= comp_t and ext >= cfg.min_extractability)
         scores.append(HitScore(hit.url, rel, qual, ext, comp, ok))
         if ok:
             kept.append(hit)

@@ -36,7 +36,12 @@ def check_findings(
     source_texts: Sequence[str],
     cfg: ScoringSettings,
 ) -> FindingCheck:
-    """Keep findings relevant to ``question``; none when the sources are off-topic as a whole."""
+    """Keep findings relevant to ``question``; none when the sources are off-topic as a whole.
+
+    A finding must cover ``finding_min_relevance`` of the key terms and a ``finding_relative``
+    share of what the best finding covers: one shared word ("control") does not make a quote
+    about pest control part of an answer on export controls.
+    """
     key = key_terms(question, cfg)
     read: set[str] = set()
     for text in source_texts:
@@ -44,9 +49,9 @@ def check_findings(
     topic = coverage(key, read) if source_texts else 0.0
     if topic < cfg.topic_min_coverage:
         return FindingCheck((), len(findings), topic, True)
-    kept = tuple(
-        f for f in findings if coverage(key, normalized_terms(f.text)) >= cfg.finding_min_relevance
-    )
+    scores = [coverage(key, normalized_terms(f.text)) for f in findings]
+    bar = max(cfg.finding_min_relevance, cfg.finding_relative * max(scores, default=0.0))
+    kept = tuple(f for f, score in zip(findings, scores, strict=True) if score >= bar)
     return FindingCheck(kept, len(findings) - len(kept), topic, False)
 
 
