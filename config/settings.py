@@ -268,7 +268,7 @@ class ScoringSettings(Section):
     topic_min_coverage: float = Field(0.55, ge=0, le=1)
     unjudged_relevance: float = Field(0.5, ge=0, le=1)
     min_extractability: float = Field(0.2, ge=0, le=1)
-    finding_relative: float = Field(0.3, ge=0, le=1)
+    finding_relative: float = Field(0.2, ge=0, le=1)
     generic_terms: tuple[str, ...] = ()
     quality: QualityPriors = QualityPriors()
     extractability: ExtractabilityPriors = ExtractabilityPriors()
