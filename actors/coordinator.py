@@ -349,13 +349,15 @@ class Coordinator:
                     "reason": stop_reason,
                 },
             )
+            corpus = self._s.corpus.path is not None
             ctx = sufficiency.SearchContext(
-                providers=self._s.search.providers,
-                corpus=self._s.corpus.path is not None,
+                providers=self._s.search.providers or (("local corpus",) if corpus else ()),
+                corpus=corpus,
                 deep=req.mode == "deep",
             )
+            quiet = [n for n in notes if n != synthesis.EXTRACTIVE_NOTE]  # nothing is quoted
             report = sufficiency.could_not_research(
-                req.query, title, reports, min_sources, ctx, notes, stop_reason
+                req.query, title, reports, min_sources, ctx, quiet, stop_reason
             )
         else:
             await self._sink.emit("writing", {"reports": len(usable)})

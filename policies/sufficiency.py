@@ -121,7 +121,7 @@ def could_not_research(
     )
     if len(queries) > MAX_LISTED_QUERIES:
         searched += f" and {len(queries) - MAX_LISTED_QUERIES} more"
-    providers = ", ".join(ctx.providers) or "the default provider"
+    providers = ", ".join(ctx.providers) or "the default web search"
     failed: list[str] = []
     for r in reports:
         parts = []

@@ -86,7 +86,8 @@ async def test_a_corpus_about_something_else_gives_an_honest_no_answer(
     report = result.report
     assert report.sources == () and report.sections == () and report.answer_citations == ()
     assert "Could not research this question" in report.answer
-    assert "What was searched (the default provider): “" in report.answer
+    assert "What was searched (local corpus): “" in report.answer
+    assert report.notes == ()  # not "every statement below is quoted": nothing is
     assert "semiconductor export" in report.answer  # the queries it ran are listed
     assert "--corpus" in report.answer and "Suggestions:" in report.answer
     assert "[1]" not in report.answer
