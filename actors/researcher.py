@@ -340,9 +340,9 @@ class Researcher:
                 findings.append(Finding(text=item.text.strip(), citations=cited))
         if dropped:
             await self._emit("citations_dropped", count=dropped)
-        check = check_findings(
-            self._task.question, findings, [f"{d.title}\n{d.text}" for d in docs], self._s.scoring
-        )
+        quoted = all(r.provider == "extractive" for r in replies)
+        texts_read = [f"{d.title}\n{d.text}" for d in docs]
+        check = check_findings(self._task.question, findings, texts_read, self._s.scoring, quoted)
         if check.dropped:
             await self._emit(
                 "findings_filtered",

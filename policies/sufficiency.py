@@ -35,12 +35,15 @@ def check_findings(
     findings: Sequence[Finding],
     source_texts: Sequence[str],
     cfg: ScoringSettings,
+    quoted: bool = True,
 ) -> FindingCheck:
     """Keep findings relevant to ``question``; none when the sources are off-topic as a whole.
 
-    A finding must cover ``finding_min_relevance`` of the key terms and a ``finding_relative``
-    share of what the best finding covers: one shared word ("control") does not make a quote
-    about pest control part of an answer on export controls.
+    A quoted finding (the extractive provider's: a source sentence picked by word overlap) must
+    cover ``finding_min_relevance`` of the key terms and a ``finding_relative`` share of what the
+    best finding covers: one shared word ("control") does not make a quote about pest control part
+    of an answer on export controls. A model's findings paraphrase ("bought back stock" for "share
+    repurchases"), so word coverage says little about them: only the topic check applies.
     """
     key = key_terms(question, cfg)
     read: set[str] = set()
@@ -49,6 +52,8 @@ def check_findings(
     topic = coverage(key, read) if source_texts else 0.0
     if topic < cfg.topic_min_coverage:
         return FindingCheck((), len(findings), topic, True)
+    if not quoted:
+        return FindingCheck(tuple(findings), 0, topic, False)
     scores = [coverage(key, normalized_terms(f.text)) for f in findings]
     bar = max(cfg.finding_min_relevance, cfg.finding_relative * max(scores, default=0.0))
     kept = tuple(f for f, score in zip(findings, scores, strict=True) if score >= bar)

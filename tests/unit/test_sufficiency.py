@@ -139,3 +139,15 @@ def test_findings_must_cover_the_question_and_the_sources_must_be_on_topic() -> 
     assert check.kept == (on,) and check.dropped == 1 and not check.off_topic
     garden = suf.check_findings(QUESTION, [weak], [GARDEN["roses.md"]], cfg)
     assert garden.off_topic and garden.kept == () and garden.topic_coverage < 0.55
+
+
+def test_a_models_paraphrase_is_judged_by_the_topic_of_its_sources_only() -> None:
+    cfg = load_settings(None, None, env={}).scoring
+    para = Finding(
+        text="Washington limited shipments of advanced chips to Beijing.", citations=("u",)
+    )
+    texts = ["The US restricts semiconductor exports to China under new export controls."]
+    assert suf.check_findings(QUESTION, [para], texts, cfg, quoted=True).kept == ()
+    assert suf.check_findings(QUESTION, [para], texts, cfg, quoted=False).kept == (para,)
+    off = suf.check_findings(QUESTION, [para], [GARDEN["roses.md"]], cfg, quoted=False)
+    assert off.off_topic and off.kept == ()
