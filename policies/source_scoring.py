@@ -184,7 +184,7 @@ def extractability(hit: SearchHit, cfg: ScoringSettings, fetchable: bool = True)
 
 
 def composite(relevance: float, quality: float, extract: float, multiplier: float = 1.0) -> float:
-    """Weighted sum of the three dimensions (weights normalized to 1) times a multiplier, in [0, 1]."""
+    """The sum of the already weighted dimensions times a multiplier, clamped to [0, 1]."""
     return max(0.0, min(1.0, multiplier * (relevance + quality + extract)))
 
 
