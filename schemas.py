@@ -145,6 +145,10 @@ class ResearcherReport(Message):
     usage: Usage = Usage()
     search_degraded: bool = False
     answered_by: tuple[str, ...] = ()  # the LLM provider tiers that answered its calls
+    queries: tuple[str, ...] = ()  # every search query it ran, reformulations included
+    hits_found: int = 0  # distinct hits its searches returned
+    hits_filtered: int = 0  # hits not fetched: below the source-scoring thresholds
+    findings_filtered: int = 0  # findings dropped as not about its question
 
 
 class Evaluation(Message):

@@ -18,7 +18,7 @@ from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.policies import lifecycle as lc
-from deepresearch.policies import reuse, synthesis, verify
+from deepresearch.policies import reuse, sufficiency, synthesis, verify
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.pricing import usage_of
@@ -387,9 +387,27 @@ class Coordinator:
             notes.append(synthesis.SEARCH_LIMITED_NOTE)
         usable = [r for r in reports if r.findings]
         limits = synthesis.limit_notes(limited_by, reports)
-        if stop_reason or not usable:
-            reasons = [f"{r.subtask_id}: {r.error or 'found nothing relevant'}" for r in reports]
-            report = synthesis.no_answer_report(req.query, title, reasons or [stop_reason], notes)
+        min_sources = self._s.run.min_sources
+        if stop_reason or not sufficiency.sufficient(usable, min_sources):
+            # Too little to stand on: say what was searched and what to try, cite nothing.
+            await self._sink.emit(
+                "insufficient_sources",
+                {
+                    "usable": len(sufficiency.usable_sources(usable)),
+                    "min_sources": min_sources,
+                    "reason": stop_reason,
+                },
+            )
+            corpus = self._s.corpus.path is not None
+            ctx = sufficiency.SearchContext(
+                providers=self._s.search.providers or (("local corpus",) if corpus else ()),
+                corpus=corpus,
+                deep=req.mode == "deep",
+            )
+            quiet = [n for n in notes if n != synthesis.EXTRACTIVE_NOTE]  # nothing is quoted
+            report = sufficiency.could_not_research(
+                req.query, title, reports, min_sources, ctx, quiet, stop_reason
+            )
         else:
             await self._sink.emit("writing", {"reports": len(usable)})
             task = synthesis.write_task(req.query, usable)
@@ -423,7 +441,7 @@ class Coordinator:
             report=report,
             usage=self._usage,
             providers={**self._providers, "search": ",".join(self._s.search.providers)},
-            reason="" if report.status == "completed" else report.answer,
+            reason="" if report.status == "completed" else report.answer.split("\n", 1)[0],
             limited_by=limited_by,
         )
 

@@ -22,6 +22,8 @@ from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavail
 from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.merge import reformulate
 from deepresearch.policies.ranking import batches, fuse
+from deepresearch.policies.source_scoring import select_hits
+from deepresearch.policies.sufficiency import check_findings
 from deepresearch.policies.support import best_passage, locator
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
@@ -77,6 +79,9 @@ class Researcher:
         self._deadline = self._clock() + self._s.researcher.max_time_s
         self._docs: list[FetchedDoc] = []
         self._hits: dict[str, SearchHit] = {}
+        self._queries: list[str] = []  # every query run, for the honest "could not research" report
+        self._found = 0
+        self._filtered = 0
 
     def _step(self) -> None:
         """Watchdog: every LLM, search and fetch call counts against the step and time limits."""
@@ -128,6 +133,9 @@ class Researcher:
                 usage=self._usage,
                 answered_by=tuple(sorted(self._answered)),
                 search_degraded=self._degraded,
+                queries=tuple(self._queries),
+                hits_found=self._found,
+                hits_filtered=self._filtered,
             )
         if stopped:
             await self._emit("researcher_failed", error=stopped, partial=len(report.findings))
@@ -171,24 +179,49 @@ class Researcher:
             try:
                 hits = await self._search(query)
                 budget -= 1
-                # An empty answer: try broader variants, keeping a call for each planned query left.
+                # Nothing relevant came back: try broader variants, keeping a call for each
+                # planned query left.
                 spare = budget - (len(queries) - i - 1)
-                variants = reformulate(query, max_variants=spare) if not hits and spare > 0 else []
+                empty = not self._relevant(hits)
+                variants = reformulate(query, max_variants=spare) if empty and spare > 0 else []
                 for variant in variants:
                     await self._emit("query_reformulated", original=query, variant=variant)
                     hits = await self._search(variant)
                     budget -= 1
-                    if hits:
+                    if self._relevant(hits):
                         break
             except SearchUnavailable as exc:
                 self._degraded = True
                 await self._emit("search_unavailable", error=exc.reason)
                 break
             results.append(hits)
-        return fuse(results)
+        return await self._select(fuse(results))
+
+    def _fetchable(self, url: str) -> bool:
+        return any(f.handles(url) for f in self._fetchers)
+
+    def _relevant(self, hits: Sequence[SearchHit]) -> bool:
+        """Whether any hit would pass source scoring on its own (else: reformulate)."""
+        cfg = self._s.scoring
+        return bool(select_hits(self._task.question, hits, cfg, self._fetchable).kept)
+
+    async def _select(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """Score the fused hits; the ones below the thresholds are never fetched."""
+        selection = select_hits(self._task.question, hits, self._s.scoring, self._fetchable)
+        self._found, self._filtered = len(hits), selection.dropped
+        await self._emit(
+            "hits_scored",
+            found=len(hits),
+            kept=len(selection.kept),
+            filtered=selection.dropped,
+            relevance_threshold=round(selection.relevance_threshold, 3),
+            composite_threshold=round(selection.composite_threshold, 3),
+        )
+        return list(selection.kept)
 
     async def _search(self, query: str) -> tuple[SearchHit, ...]:
         self._step()
+        self._queries.append(query)
         result = await self._gateway.search(query, self._s.search.hits_per_query)
         self._usage = self._usage + Usage(search_calls=1)
         await self._progress("gathering")
@@ -311,17 +344,34 @@ class Researcher:
                 findings.append(Finding(text=text, citations=cited, evidence=evidence))
         if dropped:
             await self._emit("citations_dropped", count=dropped)
+        quoted = all(r.provider == "extractive" for r in replies)
+        texts_read = [f"{d.title}\n{d.text}" for d in docs]
+        check = check_findings(self._task.question, findings, texts_read, self._s.scoring, quoted)
+        if check.dropped:
+            await self._emit(
+                "findings_filtered",
+                dropped=check.dropped,
+                kept=len(check.kept),
+                topic_coverage=round(check.topic_coverage, 3),
+                off_topic=check.off_topic,
+            )
+        findings = list(check.kept)
+        summary = draft.summary if findings else ""  # nothing relevant: the evaluator sees a gap
         cited_urls = {u for f in findings for u in f.citations}
         sources = tuple(d.source() for d in docs if d.url in cited_urls)
         return ResearcherReport(
             subtask_id=self._task.id,
             question=self._task.question,
-            summary=draft.summary,
+            summary=summary,
             findings=tuple(findings),
             sources=sources,
             usage=self._usage,
             answered_by=tuple(sorted(self._answered)),
             search_degraded=self._degraded,
+            queries=tuple(self._queries),
+            hits_found=self._found,
+            hits_filtered=self._filtered,
+            findings_filtered=check.dropped,
         )
 
     def _evidence(self, claim: str, doc: FetchedDoc) -> Evidence:

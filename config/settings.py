@@ -47,6 +47,8 @@ class RunSettings(Section):
     max_time_s: float = Field(1800.0, gt=0)
     checkpoints: bool = True
     format: Literal["md", "json", "html"] = "md"  # --format: the report file's format
+    # fewer usable sources (read and cited by a relevant finding) than this: honest no-answer
+    min_sources: int = Field(1, ge=0, le=100)
 
 
 class ActorPlacement(Section):
@@ -244,6 +246,62 @@ class VerifySettings(Section):
     quote_chars: int = Field(600, ge=100, le=5000)  # longest evidence passage kept per citation
 
 
+class ScoringWeights(Section):
+    relevance: float = Field(0.5, ge=0)
+    quality: float = Field(0.3, ge=0)
+    extractability: float = Field(0.2, ge=0)
+
+
+class QualityPriors(Section):
+    """Source quality by domain: suffixes start with a dot (``.gov``), others match subdomains."""
+
+    high: float = Field(0.95, ge=0, le=1)
+    good: float = Field(0.75, ge=0, le=1)
+    local: float = Field(0.8, ge=0, le=1)
+    unknown: float = Field(0.5, ge=0, le=1)
+    low: float = Field(0.1, ge=0, le=1)
+    local_providers: tuple[str, ...] = ("local", "grep")
+    high_domains: tuple[str, ...] = (".gov", ".edu", ".mil", ".int")
+    high_host_prefixes: tuple[str, ...] = ("docs.", "developer.")
+    good_domains: tuple[str, ...] = ("wikipedia.org",)
+    low_domains: tuple[str, ...] = ()
+
+
+class ExtractabilityPriors(Section):
+    readable: float = Field(1.0, ge=0, le=1)
+    walled: float = Field(0.3, ge=0, le=1)
+    media: float = Field(0.15, ge=0, le=1)
+    snippet_only: float = Field(0.4, ge=0, le=1)
+    unreadable: float = Field(0.05, ge=0, le=1)
+    media_domains: tuple[str, ...] = ("youtube.com", "youtu.be", "tiktok.com")
+    walled_domains: tuple[str, ...] = ()
+    binary_extensions: tuple[str, ...] = (".zip", ".exe", ".mp4", ".mp3", ".jpg", ".png")
+
+
+class ScoringSettings(Section):
+    """Source scoring before fetching and the relevance bar for findings (policies.source_scoring)."""
+
+    enabled: bool = True
+    weights: ScoringWeights = ScoringWeights()
+    provider_multipliers: dict[str, float] = Field(default_factory=dict)
+    few_hits: int = Field(4, ge=0)
+    many_hits: int = Field(24, ge=1)
+    relevance_lenient: float = Field(0.1, ge=0, le=1)
+    relevance_strict: float = Field(0.25, ge=0, le=1)
+    min_relevance: float = Field(0.05, gt=0, le=1)
+    composite_lenient: float = Field(0.3, ge=0, le=1)
+    composite_strict: float = Field(0.4, ge=0, le=1)
+    name_weight: float = Field(2.0, ge=1)
+    finding_min_relevance: float = Field(0.1, ge=0, le=1)
+    topic_min_coverage: float = Field(0.55, ge=0, le=1)
+    unjudged_relevance: float = Field(0.5, ge=0, le=1)
+    min_extractability: float = Field(0.2, ge=0, le=1)
+    finding_relative: float = Field(0.2, ge=0, le=1)
+    generic_terms: tuple[str, ...] = ()
+    quality: QualityPriors = QualityPriors()
+    extractability: ExtractabilityPriors = ExtractabilityPriors()
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
@@ -263,6 +321,7 @@ class Settings(BaseSettings):
     follow_up: FollowUpSettings = FollowUpSettings()
     gate: GateSettings = GateSettings()
     verify: VerifySettings = VerifySettings()
+    scoring: ScoringSettings = ScoringSettings()
 
     def resolved_state_dir(self) -> Path:
         return (self.state_dir or Path("~/.local/state/deep-research")).expanduser()

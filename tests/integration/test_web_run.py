@@ -66,7 +66,8 @@ async def test_searxng_hits_are_fetched_from_the_fake_web_and_cited(tmp_path: Pa
         pages = [
             result(web.url("/article"), "Solar output in 2024", "solar output rose"),
             result(web.url("/pages/1"), "Fake page 1", "a reading"),
-            result(web.url("/private/secret"), "Disallowed by robots.txt", "hidden"),
+            # on topic, so source scoring lets it through and robots.txt must stop it
+            result(web.url("/private/secret"), "Solar output secrets", "solar output in 2024"),
         ]
         async with FakeSearxng(default=pages) as searx:
             env = assembly.search_env(settings, {"SEARXNG_URL": searx.base_url, "HOME": "/x"})

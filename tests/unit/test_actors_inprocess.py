@@ -210,7 +210,7 @@ async def test_progress_reaches_100_only_at_the_end(mode: str) -> None:
     from deepresearch.policies.progress import ProgressState, advance
     from deepresearch.schemas import Event
 
-    coord, sink, _, _ = coordinator(mode, ExtractiveLLM(), "Widget sales and gadget output in 2024")
+    coord, sink, _, _ = coordinator(mode, ExtractiveLLM(), "Widget sales and plant gadgets in 2024")
     await coord.run()
     state = ProgressState()
     seen = []

@@ -1,0 +1,161 @@
+"""Enough to answer? Which findings count, which sources are usable, and the honest abort report.
+
+A source is *usable* when it was read and backs at least one kept finding; a finding is kept when
+its sentence covers enough of its sub-question's key terms, and only when the sources read, taken
+together, are about the question at all (a corpus about gardening shares "control" with a question
+about export controls, and an extractive reader would happily quote it). When a run ends with fewer
+usable sources than ``run.min_sources`` it does not write a confident report: it says what was
+searched, what failed and what to try instead. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from deepresearch.config.settings import ScoringSettings
+from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
+from deepresearch.schemas import Finding, Report, ResearcherReport
+
+MAX_LISTED_QUERIES = 12
+
+
+@dataclass(frozen=True)
+class FindingCheck:
+    """The findings to keep, and why the others went."""
+
+    kept: tuple[Finding, ...]
+    dropped: int
+    topic_coverage: float  # share of the question's key terms found in all sources read
+    off_topic: bool  # the sources read are not about the question: nothing is kept
+
+
+def check_findings(
+    question: str,
+    findings: Sequence[Finding],
+    source_texts: Sequence[str],
+    cfg: ScoringSettings,
+    quoted: bool = True,
+) -> FindingCheck:
+    """Keep findings relevant to ``question``; none when the sources are off-topic as a whole.
+
+    A quoted finding (the extractive provider's: a source sentence picked by word overlap) must
+    cover ``finding_min_relevance`` of the key terms and a ``finding_relative`` share of what the
+    best finding covers: one shared word ("control") does not make a quote about pest control part
+    of an answer on export controls. A model's findings paraphrase ("bought back stock" for "share
+    repurchases"), so word coverage says little about them: only the topic check applies.
+    """
+    key = key_terms(question, cfg)
+    read: set[str] = set()
+    for text in source_texts:
+        read.update(normalized_terms(text))
+    topic = coverage(key, read) if source_texts else 0.0
+    if topic < cfg.topic_min_coverage:
+        return FindingCheck((), len(findings), topic, True)
+    if not quoted:
+        return FindingCheck(tuple(findings), 0, topic, False)
+    scores = [coverage(key, normalized_terms(f.text)) for f in findings]
+    bar = max(cfg.finding_min_relevance, cfg.finding_relative * max(scores, default=0.0))
+    kept = tuple(f for f, score in zip(findings, scores, strict=True) if score >= bar)
+    return FindingCheck(kept, len(findings) - len(kept), topic, False)
+
+
+def usable_sources(reports: Sequence[ResearcherReport]) -> list[str]:
+    """URLs read and cited by at least one kept finding, once each, in first-seen order."""
+    return list(dict.fromkeys(u for r in reports for f in r.findings for u in f.citations))
+
+
+def sufficient(reports: Sequence[ResearcherReport], min_sources: int) -> bool:
+    usable = usable_sources(reports)
+    return bool(usable) and len(usable) >= min_sources
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What the run searched with, for the suggestions."""
+
+    providers: tuple[str, ...]
+    corpus: bool
+    deep: bool
+
+
+def _quote(text: str) -> str:
+    return "“" + " ".join(text.split()) + "”"
+
+
+def suggestions(reports: Sequence[ResearcherReport], ctx: SearchContext) -> list[str]:
+    out = [
+        "Broaden or rephrase the question, using the words the sources would use, or split it "
+        "into simpler questions."
+    ]
+    if ctx.corpus:
+        out.append(
+            "The corpus may not cover this topic: point --corpus at documents about it, or search "
+            "the web instead (--search duckduckgo)."
+        )
+    else:
+        out.append("Try other search providers (--search), or a local corpus (--corpus DIR).")
+    if any(r.search_degraded for r in reports):
+        out.append("A search provider was unavailable during the run: try again later.")
+    if any(r.status != "ok" for r in reports):
+        out.append("Some research steps failed (see above): check network access, keys and limits.")
+    if not ctx.deep:
+        out.append("Try --mode deep: more sub-questions, queries and rounds.")
+    return out
+
+
+def could_not_research(
+    query: str,
+    title: str,
+    reports: Sequence[ResearcherReport],
+    min_sources: int,
+    ctx: SearchContext,
+    notes: Sequence[str] = (),
+    stop_reason: str = "",
+) -> Report:
+    """The honest report: no findings, no sources, no citations; what was tried and what next."""
+    usable = len(usable_sources(reports))
+    why = stop_reason or (
+        f"{usable} usable source(s) found, fewer than the {min_sources} required"
+        if usable
+        else "no source relevant to the question was found"
+    )
+    queries = list(dict.fromkeys(q for r in reports for q in r.queries))
+    searched = (
+        ", ".join(_quote(q) for q in queries[:MAX_LISTED_QUERIES]) or "nothing (no query ran)"
+    )
+    if len(queries) > MAX_LISTED_QUERIES:
+        searched += f" and {len(queries) - MAX_LISTED_QUERIES} more"
+    providers = ", ".join(ctx.providers) or "the default web search"
+    failed: list[str] = []
+    for r in reports:
+        parts = []
+        if r.error:
+            parts.append(r.error)
+        if r.hits_found:
+            parts.append(
+                f"{r.hits_found} hits, {r.hits_filtered} skipped as irrelevant or unreadable"
+            )
+        else:
+            parts.append("no hits")
+        if r.findings_filtered:
+            parts.append(f"{r.findings_filtered} passages read were not about the question")
+        failed.append(f"- {_quote(r.question)}: " + "; ".join(parts) + ".")
+    lines = [
+        f"Could not research this question: {why}. No answer is given rather than one built on "
+        "sources that do not support it.",
+        "",
+        f"What was searched ({providers}): {searched}.",
+    ]
+    if failed:
+        lines += ["", "What failed:", *failed]
+    lines += ["", "Suggestions:", *(f"- {s}" for s in suggestions(reports, ctx))]
+    return Report(
+        query=query,
+        title=title,
+        answer="\n".join(lines),
+        sections=(),
+        sources=(),
+        notes=tuple(notes),
+        status="no_answer",
+    )
