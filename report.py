@@ -137,7 +137,7 @@ def _cited_at(locator: str, i: int) -> str:
 
 def _sources_block(resolved: ResolvedReport) -> str:
     if not resolved.sources:
-        return "## Sources\n\n_No sources were read._"
+        return "## Sources\n\n_No source is cited: none that was read supported an answer._"
     lines = [_source_line(i, s) for i, s in enumerate(resolved.sources, start=1)]
     return "## Sources\n\n" + "\n".join(lines)
 

@@ -216,7 +216,7 @@ def render_html(report: Report, footer: Footer) -> str:
         items = "\n".join(_source_item(s) for s in record["sources"])
         body.append(f'<ol class="sources">\n{items}\n</ol>')
     else:
-        body.append("<p><em>No sources were read.</em></p>")
+        body.append("<p><em>No source is cited: none that was read supported an answer.</em></p>")
     body.append(_footer_html(footer, report))
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

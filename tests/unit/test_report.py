@@ -160,7 +160,9 @@ def test_no_answer_layout() -> None:
     assert answer.startswith(f"**{NO_ANSWER_LEAD}**")
     assert "Why: Every researcher failed: search was unavailable." in answer
     assert "## Findings" not in md
-    assert _section(md, "Sources") == "_No sources were read._"
+    assert (
+        _section(md, "Sources") == "_No source is cited: none that was read supported an answer._"
+    )
     assert find_unresolved(md, 0) == []
 
 

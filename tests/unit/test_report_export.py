@@ -146,7 +146,7 @@ def test_no_answer_page_says_so() -> None:
         query="q", title="q", answer="", sections=(), sources=(), status="no_answer", notes=("x",)
     )
     page = render_html(empty, FOOTER)
-    assert "This run found no answer" in page and "No sources were read" in page
+    assert "This run found no answer" in page and "No source is cited" in page
     assert json.loads(render_json(empty, FOOTER))["status"] == "no_answer"
 
 
