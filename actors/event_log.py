@@ -36,20 +36,32 @@ class EventLog:
         return self._changed
 
     async def append(self, type: str, payload: dict[str, JsonValue] | None = None) -> int:
-        self._seq += 1
-        event = Event(
-            seq=self._seq,
-            ts=round(self._clock(), 3),
-            run_id=self._run_id,
-            type=type,
-            payload=payload or {},
-        )
-        self._dir.append_event(event)
-        self._events.append(event)
+        return await self.append_many([(type, payload or {})])
+
+    async def append_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> int:
+        """Several events from one emitter in one call and one fsync, in their order (see
+        ``actors.outbox``); the sequence number of the last one."""
+        batch = []
+        for type, payload in events:
+            self._seq += 1
+            batch.append(
+                Event(
+                    seq=self._seq,
+                    ts=round(self._clock(), 3),
+                    run_id=self._run_id,
+                    type=type,
+                    payload=payload or {},
+                )
+            )
+        self._dir.append_events(batch)
+        self._events.extend(batch)
+        await self._notify()
+        return self._seq
+
+    async def _notify(self) -> None:
         cond = self._condition()
         async with cond:
             cond.notify_all()
-        return self._seq
 
     async def wait(self, after: int, timeout_s: float = 1.0) -> list[Event]:
         """Events with ``seq > after``; waits up to ``timeout_s`` when there are none yet."""
@@ -96,6 +108,9 @@ class ActorSink:
 
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         await self._handle.append.remote(type, payload or {})
+
+    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
+        await self._handle.append_many.remote(events)
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
         await self._handle.checkpoint.remote(data)

@@ -10,12 +10,14 @@ A finding may cite only a source this researcher actually read: anything else is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
 
 from deepresearch import runtime
 from deepresearch.actors.event_log import EventSink
+from deepresearch.actors.outbox import Outbox
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
@@ -27,6 +29,7 @@ from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import (
+    Claim,
     FetchedDoc,
     Finding,
     FindingsDraft,
@@ -57,6 +60,7 @@ class Researcher:
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
+        self._outbox = Outbox(sink)  # events and pool stores never wait for a round trip
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -98,9 +102,20 @@ class Researcher:
     # ------------------------------------------------------------------ the run
 
     async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
+        """The sub-task's report; every event it emitted is in the log by the time it returns."""
         self._start(subtask, notes)
+        try:
+            report = await self._run(subtask)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the original error is the one to report
+                await self._outbox.flush()
+            raise
+        await self._outbox.flush()
+        return report
+
+    async def _run(self, subtask: SubTask) -> ResearcherReport:
         tid = subtask.id
-        await self._emit(
+        self._emit(
             "researcher_started",
             question=subtask.question,
             injected=len(self._notes),
@@ -114,10 +129,10 @@ class Researcher:
                 await self._scrape(hits)
             except BudgetExceeded as exc:  # keep what was read; report it as partial
                 stopped = str(exc)
-                await self._emit("researcher_watchdog", reason=stopped, steps=self._steps)
+                self._emit("researcher_watchdog", reason=stopped, steps=self._steps)
             report = await self._report(self._docs)
         except DeepResearchError as exc:
-            await self._emit("researcher_failed", error=str(exc))
+            self._emit("researcher_failed", error=str(exc))
             return ResearcherReport(
                 subtask_id=tid,
                 question=self._task.question,
@@ -128,9 +143,9 @@ class Researcher:
                 search_degraded=self._degraded,
             )
         if stopped:
-            await self._emit("researcher_failed", error=stopped, partial=len(report.findings))
+            self._emit("researcher_failed", error=stopped, partial=len(report.findings))
             return report.model_copy(update={"status": "failed", "error": stopped})
-        await self._emit(
+        self._emit(
             "researcher_finished",
             findings=len(report.findings),
             sources=len(report.sources),
@@ -139,12 +154,12 @@ class Researcher:
         )
         return report
 
-    async def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
-        await self._sink.emit(type, {"subtask": self._task.id, **payload})
+    def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
+        self._outbox.emit(type, {"subtask": self._task.id, **payload})
 
-    async def _progress(self, phase: str, units: int = 1) -> None:
+    def _progress(self, phase: str, units: int = 1) -> None:
         self._units += units
-        await self._emit("researcher_progress", phase=phase, units=self._units)
+        self._emit("researcher_progress", phase=phase, units=self._units)
 
     def _add_llm_usage(self, replies: list[LLMReply]) -> None:
         self._usage = self._usage + usage_of(replies, self._s.llm.prices)
@@ -162,7 +177,7 @@ class Researcher:
         self._add_llm_usage(replies)
         queries = [q for q in dict.fromkeys(q.strip() for q in plan.queries) if q]
         queries = queries[: rs.tool_budget] or [self._task.question]
-        await self._emit("queries_planned", queries=len(queries))
+        self._emit("queries_planned", queries=len(queries))
         results: list[tuple[SearchHit, ...]] = []
         budget = rs.tool_budget
         for i, query in enumerate(queries):
@@ -173,14 +188,14 @@ class Researcher:
                 spare = budget - (len(queries) - i - 1)
                 variants = reformulate(query, max_variants=spare) if not hits and spare > 0 else []
                 for variant in variants:
-                    await self._emit("query_reformulated", original=query, variant=variant)
+                    self._emit("query_reformulated", original=query, variant=variant)
                     hits = await self._search(variant)
                     budget -= 1
                     if hits:
                         break
             except SearchUnavailable as exc:
                 self._degraded = True
-                await self._emit("search_unavailable", error=exc.reason)
+                self._emit("search_unavailable", error=exc.reason)
                 break
             results.append(hits)
         return fuse(results)
@@ -189,7 +204,7 @@ class Researcher:
         self._step()
         result = await self._gateway.search(query, self._s.search.hits_per_query)
         self._usage = self._usage + Usage(search_calls=1)
-        await self._progress("gathering")
+        self._progress("gathering")
         return result.hits
 
     async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
@@ -197,7 +212,7 @@ class Researcher:
         urls = [h.url for h in hits]
         self._hits = {h.url: h for h in hits}
         taken = await self._pool.taken_by_others(urls, self._task.id)
-        await self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
+        self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
         docs = self._docs
         doc_tokens: list[int] = []
         base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
@@ -211,58 +226,69 @@ class Researcher:
                 self._s.llm.context_share,
             )
             if not decision.admit:
-                await self._emit(
+                self._emit(
                     "context_gate",
                     prompt_tokens=decision.prompt_tokens,
                     expected=decision.expected_batch_tokens,
                     limit=decision.limit_tokens,
                 )
                 break
+            admitted: list[str] = []
+            stop: BudgetExceeded | None = None
+            for url in batch:  # the watchdog counts each fetch before anything is claimed
+                try:
+                    self._step()
+                except BudgetExceeded as exc:
+                    stop = exc
+                    break
+                admitted.append(url)
+            claims = await self._pool.claim_many(admitted, self._task.id) if admitted else []
             fetched = await asyncio.gather(
-                *(self._read(url) for url in batch), return_exceptions=True
+                *(self._read(url, c) for url, c in zip(admitted, claims, strict=True)),
+                return_exceptions=True,
             )
             for doc in fetched:
                 if isinstance(doc, FetchedDoc):
                     docs.append(doc)
                     doc_tokens.append(self._llm.count_tokens(doc.text))
-            await self._progress("scraping")
+            self._progress("scraping")
             for outcome in fetched:  # the batch's reads are kept; then the watchdog may stop us
                 if isinstance(outcome, BaseException):
                     raise outcome
+            if stop is not None:
+                raise stop
         return docs
 
     @property
     def _chars_per_token(self) -> float:
         return self._s.llm.chars_per_token
 
-    async def _read(self, url: str) -> FetchedDoc | None:
-        self._step()
-        claim = await self._pool.claim(url, self._task.id)
+    async def _read(self, url: str, claim: Claim) -> FetchedDoc | None:
         if claim.status == "cached" and claim.doc is not None:
-            await self._emit("source_reused", url=url)
+            self._emit("source_reused", url=url)
             return claim.doc
         if claim.status == "taken":
             doc = await self._pool.get(url)
             if doc is not None:
-                await self._emit("source_reused", url=url)
+                self._emit("source_reused", url=url)
             return doc
         fetcher = next((f for f in self._fetchers if f.handles(url)), None)
         if fetcher is None:
-            await self._pool.fail(url, "no fetcher for this URL")
+            self._outbox.later(self._pool.fail(url, "no fetcher for this URL"))
             return None
         try:
             doc = await fetcher.fetch(url)
         except DeepResearchError as exc:
-            await self._emit("fetch_failed", url=url, error=str(exc))
+            self._emit("fetch_failed", url=url, error=str(exc))
             snippet = self._snippet_doc(url)
             if snippet is None:
-                await self._pool.fail(url, str(exc))
+                self._outbox.later(self._pool.fail(url, str(exc)))
                 return None
-            await self._emit("snippet_fallback", url=url)
+            self._emit("snippet_fallback", url=url)
             doc = snippet
         self._usage = self._usage + Usage(fetches=1)
-        await self._pool.store(doc)
-        await self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
+        self._outbox.later(self._pool.store(doc))
+        self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
         return doc
 
     def _snippet_doc(self, url: str) -> FetchedDoc | None:
@@ -296,7 +322,7 @@ class Researcher:
             self._llm, build_request("researcher", task, FindingsDraft), FindingsDraft
         )
         self._add_llm_usage(replies)
-        await self._progress("reporting")
+        self._progress("reporting")
         by_number = {t.n: d for t, d in zip(texts, docs, strict=True)}
         findings: list[Finding] = []
         dropped = 0
@@ -306,7 +332,7 @@ class Researcher:
             if cited and item.text.strip():
                 findings.append(Finding(text=item.text.strip(), citations=cited))
         if dropped:
-            await self._emit("citations_dropped", count=dropped)
+            self._emit("citations_dropped", count=dropped)
         cited_urls = {u for f in findings for u in f.citations}
         sources = tuple(d.source() for d in docs if d.url in cited_urls)
         return ResearcherReport(
