@@ -77,3 +77,40 @@ class Outbox:
         error, self._error = self._error, None
         if error is not None:
             raise error
+
+
+class Chain:
+    """Background calls that must land one after another (checkpoints, the progress file,
+    steering notes): each starts when the one before it has finished, and the caller goes on
+    meanwhile. A failure surfaces at the next ``check`` or at ``wait``."""
+
+    def __init__(self) -> None:
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def submit(self, call: Coroutine[Any, Any, None]) -> None:
+        previous = self._tasks[-1] if self._tasks else None
+
+        async def in_turn() -> None:
+            try:
+                if previous is not None:
+                    await asyncio.wait([previous])
+            except asyncio.CancelledError:
+                call.close()
+                raise
+            await call
+
+        self._tasks.append(asyncio.get_running_loop().create_task(in_turn()))
+
+    def check(self) -> None:
+        """Raise the first failure among the calls that have finished (then forget them)."""
+        while self._tasks and self._tasks[0].done():
+            task = self._tasks.pop(0)
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                raise error
+
+    async def wait(self) -> None:
+        """Wait for every call submitted so far, then ``check``."""
+        if self._tasks:
+            await asyncio.shield(asyncio.wait(list(self._tasks)))
+        self.check()
