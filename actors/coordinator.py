@@ -324,8 +324,11 @@ class Coordinator:
 
         Written in the background, in order, while the step's commands run (a crash meanwhile
         resumes from the step before, as a crash just before the save always did); a failed
-        write stops the run at the next step, and the run ends only once the last one landed."""
-        if not self._s.run.checkpoints:
+        write stops the run at the next step, and the run ends only once the last one landed.
+        A ``done`` state is not written: the report exists by then and nothing resumes from it
+        (a run that dies before its summary is saved resumes from ``synthesizing`` and writes the
+        report again), so its fsyncs would only delay the end of every run."""
+        if not self._s.run.checkpoints or state.status == "done":
             return
         self._saves.check()
         self._saves.submit(

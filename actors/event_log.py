@@ -28,6 +28,7 @@ class EventLog:
         self._clock = clock
         self._events: list[Event] = []
         self._changed: asyncio.Condition | None = None
+        self._writing: asyncio.Lock | None = None
 
     def _condition(self) -> asyncio.Condition:
         # Created lazily so it binds to the actor's running loop, not the constructor's thread.
@@ -78,10 +79,19 @@ class EventLog:
         return list(self._events)
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
-        self._dir.write_checkpoint(data)
+        """In a worker thread: a checkpoint is several fsyncs, and events keep being appended
+        (researchers wait on them) while it is written. One file write at a time, in order."""
+        async with self._file_lock():
+            await asyncio.to_thread(self._dir.write_checkpoint, data)
 
     async def write_text(self, name: str, text: str) -> None:
-        self._dir.write_text(name, text)
+        async with self._file_lock():
+            await asyncio.to_thread(self._dir.write_text, name, text)
+
+    def _file_lock(self) -> asyncio.Lock:
+        if self._writing is None:  # bound to the actor's running loop, like the condition
+            self._writing = asyncio.Lock()
+        return self._writing
 
     async def last_seq(self) -> int:
         return self._seq
