@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from deepresearch import runtime
 from deepresearch.actors.event_log import EventSink
@@ -208,11 +208,31 @@ class Researcher:
         return result.hits
 
     async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
-        rs = self._s.researcher
         urls = [h.url for h in hits]
         self._hits = {h.url: h for h in hits}
-        taken = await self._pool.taken_by_others(urls, self._task.id)
-        self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
+        # The handshake travels with the first batch's claims (one round trip instead of two);
+        # it counts siblings' claims only, so which of the two the pool answers first is moot.
+        handshake: asyncio.Future[tuple[str, ...]] | None = asyncio.ensure_future(
+            self._pool.taken_by_others(urls, self._task.id)
+        )
+
+        async def shake() -> None:
+            """Emit the handshake once, before any other scraping event."""
+            nonlocal handshake
+            if handshake is not None:
+                taken, handshake = await handshake, None
+                self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
+
+        try:
+            return await self._scrape_batches(urls, shake)
+        finally:
+            if handshake is not None:
+                handshake.cancel()
+
+    async def _scrape_batches(
+        self, urls: list[str], shake: Callable[[], Awaitable[None]]
+    ) -> list[FetchedDoc]:
+        rs = self._s.researcher
         docs = self._docs
         doc_tokens: list[int] = []
         base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
@@ -226,6 +246,7 @@ class Researcher:
                 self._s.llm.context_share,
             )
             if not decision.admit:
+                await shake()
                 self._emit(
                     "context_gate",
                     prompt_tokens=decision.prompt_tokens,
@@ -243,6 +264,7 @@ class Researcher:
                     break
                 admitted.append(url)
             claims = await self._pool.claim_many(admitted, self._task.id) if admitted else []
+            await shake()
             fetched = await asyncio.gather(
                 *(self._read(url, c) for url, c in zip(admitted, claims, strict=True)),
                 return_exceptions=True,
@@ -257,6 +279,7 @@ class Researcher:
                     raise outcome
             if stop is not None:
                 raise stop
+        await shake()
         return docs
 
     @property
