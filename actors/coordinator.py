@@ -257,8 +257,8 @@ class Coordinator:
     async def _finish(self, report: ResearcherReport) -> None:
         self._reports[report.subtask_id] = report
         self._usage = self._usage + report.usage
-        partial = synthesis.partial_markdown(self._request.query, self._ordered())
-        self._files.submit(self._write_partial(partial))
+        markdown = synthesis.partial_markdown(self._request.query, self._ordered())
+        self._files.submit(self._write_partial(markdown))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
         else:
