@@ -209,9 +209,13 @@ class RunDir:
 
     def append_event(self, event: Event) -> None:
         """Append one JSON line and fsync it: an event that returned is on disk."""
+        self.append_events([event])
+
+    def append_events(self, events: list[Event]) -> None:
+        """Append several lines with one fsync: when it returns, all of them are on disk."""
         fh = self._open_events()
         try:
-            fh.write(event.model_dump_json().encode("utf-8") + b"\n")
+            fh.write(b"".join(e.model_dump_json().encode("utf-8") + b"\n" for e in events))
             fh.flush()
             os.fsync(fh.fileno())
         except OSError as exc:

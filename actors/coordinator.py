@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from deepresearch import planning
 from deepresearch.actors.event_log import EventSink
+from deepresearch.actors.outbox import Chain
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.policies import lifecycle as lc
@@ -93,6 +94,10 @@ class Coordinator:
         self._current: dict[str, ResearcherPort] = {}  # the researcher serving each sub-task
         self._events: asyncio.Queue[lc.LifecycleEvent] = asyncio.Queue()
         self._result: RunResult | None = None
+        # Off the critical path, each in order: checkpoints, the progress file, steering notes.
+        self._saves = Chain()
+        self._files = Chain()
+        self._steering = Chain()
 
     # ------------------------------------------------------------------ the loop
 
@@ -145,6 +150,8 @@ class Coordinator:
             await self._cancel_all("run ended")
             self._spawner.close()
         assert self._result is not None
+        for chain in (self._steering, self._files, self._saves):  # all landed before the end
+            await chain.wait()
         await self._sink.emit(
             "run_finished",
             {
@@ -176,9 +183,9 @@ class Coordinator:
                     await self._reuse(subtask, earlier)
             case lc.Steer(target, source):
                 if target in self._current and source in self._reports:
-                    note = _steering_note(self._reports[source])
-                    with contextlib.suppress(Exception):  # a dying researcher cannot be steered
-                        await self._current[target].steer(note)
+                    self._steering.submit(
+                        _steer(self._current[target], _steering_note(self._reports[source]))
+                    )
             case lc.Evaluate(round_no):
                 await self._evaluate(round_no, state)
             case lc.CancelResearchers(reason):
@@ -297,13 +304,8 @@ class Coordinator:
     async def _finish(self, report: ResearcherReport) -> None:
         self._reports[report.subtask_id] = report
         self._usage = self._usage + report.usage
-        try:
-            await self._sink.write_text(
-                "report.partial.md",
-                synthesis.partial_markdown(self._request.query, self._ordered()),
-            )
-        except Exception as exc:  # a progress file must never stall the lifecycle
-            await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
+        markdown = synthesis.partial_markdown(self._request.query, self._ordered())
+        self._files.submit(self._write_partial(markdown))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
         else:
@@ -312,6 +314,12 @@ class Coordinator:
         cap = self._s.llm.max_cost_usd  # checked after the finish is counted: its work is kept
         if cap is not None and self._usage.cost_usd >= cap:
             self._events.put_nowait(lc.LimitReached("cost"))
+
+    async def _write_partial(self, markdown: str) -> None:
+        try:
+            await self._sink.write_text("report.partial.md", markdown)
+        except Exception as exc:  # a progress file must never stall the lifecycle
+            await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
 
     async def _cancel_all(self, reason: str) -> None:
         tasks = list(self._running.values())
@@ -359,19 +367,29 @@ class Coordinator:
         return sorted(self._reports.values(), key=lambda r: order.get(r.subtask_id, len(order)))
 
     async def _save(self, state: lc.LifecycleState) -> None:
-        """Checkpoint after every lifecycle step: resume continues from exactly here."""
-        if not self._s.run.checkpoints:
+        """Checkpoint after every lifecycle step: resume continues from exactly here.
+
+        Written in the background, in order, while the step's commands run (a crash meanwhile
+        resumes from the step before, as a crash just before the save always did); a failed
+        write stops the run at the next step, and the run ends only once the last one landed.
+        A ``done`` state is not written: the report exists by then and nothing resumes from it
+        (a run that dies before its summary is saved resumes from ``synthesizing`` and writes the
+        report again), so its fsyncs would only delay the end of every run."""
+        if not self._s.run.checkpoints or state.status == "done":
             return
-        await self._sink.checkpoint(
-            {
-                "version": 1,
-                "request": self._request.model_dump(mode="json"),
-                "lifecycle": lc.to_json(state),
-                "subtasks": [t.model_dump(mode="json") for t in self._subtasks.values()],
-                "completed": [r.model_dump(mode="json") for r in self._ordered()],
-                "usage": self._usage.model_dump(mode="json"),
-                "providers": self._providers,
-            }
+        self._saves.check()
+        self._saves.submit(
+            self._sink.checkpoint(
+                {
+                    "version": 1,
+                    "request": self._request.model_dump(mode="json"),
+                    "lifecycle": lc.to_json(state),
+                    "subtasks": [t.model_dump(mode="json") for t in self._subtasks.values()],
+                    "completed": [r.model_dump(mode="json") for r in self._ordered()],
+                    "usage": self._usage.model_dump(mode="json"),
+                    "providers": dict(self._providers),
+                }
+            )
         )
 
     async def _synthesize(self, limited_by: lc.Limit | None, stop_reason: str = "") -> RunResult:
@@ -503,6 +521,11 @@ def _injection(report: ResearcherReport, cap: int) -> str:
     lines = [f"Earlier finding on '{report.question}': {report.summary}"]
     lines += [f"- {f.text}" for f in report.findings]
     return "\n".join(lines)[:cap]
+
+
+async def _steer(researcher: ResearcherPort, note: str) -> None:
+    with contextlib.suppress(Exception):  # a dying researcher cannot be steered
+        await researcher.steer(note)
 
 
 def _steering_note(report: ResearcherReport) -> str:

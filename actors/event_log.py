@@ -40,6 +40,7 @@ class EventLog:
         self._clock = clock
         self._events: list[Event] = []
         self._changed: asyncio.Condition | None = None
+        self._writing: asyncio.Lock | None = None
 
     def _condition(self) -> asyncio.Condition:
         # Created lazily so it binds to the actor's running loop, not the constructor's thread.
@@ -48,20 +49,32 @@ class EventLog:
         return self._changed
 
     async def append(self, type: str, payload: dict[str, JsonValue] | None = None) -> int:
-        self._seq += 1
-        event = Event(
-            seq=self._seq,
-            ts=round(self._clock(), 3),
-            run_id=self._run_id,
-            type=type,
-            payload=payload or {},
-        )
-        self._dir.append_event(event)
-        self._events.append(event)
+        return await self.append_many([(type, payload or {})])
+
+    async def append_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> int:
+        """Several events from one emitter in one call and one fsync, in their order (see
+        ``actors.outbox``); the sequence number of the last one."""
+        batch = []
+        for type, payload in events:
+            self._seq += 1
+            batch.append(
+                Event(
+                    seq=self._seq,
+                    ts=round(self._clock(), 3),
+                    run_id=self._run_id,
+                    type=type,
+                    payload=payload or {},
+                )
+            )
+        self._dir.append_events(batch)
+        self._events.extend(batch)
+        await self._notify()
+        return self._seq
+
+    async def _notify(self) -> None:
         cond = self._condition()
         async with cond:
             cond.notify_all()
-        return self._seq
 
     async def wait(self, after: int, timeout_s: float = 1.0) -> list[Event]:
         """Events with ``seq > after``; waits up to ``timeout_s`` when there are none yet."""
@@ -78,10 +91,19 @@ class EventLog:
         return list(self._events)
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
-        self._dir.write_checkpoint(data)
+        """In a worker thread: a checkpoint is several fsyncs, and events keep being appended
+        (researchers wait on them) while it is written. One file write at a time, in order."""
+        async with self._file_lock():
+            await asyncio.to_thread(self._dir.write_checkpoint, data)
 
     async def write_text(self, name: str, text: str) -> None:
-        self._dir.write_text(name, text)
+        async with self._file_lock():
+            await asyncio.to_thread(self._dir.write_text, name, text)
+
+    def _file_lock(self) -> asyncio.Lock:
+        if self._writing is None:  # bound to the actor's running loop, like the condition
+            self._writing = asyncio.Lock()
+        return self._writing
 
     async def append_doc(self, doc: FetchedDoc) -> None:
         """Keep a read document for a later follow-up run (``docs.jsonl``), within the caps.
@@ -131,6 +153,9 @@ class ActorSink:
 
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         await self._handle.append.remote(type, payload or {})
+
+    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
+        await self._handle.append_many.remote(events)
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
         await self._handle.checkpoint.remote(data)

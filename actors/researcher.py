@@ -10,12 +10,14 @@ A finding may cite only a source this researcher actually read: anything else is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from deepresearch import runtime
 from deepresearch.actors.event_log import EventSink
+from deepresearch.actors.outbox import Outbox
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
@@ -30,6 +32,7 @@ from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import (
+    Claim,
     Evidence,
     FetchedDoc,
     Finding,
@@ -61,6 +64,7 @@ class Researcher:
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
+        self._outbox = Outbox(sink)  # events and pool stores never wait for a round trip
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -105,9 +109,20 @@ class Researcher:
     # ------------------------------------------------------------------ the run
 
     async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
+        """The sub-task's report; every event it emitted is in the log by the time it returns."""
         self._start(subtask, notes)
+        try:
+            report = await self._run(subtask)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the original error is the one to report
+                await self._outbox.flush()
+            raise
+        await self._outbox.flush()
+        return report
+
+    async def _run(self, subtask: SubTask) -> ResearcherReport:
         tid = subtask.id
-        await self._emit(
+        self._emit(
             "researcher_started",
             question=subtask.question,
             injected=len(self._notes),
@@ -121,10 +136,10 @@ class Researcher:
                 await self._scrape(hits)
             except BudgetExceeded as exc:  # keep what was read; report it as partial
                 stopped = str(exc)
-                await self._emit("researcher_watchdog", reason=stopped, steps=self._steps)
+                self._emit("researcher_watchdog", reason=stopped, steps=self._steps)
             report = await self._report(self._docs)
         except DeepResearchError as exc:
-            await self._emit("researcher_failed", error=str(exc))
+            self._emit("researcher_failed", error=str(exc))
             return ResearcherReport(
                 subtask_id=tid,
                 question=self._task.question,
@@ -138,9 +153,9 @@ class Researcher:
                 hits_filtered=self._filtered,
             )
         if stopped:
-            await self._emit("researcher_failed", error=stopped, partial=len(report.findings))
+            self._emit("researcher_failed", error=stopped, partial=len(report.findings))
             return report.model_copy(update={"status": "failed", "error": stopped})
-        await self._emit(
+        self._emit(
             "researcher_finished",
             findings=len(report.findings),
             sources=len(report.sources),
@@ -149,12 +164,12 @@ class Researcher:
         )
         return report
 
-    async def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
-        await self._sink.emit(type, {"subtask": self._task.id, **payload})
+    def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
+        self._outbox.emit(type, {"subtask": self._task.id, **payload})
 
-    async def _progress(self, phase: str, units: int = 1) -> None:
+    def _progress(self, phase: str, units: int = 1) -> None:
         self._units += units
-        await self._emit("researcher_progress", phase=phase, units=self._units)
+        self._emit("researcher_progress", phase=phase, units=self._units)
 
     def _add_llm_usage(self, replies: list[LLMReply]) -> None:
         self._usage = self._usage + usage_of(replies, self._s.llm.prices)
@@ -172,7 +187,7 @@ class Researcher:
         self._add_llm_usage(replies)
         queries = [q for q in dict.fromkeys(q.strip() for q in plan.queries) if q]
         queries = queries[: rs.tool_budget] or [self._task.question]
-        await self._emit("queries_planned", queries=len(queries))
+        self._emit("queries_planned", queries=len(queries))
         results: list[tuple[SearchHit, ...]] = []
         budget = rs.tool_budget
         for i, query in enumerate(queries):
@@ -185,14 +200,14 @@ class Researcher:
                 empty = not self._relevant(hits)
                 variants = reformulate(query, max_variants=spare) if empty and spare > 0 else []
                 for variant in variants:
-                    await self._emit("query_reformulated", original=query, variant=variant)
+                    self._emit("query_reformulated", original=query, variant=variant)
                     hits = await self._search(variant)
                     budget -= 1
                     if self._relevant(hits):
                         break
             except SearchUnavailable as exc:
                 self._degraded = True
-                await self._emit("search_unavailable", error=exc.reason)
+                self._emit("search_unavailable", error=exc.reason)
                 break
             results.append(hits)
         return await self._select(fuse(results))
@@ -209,7 +224,7 @@ class Researcher:
         """Score the fused hits; the ones below the thresholds are never fetched."""
         selection = select_hits(self._task.question, hits, self._s.scoring, self._fetchable)
         self._found, self._filtered = len(hits), selection.dropped
-        await self._emit(
+        self._emit(
             "hits_scored",
             found=len(hits),
             kept=len(selection.kept),
@@ -224,15 +239,35 @@ class Researcher:
         self._queries.append(query)
         result = await self._gateway.search(query, self._s.search.hits_per_query)
         self._usage = self._usage + Usage(search_calls=1)
-        await self._progress("gathering")
+        self._progress("gathering")
         return result.hits
 
     async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
-        rs = self._s.researcher
         urls = [h.url for h in hits]
         self._hits = {h.url: h for h in hits}
-        taken = await self._pool.taken_by_others(urls, self._task.id)
-        await self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
+        # The handshake travels with the first batch's claims (one round trip instead of two);
+        # it counts siblings' claims only, so which of the two the pool answers first is moot.
+        handshake: asyncio.Future[tuple[str, ...]] | None = asyncio.ensure_future(
+            self._pool.taken_by_others(urls, self._task.id)
+        )
+
+        async def shake() -> None:
+            """Emit the handshake once, before any other scraping event."""
+            nonlocal handshake
+            if handshake is not None:
+                taken, handshake = await handshake, None
+                self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
+
+        try:
+            return await self._scrape_batches(urls, shake)
+        finally:
+            if handshake is not None:
+                handshake.cancel()
+
+    async def _scrape_batches(
+        self, urls: list[str], shake: Callable[[], Awaitable[None]]
+    ) -> list[FetchedDoc]:
+        rs = self._s.researcher
         docs = self._docs
         doc_tokens: list[int] = []
         base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
@@ -246,58 +281,72 @@ class Researcher:
                 self._s.llm.context_share,
             )
             if not decision.admit:
-                await self._emit(
+                await shake()
+                self._emit(
                     "context_gate",
                     prompt_tokens=decision.prompt_tokens,
                     expected=decision.expected_batch_tokens,
                     limit=decision.limit_tokens,
                 )
                 break
+            admitted: list[str] = []
+            stop: BudgetExceeded | None = None
+            for url in batch:  # the watchdog counts each fetch before anything is claimed
+                try:
+                    self._step()
+                except BudgetExceeded as exc:
+                    stop = exc
+                    break
+                admitted.append(url)
+            claims = await self._pool.claim_many(admitted, self._task.id) if admitted else []
+            await shake()
             fetched = await asyncio.gather(
-                *(self._read(url) for url in batch), return_exceptions=True
+                *(self._read(url, c) for url, c in zip(admitted, claims, strict=True)),
+                return_exceptions=True,
             )
             for doc in fetched:
                 if isinstance(doc, FetchedDoc):
                     docs.append(doc)
                     doc_tokens.append(self._llm.count_tokens(doc.text))
-            await self._progress("scraping")
+            self._progress("scraping")
             for outcome in fetched:  # the batch's reads are kept; then the watchdog may stop us
                 if isinstance(outcome, BaseException):
                     raise outcome
+            if stop is not None:
+                raise stop
+        await shake()
         return docs
 
     @property
     def _chars_per_token(self) -> float:
         return self._s.llm.chars_per_token
 
-    async def _read(self, url: str) -> FetchedDoc | None:
-        self._step()
-        claim = await self._pool.claim(url, self._task.id)
+    async def _read(self, url: str, claim: Claim) -> FetchedDoc | None:
         if claim.status == "cached" and claim.doc is not None:
-            await self._emit("source_reused", url=url)
+            self._emit("source_reused", url=url)
             return claim.doc
         if claim.status == "taken":
             doc = await self._pool.get(url)
             if doc is not None:
-                await self._emit("source_reused", url=url)
+                self._emit("source_reused", url=url)
             return doc
         fetcher = next((f for f in self._fetchers if f.handles(url)), None)
         if fetcher is None:
-            await self._pool.fail(url, "no fetcher for this URL")
+            self._outbox.later(self._pool.fail(url, "no fetcher for this URL"))
             return None
         try:
             doc = await fetcher.fetch(url)
         except DeepResearchError as exc:
-            await self._emit("fetch_failed", url=url, error=str(exc))
+            self._emit("fetch_failed", url=url, error=str(exc))
             snippet = self._snippet_doc(url)
             if snippet is None:
-                await self._pool.fail(url, str(exc))
+                self._outbox.later(self._pool.fail(url, str(exc)))
                 return None
-            await self._emit("snippet_fallback", url=url)
+            self._emit("snippet_fallback", url=url)
             doc = snippet
         self._usage = self._usage + Usage(fetches=1)
-        await self._pool.store(doc)
-        await self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
+        self._outbox.later(self._pool.store(doc))
+        self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
         return doc
 
     def _snippet_doc(self, url: str) -> FetchedDoc | None:
@@ -331,7 +380,7 @@ class Researcher:
             self._llm, build_request("researcher", task, FindingsDraft), FindingsDraft
         )
         self._add_llm_usage(replies)
-        await self._progress("reporting")
+        self._progress("reporting")
         by_number = {t.n: d for t, d in zip(texts, docs, strict=True)}
         findings: list[Finding] = []
         dropped = 0
@@ -343,12 +392,12 @@ class Researcher:
                 evidence = tuple(self._evidence(text, doc) for doc in _docs_for(cited, docs))
                 findings.append(Finding(text=text, citations=cited, evidence=evidence))
         if dropped:
-            await self._emit("citations_dropped", count=dropped)
+            self._emit("citations_dropped", count=dropped)
         quoted = all(r.provider == "extractive" for r in replies)
         texts_read = [f"{d.title}\n{d.text}" for d in docs]
         check = check_findings(self._task.question, findings, texts_read, self._s.scoring, quoted)
         if check.dropped:
-            await self._emit(
+            self._emit(
                 "findings_filtered",
                 dropped=check.dropped,
                 kept=len(check.kept),

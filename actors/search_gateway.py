@@ -14,6 +14,7 @@ the lists are merged, because the corpus and the web answer different parts of a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -105,6 +106,12 @@ class SearchGateway:
                 self._states = {p.name: breaker.BreakerState.initial() for p in built}
                 self._providers = built
         return self._providers
+
+    async def ready(self) -> None:
+        """Build the chain ahead of the first search (researchers call this while the planner
+        works). A chain that cannot be built is left for the first search to report."""
+        with contextlib.suppress(DeepResearchError):
+            await self._chain()
 
     async def search(self, query: str, limit: int) -> SearchResult:
         """Hits for ``query``: merged from every healthy provider when the chain mixes offline

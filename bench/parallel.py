@@ -2,9 +2,10 @@
 
 Every search, fetch and LLM call sleeps ``--latency`` seconds (``simulate.latency_s``). From the
 run's own events we count, per researcher, its model calls, searches and fetch batches (a batch's
-fetches run concurrently, so a batch costs one latency), then compute the lower bound a perfect
-scheduler with ``max_parallel`` slots would need: list scheduling of the researchers in the order
-the reducer starts them, round by round, plus the evaluator and writer calls. The wall time is
+fetches run concurrently, so a batch costs one latency; a batch served wholly from the shared
+pool costs none), then compute the lower bound a perfect scheduler with ``max_parallel`` slots
+would need: list scheduling of the researchers in the order the reducer starts them, round by
+round, plus the evaluator and writer calls. The wall time is
 measured from the moment both the plan and the warm researcher processes are ready (actor
 start-up is printed separately) to ``run_finished``.
 
@@ -60,6 +61,7 @@ def analyse(
     units: dict[str, int] = defaultdict(lambda: 2)  # queries + report model calls
     order: list[tuple[int, str]] = []
     round_of: dict[str, int] = {}
+    fetching: set[str] = set()  # researchers that fetched something in their current batch
     current_round = 1
     for _, t, p in events:
         sid = p.get("subtask")
@@ -68,8 +70,15 @@ def analyse(
         elif t == "researcher_started":
             order.append((current_round, sid))
             round_of[sid] = current_round
-        elif t == "researcher_progress" and p.get("phase") in ("gathering", "scraping"):
+        elif t in ("source_read", "fetch_failed"):
+            fetching.add(sid)
+        elif t == "researcher_progress" and p.get("phase") == "gathering":
             units[sid] += 1
+        elif t == "researcher_progress" and p.get("phase") == "scraping":
+            # A batch costs a latency only if it fetched: one served wholly from the pool
+            # (documents a sibling had read) adds none of its own, so it must not pad the bound.
+            units[sid] += sid in fetching
+            fetching.discard(sid)
     coordinator_calls = sum(1 for _, t, _ in events if t in ("evaluated", "writing"))
     bound = coordinator_calls * latency
     for rnd in sorted({r for r, _ in order}):

@@ -266,8 +266,14 @@ def resume(
 ) -> tuple[LifecycleState, list[Command]]:
     """Continue from a checkpointed state: researchers that were in flight start again (with the
     reports they were given the first time), and a pending evaluate or synthesize is issued again.
-    ``planning`` has no plan yet: the caller plans afresh."""
-    if state.terminal or state.status == "planning":
+    ``planning`` has no plan yet: the caller plans afresh. A terminal state means the process
+    ended after its last checkpoint but before the run returned: the report (never checkpointed)
+    is written again from the completed reports."""
+    if state.status == "done":
+        return state, [Synthesize(state.limited_by)]
+    if state.status == "failed":
+        return state, [Stop(state.reason)]
+    if state.status == "planning":
         return state, []
     if state.status == "evaluating":
         return state, [Evaluate(state.round)]

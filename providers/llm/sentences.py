@@ -9,6 +9,7 @@ matching periods. Everything is order-stable and free of randomness: same input,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -58,14 +59,22 @@ _ABBREV = frozenset({
 })
 # fmt: on
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")")
+_DIGITS = re.compile(r"[\d,.]+")
+_TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
+_LETTER_WORD = re.compile(r"[A-Za-z]{2,}")
+_SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z0-9“\"(\[])")
+_INITIALS = re.compile(r"(?:[a-z]\.)*[a-z]")
 
 
+# Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
+# and stemming them was most of the extractive provider's time (pure, so the cache is exact).
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match sales/sale, ended/ending/end, revenues/revenue."""
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    w = w.replace(",", "") if re.fullmatch(r"[\d,.]+", w) else w
+    w = w.replace(",", "") if _DIGITS.fullmatch(w) else w
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
     for suffix, min_len in (("sses", 5), ("ing", 6), ("ed", 5)):
@@ -104,12 +113,13 @@ class Unit:
     terms: tuple[str, ...] = field(default=(), compare=False)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _is_table_line(line: str) -> bool:
     if line.startswith("|"):
         return True
     tokens = line.split()
     numeric = sum(1 for t in tokens if _NUMERIC_TOKEN.match(t))
-    alpha = sum(1 for t in tokens if re.search(r"[A-Za-z]{2}", t))
+    alpha = sum(1 for t in tokens if _TWO_LETTERS.search(t))
     ends_numeric = bool(tokens) and bool(_NUMERIC_TOKEN.match(tokens[-1]))
     return numeric >= 2 and ends_numeric and numeric * 3 >= alpha
 
@@ -117,10 +127,10 @@ def _is_table_line(line: str) -> bool:
 def _split_sentences(paragraph: str) -> list[str]:
     out: list[str] = []
     start = 0
-    for m in re.finditer(r"[.!?][\"”’)]?\s+(?=[A-Z0-9“\"(\[])", paragraph):
+    for m in _SENTENCE_END.finditer(paragraph):
         before = paragraph[start : m.start()].split()
         last = before[-1].lower().rstrip(".") if before else ""
-        if last in _ABBREV or re.fullmatch(r"(?:[a-z]\.)*[a-z]", last):
+        if last in _ABBREV or _INITIALS.fullmatch(last):
             continue
         out.append(paragraph[start : m.end()].strip())
         start = m.end()
@@ -134,7 +144,7 @@ split_sentences = _split_sentences  # public name for the citation verifier
 
 
 def _keep(text: str, table: bool) -> bool:
-    words = re.findall(r"[A-Za-z]{2,}", text)
+    words = _LETTER_WORD.findall(text)
     if table:
         return any(len(w) >= 3 for w in words)
     return len(words) >= 4
@@ -270,6 +280,10 @@ def mmr_select(
         return []
     pool = [i for i, s in enumerate(scores) if s > 0 and s >= min_share * top]
     vectors = {i: _vector(units[i], scorer) for i in pool}
+    # Each candidate's highest similarity to the chosen units, kept up to date as units are
+    # chosen rather than recomputed against all of them every step (vectors are non-negative,
+    # so 0.0 is the similarity to an empty choice).
+    sim = dict.fromkeys(pool, 0.0)
     cap = max(1, k // 2)
     chosen: list[int] = []
     per_source: Counter[int] = Counter()
@@ -279,17 +293,18 @@ def mmr_select(
         for i in pool:
             if open_sources and units[i].source not in open_sources:
                 continue
-            sim = max((cosine(vectors[i], vectors[j]) for j in chosen), default=0.0)
-            value = lam * scores[i] / top - (1 - lam) * sim
+            value = lam * scores[i] / top - (1 - lam) * sim[i]
             if value > best_value:
                 best, best_value = i, value
         if best < 0:
             break
         pool.remove(best)
-        if any(cosine(vectors[best], vectors[j]) >= duplicate for j in chosen):
+        if sim[best] >= duplicate:
             continue
         chosen.append(best)
         per_source[units[best].source] += 1
+        for i in pool:
+            sim[i] = max(sim[i], cosine(vectors[i], vectors[best]))
     return chosen
 
 

@@ -9,6 +9,8 @@ counts as *synthesize*).
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from typing import Any, TypeVar
 
@@ -32,7 +34,7 @@ def build_request(
     role: Role, task: Task, output_cls: type[BaseModel], *, max_output_tokens: int = 2048
 ) -> LLMRequest:
     """A request with the task's rendered prompt and the output model's JSON schema."""
-    schema = output_cls.model_json_schema()
+    schema = copy.deepcopy(_schema_of(output_cls))
     system, user = render_task(task, schema)
     return LLMRequest(
         role=role,
@@ -45,6 +47,14 @@ def build_request(
         output_schema=schema,
         max_output_tokens=max_output_tokens,
     )
+
+
+@functools.cache
+def _schema_of(output_cls: type[BaseModel]) -> dict[str, Any]:
+    """Generating a JSON schema takes pydantic a few milliseconds and every researcher step
+    builds a request: the schema of a class never changes, so it is made once per process
+    (callers get a copy, so nothing can alter the cached one)."""
+    return output_cls.model_json_schema()
 
 
 def clean_reply(text: str) -> str:

@@ -23,6 +23,7 @@ from deepresearch.policies.lifecycle import (
     initial,
     max_researchers,
     reduce,
+    resume,
 )
 from deepresearch.schemas import SubTask
 
@@ -131,6 +132,18 @@ def test_out_of_place_events_are_ignored() -> None:
     s, _ = reduce(s, PlanReady(tasks("a")))
     assert reduce(s, PlanReady(tasks("b"))) == (s, [])
     assert reduce(s, ResearcherFinished("unknown")) == (s, [])
+
+
+def test_resume_of_a_finished_state_writes_the_report_again() -> None:
+    """A process that died after its last checkpoint but before returning still gets a report."""
+    s, _ = reduce(initial(2, 3), PlanReady(tasks("a", "b")))
+    s, _ = reduce(s, ResearcherFinished("a"))
+    s, _ = reduce(s, LimitReached("time"))
+    s, _ = reduce(s, Synthesized())
+    assert s.status == "done" and resume(s, {}) == (s, [Synthesize("time")])
+    f, _ = reduce(initial(2, 3), PlanReady(tasks("a")))
+    f, _ = reduce(f, ResearcherFailed("a", "x"))
+    assert f.status == "failed" and resume(f, {}) == (f, [Stop("every researcher failed")])
 
 
 # --------------------------------------------------------------------------- properties
