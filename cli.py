@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from deepresearch import __version__, cli_plan, driver
+from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, RunInterrupted
 from deepresearch.schemas import GateSummary, RunSummary
@@ -87,13 +88,7 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
     help="Where the report file goes.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="YAML settings file.",
-)
+@config_option()
 @click.option(
     "--llm", default=None, help="LLM provider: extractive (default, no model), openai, gemini."
 )
@@ -216,13 +211,7 @@ def _gate(query: str, settings: Settings, as_json: bool) -> None:
 @cli.command()
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="YAML settings file (only where to find run state is read from it).",
-)
+@config_option("YAML settings file (only where to find run state is read from it).")
 @click.option("--address", default=None, help="Ray address to join (default: the run's own).")
 def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from deepresearch import jobs
+from deepresearch.cli_options import config_option
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, RunInterrupted
 from deepresearch.schemas import Event
@@ -40,9 +41,7 @@ def _auth_option(func: Any) -> Any:
     )(func)
 
 
-_config = click.option(
-    "--config", "config_file", type=click.Path(path_type=Path), default=None, help="YAML settings."
-)
+_config = config_option()
 
 
 def _auth_mode(config_file: Path | None, auth_mode: str | None) -> str:

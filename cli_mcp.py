@@ -6,13 +6,12 @@ from pathlib import Path
 
 import click
 
+from deepresearch.cli_options import config_option
 from deepresearch.config.settings import load_settings, overrides_from_flags
 
 
 @click.command("mcp")
-@click.option(
-    "--config", "config_file", type=click.Path(path_type=Path), default=None, help="YAML settings."
-)
+@config_option()
 @click.option("--address", default=None, help="Ray address to join (default: a local Ray).")
 @click.option("--output-dir", type=click.Path(path_type=Path), default=None)
 def mcp_cmd(config_file: Path | None, address: str | None, output_dir: Path | None) -> None:

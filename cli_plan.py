@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from deepresearch import planning
+from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import InputError, StorageError
 from deepresearch.policies.plan_file import check_items, dump_plan, parse_plan
@@ -111,13 +112,7 @@ def register(cli: click.Group) -> None:
         default=None,
         help="Write the YAML here instead of stdout.",
     )
-    @click.option(
-        "--config",
-        "config_file",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="YAML settings file.",
-    )
+    @config_option()
     @click.option("--llm", default=None, help="LLM provider (default extractive: rule plans).")
     @click.option("--model", default=None, help="Model name for the LLM provider.")
     def plan(

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from deepresearch import runs
+from deepresearch.cli_options import config_option
 from deepresearch.config.settings import load_settings
 from deepresearch.schemas import Event
 
@@ -17,13 +18,7 @@ def _state_dir(config_file: Path | None) -> Path:
     return load_settings(config_file).resolved_state_dir()
 
 
-_config = click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="YAML settings file (for the state directory).",
-)
+_config = config_option("YAML settings file (for the state directory).")
 
 
 @click.group("runs")

@@ -18,6 +18,7 @@ import click
 from pydantic import SecretStr
 
 from deepresearch import runtime
+from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 
 TOKEN_ENV = "DEEP_RESEARCH_API_TOKEN"
@@ -69,13 +70,7 @@ async def serve(
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=int, default=8000, show_default=True, help="Port (0: any free).")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="YAML settings file.",
-)
+@config_option()
 @click.option(
     "--corpus",
     type=click.Path(path_type=Path),

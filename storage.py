@@ -224,12 +224,9 @@ class RunDir:
     def read_events(self) -> list[Event]:
         """Every event written; a torn last line is ignored, a bad line before it is an error."""
         path = self.path(EVENTS)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+        data = _read_if_exists(path)
+        if data is None:
             return []
-        except OSError as exc:
-            raise StorageError(str(path), _reason(exc)) from None
         body, _torn = _split_tail(data)
         events: list[Event] = []
         for number, line in enumerate(body.split(b"\n"), start=1):
@@ -287,12 +284,9 @@ class RunDir:
     def read_docs(self) -> list[FetchedDoc]:
         """The documents kept by ``append_doc``; unreadable lines (a torn tail) are skipped."""
         path = self.path(DOCS)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+        data = _read_if_exists(path)
+        if data is None:
             return []
-        except OSError as exc:
-            raise StorageError(str(path), _reason(exc)) from None
         docs: list[FetchedDoc] = []
         for line in data.split(b"\n"):
             if not line.strip():
@@ -362,6 +356,16 @@ class RunDir:
 
     def read_checkpoint(self) -> dict[str, Any]:
         return self.load_checkpoint().data
+
+
+def _read_if_exists(path: Path) -> bytes | None:
+    """A run file's bytes, None when it was never written; other I/O errors are typed."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(str(path), _reason(exc)) from None
 
 
 def _split_tail(data: bytes) -> tuple[bytes, bytes | None]:
