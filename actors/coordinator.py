@@ -478,6 +478,7 @@ class Coordinator:
         rewrites: dict[int, verify.Rewrite] = {}
         if checked.failing() and vs.rewrite:
             rtask = verify.rewrite_task(self._request.query, checked, evidence, task)
+            await self._sink.emit("rewriting", {"claims": len(rtask.claims)})
             request = build_request("writer", rtask, RewriteDraft)
             try:
                 rdraft, replies = await call_structured(self._llm, request, RewriteDraft)

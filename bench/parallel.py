@@ -5,7 +5,8 @@ run's own events we count, per researcher, its model calls, searches and fetch b
 fetches run concurrently, so a batch costs one latency; a batch served wholly from the shared
 pool costs none), then compute the lower bound a perfect scheduler with ``max_parallel`` slots
 would need: list scheduling of the researchers in the order the reducer starts them, round by
-round, plus the evaluator and writer calls. The wall time is
+round, plus the evaluator and writer calls (and the writer's one rewrite call when the citation
+verifier sent sentences back). The wall time is
 measured from the moment both the plan and the warm researcher processes are ready (actor
 start-up is printed separately) to ``run_finished``.
 
@@ -79,7 +80,7 @@ def analyse(
             # (documents a sibling had read) adds none of its own, so it must not pad the bound.
             units[sid] += sid in fetching
             fetching.discard(sid)
-    coordinator_calls = sum(1 for _, t, _ in events if t in ("evaluated", "writing"))
+    coordinator_calls = sum(1 for _, t, _ in events if t in ("evaluated", "writing", "rewriting"))
     bound = coordinator_calls * latency
     for rnd in sorted({r for r, _ in order}):
         slots = [0.0] * k

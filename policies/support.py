@@ -226,7 +226,19 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
                 best, best_text = key, window
         if best is not None and best[0] and best[1] >= 1.0:
             break  # a single sentence already holds everything: no wider window can do better
-    return best_text[: 2 * max_chars]
+    return _clip(best_text, " ".join(claim.split()), 2 * max_chars)
+
+
+def _clip(window: str, claim: str, cap: int) -> str:
+    """At most ``cap`` characters of ``window``, but never less than a claim quoted in it: a long
+    table row quoted whole must keep every figure its evidence is checked for."""
+    if len(window) <= cap:
+        return window
+    at = window.find(claim) if claim else -1
+    if at < 0:
+        return window[:cap]
+    start = max(0, min(at, at + len(claim) - cap))
+    return window[start : start + max(cap, len(claim))]
 
 
 _PAGE_LABEL = re.compile(r",\s*((?:p\.|slide|sheet|section)\s+\d+)$")

@@ -300,6 +300,7 @@ async def test_a_writer_that_cites_wrongly_is_fixed_or_dropped(rewriter, fixed) 
             {"where": "finding", "reason": "figures not in the cited passage: 101 million"},
         ) in sink.events
     assert ("citation_removed", {"citation": "[99]"}) in sink.events
+    assert ("rewriting", {"claims": 1}) in sink.events  # the one extra writer call, announced
     # researchers were model-free but a model wrote the report: it must not claim otherwise
     assert "without a language model" not in body
     verified = [p for t, p in sink.events if t == "citation_verified"]
@@ -317,7 +318,7 @@ async def test_extractive_runs_verify_every_claim(mode: str) -> None:
     for finding in (f for s in result.report.sections for f in s.findings):
         assert finding.evidence and all(finding.text in e.quote for e in finding.evidence)
     assert all(s.cited_at for s in result.report.sources)
-    assert "rewrite_fallback" not in sink.types()
+    assert "rewrite_fallback" not in sink.types() and "rewriting" not in sink.types()
     assert any("without a language model" in n for n in result.report.notes)
 
 
@@ -327,3 +328,12 @@ async def test_verification_can_be_turned_off() -> None:
     )
     result = await coord.run()
     assert result.report.verification is None and "citation_verified" not in sink.types()
+
+
+def test_a_long_quoted_table_row_keeps_every_figure_in_its_evidence() -> None:
+    from deepresearch.policies.support import best_passage, missing_figures
+
+    cells = " ".join(f"Item {i} ({100 + i},{i:03d})" for i in range(120))  # one ~2,000-char row
+    text = f"Intro sentence about margins. {cells} Closing sentence."
+    quote = best_passage(cells, text, max_chars=600)
+    assert cells in quote and not missing_figures(cells, quote)
