@@ -63,6 +63,12 @@ def figures(text: str) -> list[Figure]:
     """The figures of ``text``: numbers with a decimal part, a percent sign, a scale word, or at
     least two significant digits. Plain years (1900–2099), days inside dates (``June 25``) and
     numbers glued to letters (``Q3``, ``10-Q``) are not figures."""
+    return list(_figures(text))
+
+
+@lru_cache(maxsize=4096)
+def _figures(text: str) -> tuple[Figure, ...]:
+    """Memoized: a report's sentences and passages are checked against each other many times."""
     text = _DATE_DAY.sub(" ", text)
     out: list[Figure] = []
     for m in _NUMBER.finditer(text):
@@ -88,7 +94,7 @@ def figures(text: str) -> list[Figure]:
                 percent=bool(percent),
             )
         )
-    return out
+    return tuple(out)
 
 
 def _same(claim: Figure, seen: Figure) -> bool:
@@ -118,7 +124,17 @@ def needs_citation(sentence: str) -> bool:
 
 def content_terms(text: str) -> list[str]:
     """Stemmed content words of ``text`` (numbers are figures, checked on their own)."""
-    return [t for t in dict.fromkeys(terms(text)) if len(t) > 1 and not t[0].isdigit()]
+    return list(_content_terms(text))
+
+
+@lru_cache(maxsize=4096)
+def _content_terms(text: str) -> tuple[str, ...]:
+    return tuple(t for t in dict.fromkeys(terms(text)) if len(t) > 1 and not t[0].isdigit())
+
+
+@lru_cache(maxsize=4096)
+def _term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
 
 
 class Weights:
@@ -128,15 +144,20 @@ class Weights:
     def __init__(self, passages: Iterable[str] = ()) -> None:
         self.df: Counter[str] = Counter()
         self.n = 0
+        self._memo: dict[str, float] = {}
         for text in passages:
             self.n += 1
-            self.df.update(set(content_terms(text)))
+            self.df.update(set(_content_terms(text)))
 
     def __call__(self, term: str) -> float:
-        df = self.df.get(term, 0)
-        if not df or self.n < 3:
-            return 1.0
-        return min(2.0, max(0.5, math.log(1.0 + self.n / df)))
+        weight = self._memo.get(term)
+        if weight is None:
+            df = self.df.get(term, 0)
+            weight = (
+                1.0 if not df or self.n < 3 else min(2.0, max(0.5, math.log(1.0 + self.n / df)))
+            )
+            self._memo[term] = weight
+        return weight
 
 
 @dataclass(frozen=True)
@@ -167,10 +188,10 @@ def _score(
 def support(claim: str, passage: str, weights: Weights | None = None) -> Support:
     """How well ``passage`` supports ``claim``."""
     return _score(
-        content_terms(claim),
-        figures(claim),
-        set(terms(passage)),
-        figures(passage),
+        list(_content_terms(claim)),
+        list(_figures(claim)),
+        _term_set(passage),
+        list(_figures(passage)),
         weights or Weights(),
     )
 

@@ -164,12 +164,12 @@ def check_claim(
     result = support(claim.text, " ".join(ev.quote for ev in passages), weights)
     used: list[Evidence] = []
     for url in claim.citations:  # the passage of each cited source that supports it best
-        ranked = sorted(
-            evidence.get(url, ()),
-            key=lambda ev: -support(claim.text, ev.quote, weights).score,
-        )
-        if ranked and support(claim.text, ranked[0].quote, weights).score > 0:
-            used.append(ranked[0])
+        scored = [
+            (support(claim.text, ev.quote, weights).score, ev) for ev in evidence.get(url, ())
+        ]
+        best = max(scored, key=lambda pair: pair[0], default=None)  # first of equals, as sorted
+        if best is not None and best[0] > 0:
+            used.append(best[1])
     return Check(claim, result.passes(min_support), needs, result, tuple(used))
 
 
