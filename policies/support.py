@@ -223,6 +223,13 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
     if not units.texts:
         return " ".join(text.split())[:max_chars]
     wanted, claim_figures = content_terms(claim), figures(claim)
+    flat = " ".join(claim.split())
+    for i, unit in enumerate(units.texts):  # a quoted claim: its own sentence is the passage
+        if flat and flat in unit:
+            s = _score(wanted, claim_figures, units.terms[i], list(units.figures[i]), units.weights)
+            if not s.missing and s.score >= 1.0:
+                return _clip(unit, flat, 2 * max_chars)
+            break
     relevant = [
         i
         for i in range(len(units.texts))
