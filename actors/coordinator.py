@@ -11,58 +11,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from deepresearch import planning
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.outbox import Chain
+from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
+from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
+from deepresearch.policies import checkpoint, reuse, sufficiency, synthesis
 from deepresearch.policies import lifecycle as lc
-from deepresearch.policies import reuse, sufficiency, synthesis, verify
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.pricing import usage_of
-from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.schemas import (
     EvaluateTask,
-    Evaluation,
     FollowUpSeed,
     LLMReply,
-    Report,
     Request,
     ResearcherReport,
-    RewriteDraft,
     RunResult,
     SubTask,
     Usage,
-    WriteDraft,
-    WriteTask,
 )
-
-
-class ResearcherPort(Protocol):
-    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport: ...
-    async def steer(self, note: str) -> None: ...
-
-
-class Spawner(Protocol):
-    """Hands out researchers; a released healthy one may serve the next sub-task (warm process)."""
-
-    def acquire(self) -> ResearcherPort: ...
-    def release(self, researcher: ResearcherPort, healthy: bool) -> None: ...
-    def close(self) -> None: ...
-    def crashed(self, exc: BaseException) -> bool:
-        """Whether ``exc`` means the researcher's process died (a retry on a fresh one may work)."""
-        ...
-
-    async def ready(self) -> None:
-        """Wait until the researchers started ahead of need can take work."""
-        ...
-
-
-class EvaluatorPort(Protocol):
-    async def evaluate(self, task: EvaluateTask) -> tuple[Evaluation, list[LLMReply]]: ...
 
 
 class Coordinator:
@@ -98,6 +69,10 @@ class Coordinator:
         self._saves = Chain()
         self._files = Chain()
         self._steering = Chain()
+        deep_mode = request.mode == "deep"
+        self._writer = ReportWriter(
+            settings, request.query, deep_mode, sink, llm, self._account, self._charge
+        )
 
     # ------------------------------------------------------------------ the loop
 
@@ -164,14 +139,12 @@ class Coordinator:
 
     def _restore(self, data: dict[str, Any]) -> lc.LifecycleState:
         """Completed work from a checkpoint: it is never redone."""
-        tasks = [SubTask.model_validate(t) for t in data.get("subtasks", [])]
-        self._subtasks = {t.id: t for t in tasks}
-        for raw in data.get("completed", []):
-            report = ResearcherReport.model_validate(raw)
-            self._reports[report.subtask_id] = report
-        self._usage = Usage.model_validate(data.get("usage", {}))
-        self._providers = dict(data.get("providers", {}))
-        return lc.from_json(data["lifecycle"])
+        restored = checkpoint.restore(data)
+        self._subtasks = restored.subtasks
+        self._reports.update(restored.reports)
+        self._usage = restored.usage
+        self._providers = restored.providers
+        return restored.state
 
     async def _perform(self, command: lc.Command, state: lc.LifecycleState) -> None:
         match command:
@@ -184,7 +157,9 @@ class Coordinator:
             case lc.Steer(target, source):
                 if target in self._current and source in self._reports:
                     self._steering.submit(
-                        _steer(self._current[target], _steering_note(self._reports[source]))
+                        _steer(
+                            self._current[target], synthesis.steering_note(self._reports[source])
+                        )
                     )
             case lc.Evaluate(round_no):
                 await self._evaluate(round_no, state)
@@ -199,6 +174,9 @@ class Coordinator:
     def _account(self, role: str, replies: Sequence[LLMReply]) -> None:
         for reply in replies:
             self._providers[role] = reply.provider
+        self._charge(replies)
+
+    def _charge(self, replies: Sequence[LLMReply]) -> None:
         self._usage = self._usage + usage_of(replies, self._s.llm.prices)
 
     def _only_extractive(self, reports: Sequence[ResearcherReport]) -> bool:
@@ -248,21 +226,22 @@ class Coordinator:
         await self._finish(report)
 
     def _earlier_notes(self) -> list[str]:
-        """A follow-up's researchers start from the earlier findings (capped), except those a
-        reused sub-task already carries into this run."""
+        """A follow-up's researchers start from the earlier findings (capped)."""
         if self._seed is None:
             return []
-        fu = self._s.follow_up
         planned = [t.question for t in self._subtasks.values() if t.round == 1]
-        answered = planned if self._request.mode == "deep" else []
-        reports = reuse.notes_to_inject(self._seed.reports, answered, fu.match_threshold)
+        deep = self._request.mode == "deep"
         cap = self._s.researcher.report_cap_chars
-        return list(reuse.cap_notes([_injection(r, cap) for r in reports], fu.notes_cap_chars))
+        return reuse.earlier_notes(
+            self._seed.reports, planned if deep else [], self._s.follow_up, cap
+        )
 
     def _start(self, subtask: SubTask, inject: tuple[str, ...]) -> None:
         cap = self._s.researcher.report_cap_chars
         notes = self._earlier_notes()  # oldest first: the newest note steers queries most
-        notes += [_injection(self._reports[i], cap) for i in inject if i in self._reports]
+        notes += [
+            synthesis.injection_note(self._reports[i], cap) for i in inject if i in self._reports
+        ]
         limit = self._s.researcher.max_time_s * 1.5 + 5.0  # hard stop if the watchdog cannot run
 
         async def attempt() -> tuple[ResearcherReport, bool]:
@@ -380,15 +359,14 @@ class Coordinator:
         self._saves.check()
         self._saves.submit(
             self._sink.checkpoint(
-                {
-                    "version": 1,
-                    "request": self._request.model_dump(mode="json"),
-                    "lifecycle": lc.to_json(state),
-                    "subtasks": [t.model_dump(mode="json") for t in self._subtasks.values()],
-                    "completed": [r.model_dump(mode="json") for r in self._ordered()],
-                    "usage": self._usage.model_dump(mode="json"),
-                    "providers": dict(self._providers),
-                }
+                checkpoint.payload(
+                    self._request,
+                    state,
+                    list(self._subtasks.values()),
+                    self._ordered(),
+                    self._usage,
+                    self._providers,
+                )
             )
         )
 
@@ -405,50 +383,12 @@ class Coordinator:
             notes.append(synthesis.SEARCH_LIMITED_NOTE)
         usable = [r for r in reports if r.findings]
         limits = synthesis.limit_notes(limited_by, reports)
-        min_sources = self._s.run.min_sources
-        if stop_reason or not sufficiency.sufficient(usable, min_sources):
-            # Too little to stand on: say what was searched and what to try, cite nothing.
-            await self._sink.emit(
-                "insufficient_sources",
-                {
-                    "usable": len(sufficiency.usable_sources(usable)),
-                    "min_sources": min_sources,
-                    "reason": stop_reason,
-                },
-            )
-            corpus = self._s.corpus.path is not None
-            ctx = sufficiency.SearchContext(
-                providers=self._s.search.providers or (("local corpus",) if corpus else ()),
-                corpus=corpus,
-                deep=req.mode == "deep",
-            )
-            quiet = [n for n in notes if n != synthesis.EXTRACTIVE_NOTE]  # nothing is quoted
-            report = sufficiency.could_not_research(
-                req.query, title, reports, min_sources, ctx, quiet, stop_reason
-            )
+        if stop_reason or not sufficiency.sufficient(usable, self._s.run.min_sources):
+            report = await self._writer.decline(title, reports, usable, notes, stop_reason)
         else:
-            await self._sink.emit("writing", {"reports": len(usable)})
-            task = synthesis.write_task(req.query, usable)
-            request = build_request("writer", task, WriteDraft)
-            try:
-                draft, replies = await call_structured(self._llm, request, WriteDraft)
-            except DeepResearchError as exc:
-                # Research is done and paid for: a writer that is over budget or down must not
-                # lose it. The model-free writer quotes the findings instead, and says so.
-                await self._sink.emit("writer_fallback", {"error": str(exc)[:200]})
-                draft, replies = await call_structured(ExtractiveLLM(), request, WriteDraft)
-                notes.append(f"The writer model was unavailable ({exc}); findings are quoted.")
-            self._account("writer", replies)
-            if not self._only_extractive(reports):  # a model wrote it after all: no such note
-                notes = [n for n in notes if n != synthesis.EXTRACTIVE_NOTE]
-            unknown = verify.unknown_ids(task, draft) if self._s.verify.enabled else []
-            draft = verify.adopt_answer_markers(task, draft) if self._s.verify.enabled else draft
-            report, dropped = synthesis.report_from_draft(task, draft, title, notes)
-            if dropped:
-                await self._sink.emit("citations_dropped", {"count": dropped})
-            if self._s.verify.enabled and report.status == "completed":
-                removed = [f"[{n}]" for n in unknown]
-                report = await self._verify(task, report, usable, removed)
+            report = await self._writer.write(
+                title, usable, notes, lambda: self._only_extractive(reports)
+            )
         report = report.model_copy(update={"limits": limits})
         researcher_tiers = sorted({p for r in reports for p in r.answered_by})
         if researcher_tiers:
@@ -463,53 +403,6 @@ class Coordinator:
             limited_by=limited_by,
         )
 
-    async def _verify(
-        self,
-        task: WriteTask,
-        report: Report,
-        reports: Sequence[ResearcherReport],
-        removed: list[str],
-    ) -> Report:
-        """Check every sentence against the passages the researchers cited; rewrite the failing
-        ones once (the writer, or the model-free writer if it is down), drop what still fails."""
-        vs = self._s.verify
-        evidence = verify.evidence_index(reports)
-        checked = verify.check_report(report, evidence, vs.min_support)
-        rewrites: dict[int, verify.Rewrite] = {}
-        if checked.failing() and vs.rewrite:
-            rtask = verify.rewrite_task(self._request.query, checked, evidence, task)
-            await self._sink.emit("rewriting", {"claims": len(rtask.claims)})
-            request = build_request("writer", rtask, RewriteDraft)
-            try:
-                rdraft, replies = await call_structured(self._llm, request, RewriteDraft)
-                self._account("writer", replies)
-            except DeepResearchError as exc:
-                await self._sink.emit("rewrite_fallback", {"error": str(exc)[:200]})
-                rdraft, replies = await call_structured(ExtractiveLLM(), request, RewriteDraft)
-                self._usage = self._usage + usage_of(replies, self._s.llm.prices)
-            rewrites, unknown = verify.rewrites_from_draft(rtask, rdraft)
-            removed += [f"[{n}]" for n in unknown]
-        final, dropped = verify.finalize(
-            checked,
-            rewrites,
-            evidence,
-            synthesis.merged_sources(reports),
-            vs.min_support,
-            removed,
-        )
-        counts = final.verification
-        assert counts is not None
-        for cited in counts.removed_ids:
-            await self._sink.emit("citation_removed", {"citation": cited[:200]})
-        for check in dropped:
-            where = "answer" if check.claim.section == verify.ANSWER else "finding"
-            await self._sink.emit("claim_dropped", {"where": where, "reason": check.reason[:200]})
-        await self._sink.emit(
-            "citation_verified",
-            counts.model_dump(mode="json", exclude={"removed_ids"}),
-        )
-        return final
-
 
 def _failed(subtask: SubTask, reason: str) -> ResearcherReport:
     return ResearcherReport(
@@ -517,17 +410,6 @@ def _failed(subtask: SubTask, reason: str) -> ResearcherReport:
     )
 
 
-def _injection(report: ResearcherReport, cap: int) -> str:
-    """An earlier researcher's report as a note for a later one, capped in size."""
-    lines = [f"Earlier finding on '{report.question}': {report.summary}"]
-    lines += [f"- {f.text}" for f in report.findings]
-    return "\n".join(lines)[:cap]
-
-
 async def _steer(researcher: ResearcherPort, note: str) -> None:
     with contextlib.suppress(Exception):  # a dying researcher cannot be steered
         await researcher.steer(note)
-
-
-def _steering_note(report: ResearcherReport) -> str:
-    return f"A sibling finished '{report.question}': {report.summary[:300]}"

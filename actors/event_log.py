@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from deepresearch.config.settings import FollowUpSettings
+from deepresearch.config.trust import FollowUpSettings
 from deepresearch.errors import StorageError
 from deepresearch.policies.reuse import doc_allowance, keep_for_follow_up
 from deepresearch.schemas import Event, FetchedDoc

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepresearch import assembly, runtime
-from deepresearch.actors.coordinator import Coordinator, ResearcherPort
+from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.event_log import ActorSink
 from deepresearch.actors.ledger import Ledger
-from deepresearch.actors.ports import RemoteProxy
+from deepresearch.actors.ports import RemoteProxy, ResearcherPort
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.actors.url_pool import UrlPool

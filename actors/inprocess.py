@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deepresearch.actors.coordinator import ResearcherPort
 from deepresearch.actors.event_log import EventSink
-from deepresearch.actors.ports import GatewayPort, PoolPort
+from deepresearch.actors.ports import GatewayPort, PoolPort, ResearcherPort
 from deepresearch.actors.researcher import Researcher
 from deepresearch.config.settings import Settings
 from deepresearch.providers.llm.base import LLMProvider

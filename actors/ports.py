@@ -6,9 +6,43 @@ in ``RemoteProxy``) or plain in-process objects (unit tests, the in-process benc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
-from deepresearch.schemas import Claim, FetchedDoc, SearchResult
+from deepresearch.schemas import (
+    Claim,
+    EvaluateTask,
+    Evaluation,
+    FetchedDoc,
+    LLMReply,
+    ResearcherReport,
+    SearchResult,
+    SubTask,
+)
+
+
+class ResearcherPort(Protocol):
+    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport: ...
+    async def steer(self, note: str) -> None: ...
+
+
+class Spawner(Protocol):
+    """Hands out researchers; a released healthy one may serve the next sub-task (warm process)."""
+
+    def acquire(self) -> ResearcherPort: ...
+    def release(self, researcher: ResearcherPort, healthy: bool) -> None: ...
+    def close(self) -> None: ...
+    def crashed(self, exc: BaseException) -> bool:
+        """Whether ``exc`` means the researcher's process died (a retry on a fresh one may work)."""
+        ...
+
+    async def ready(self) -> None:
+        """Wait until the researchers started ahead of need can take work."""
+        ...
+
+
+class EvaluatorPort(Protocol):
+    async def evaluate(self, task: EvaluateTask) -> tuple[Evaluation, list[LLMReply]]: ...
 
 
 class PoolPort(Protocol):

@@ -21,21 +21,19 @@ from deepresearch.actors.outbox import Outbox
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
+from deepresearch.policies import findings
 from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.merge import reformulate
 from deepresearch.policies.ranking import batches, fuse
 from deepresearch.policies.source_scoring import select_hits
 from deepresearch.policies.sufficiency import check_findings
-from deepresearch.policies.support import best_passage, locator
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import (
     Claim,
-    Evidence,
     FetchedDoc,
-    Finding,
     FindingsDraft,
     FindingsTask,
     LLMReply,
@@ -338,7 +336,7 @@ class Researcher:
             doc = await fetcher.fetch(url)
         except DeepResearchError as exc:
             self._emit("fetch_failed", url=url, error=str(exc))
-            snippet = self._snippet_doc(url)
+            snippet = findings.snippet_doc(self._hits.get(url))
             if snippet is None:
                 self._outbox.later(self._pool.fail(url, str(exc)))
                 return None
@@ -348,21 +346,6 @@ class Researcher:
         self._outbox.later(self._pool.store(doc))
         self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
         return doc
-
-    def _snippet_doc(self, url: str) -> FetchedDoc | None:
-        """A page that could not be fetched or extracted falls back to its search snippet,
-        marked as such in its title so the Sources list says what was actually read."""
-        hit = self._hits.get(url)
-        if hit is None or not hit.snippet.strip() or url.startswith("doc:"):
-            return None
-        return FetchedDoc(
-            url=url,
-            title=f"{hit.title} (search snippet only)",
-            location=url,
-            text=hit.snippet,
-            content_type="text/x-search-snippet",
-            provider=hit.provider,
-        )
 
     async def _report(self, docs: list[FetchedDoc]) -> ResearcherReport:
         rs = self._s.researcher
@@ -381,21 +364,12 @@ class Researcher:
         )
         self._add_llm_usage(replies)
         self._progress("reporting")
-        by_number = {t.n: d for t, d in zip(texts, docs, strict=True)}
-        findings: list[Finding] = []
-        dropped = 0
-        for item in draft.findings:
-            cited = tuple(dict.fromkeys(by_number[n].url for n in item.sources if n in by_number))
-            dropped += len(item.sources) - len(cited)
-            if cited and item.text.strip():
-                text = item.text.strip()
-                evidence = tuple(self._evidence(text, doc) for doc in _docs_for(cited, docs))
-                findings.append(Finding(text=text, citations=cited, evidence=evidence))
+        drafted, dropped = findings.from_draft(draft, docs, self._s.verify.quote_chars)
         if dropped:
             self._emit("citations_dropped", count=dropped)
         quoted = all(r.provider == "extractive" for r in replies)
         texts_read = [f"{d.title}\n{d.text}" for d in docs]
-        check = check_findings(self._task.question, findings, texts_read, self._s.scoring, quoted)
+        check = check_findings(self._task.question, drafted, texts_read, self._s.scoring, quoted)
         if check.dropped:
             self._emit(
                 "findings_filtered",
@@ -404,15 +378,15 @@ class Researcher:
                 topic_coverage=round(check.topic_coverage, 3),
                 off_topic=check.off_topic,
             )
-        findings = list(check.kept)
-        summary = draft.summary if findings else ""  # nothing relevant: the evaluator sees a gap
-        cited_urls = {u for f in findings for u in f.citations}
+        kept = list(check.kept)
+        summary = draft.summary if kept else ""  # nothing relevant: the evaluator sees a gap
+        cited_urls = {u for f in kept for u in f.citations}
         sources = tuple(d.source() for d in docs if d.url in cited_urls)
         return ResearcherReport(
             subtask_id=self._task.id,
             question=self._task.question,
             summary=summary,
-            findings=tuple(findings),
+            findings=tuple(kept),
             sources=sources,
             usage=self._usage,
             answered_by=tuple(sorted(self._answered)),
@@ -422,14 +396,3 @@ class Researcher:
             hits_filtered=self._filtered,
             findings_filtered=check.dropped,
         )
-
-    def _evidence(self, claim: str, doc: FetchedDoc) -> Evidence:
-        """The passage of ``doc`` that best supports ``claim``, and where it is (a page, or a
-        text-fragment link): what the citation verifier checks the report's sentences against."""
-        quote = best_passage(claim, doc.text, self._s.verify.quote_chars)
-        return Evidence(url=doc.url, quote=quote, locator=locator(doc.url, doc.location, quote))
-
-
-def _docs_for(urls: Sequence[str], docs: Sequence[FetchedDoc]) -> list[FetchedDoc]:
-    by_url = {d.url: d for d in docs}
-    return [by_url[u] for u in urls if u in by_url]

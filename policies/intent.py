@@ -13,6 +13,15 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from deepresearch.policies.intent_words import (
+    CHITCHAT_PHRASES,
+    CHITCHAT_WORDS,
+    FILLER,
+    STOPWORDS,
+    THANKS_WORDS,
+    VAGUE,
+)
+
 Outcome = Literal["research", "chitchat", "harmful", "ambiguous", "undecided"]
 GatedOutcome = Literal["chitchat", "harmful", "ambiguous"]
 
@@ -59,234 +68,6 @@ HARMFUL_REPLIES = {
 
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")  # any script: a Chinese query is not "empty"
 
-# Whole messages of greeting, thanks and small talk ("hi there, how are you?").
-_CHITCHAT_PHRASES = (
-    "good morning",
-    "good afternoon",
-    "good evening",
-    "good night",
-    "how are you doing",
-    "how are you",
-    "how's it going",
-    "how is it going",
-    "how do you do",
-    "what's up",
-    "whats up",
-    "nice to meet you",
-    "who are you",
-    "what are you",
-    "what can you do",
-    "thank you",
-    "see you",
-    "see ya",
-)
-_CHITCHAT_WORDS = frozenset(
-    [
-        "hi",
-        "hello",
-        "hey",
-        "heya",
-        "hiya",
-        "howdy",
-        "yo",
-        "greetings",
-        "sup",
-        "hola",
-        "bonjour",
-        "bye",
-        "goodbye",
-        "cya",
-        "thanks",
-        "thank",
-        "thx",
-        "ty",
-        "cheers",
-        "ok",
-        "okay",
-        "cool",
-        "great",
-        "nice",
-        "awesome",
-        "lol",
-        "haha",
-        "hehe",
-        "wow",
-    ]
-)
-_THANKS_WORDS = frozenset(["thanks", "thank", "thx", "ty", "cheers"])
-# Words that may accompany small talk without adding research content.
-_FILLER = frozenset(
-    [
-        "there",
-        "you",
-        "all",
-        "everyone",
-        "so",
-        "much",
-        "very",
-        "a",
-        "lot",
-        "again",
-        "today",
-        "bot",
-        "assistant",
-        "friend",
-        "buddy",
-        "mate",
-        "folks",
-        "please",
-        "and",
-        "oh",
-        "well",
-        "just",
-        "really",
-    ]
-)
-# Function words: no research content on their own.
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "about",
-        "from",
-        "into",
-        "over",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "do",
-        "does",
-        "did",
-        "doing",
-        "have",
-        "has",
-        "had",
-        "i",
-        "me",
-        "my",
-        "we",
-        "us",
-        "our",
-        "you",
-        "your",
-        "he",
-        "she",
-        "him",
-        "her",
-        "they",
-        "them",
-        "their",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "not",
-        "no",
-        "yes",
-        "so",
-        "than",
-        "then",
-        "there",
-        "here",
-        "more",
-        "most",
-        "less",
-        "some",
-        "any",
-        "all",
-        "also",
-        "just",
-        "very",
-        "too",
-        "again",
-        "please",
-        "tell",
-        "show",
-        "give",
-        "explain",
-        "say",
-        "know",
-        "let",
-        "lets",
-        "let's",
-        "me",
-        "think",
-        "go",
-        "on",
-        "up",
-        "out",
-    ]
-)
-# Words that only point at something said earlier or at nothing in particular.
-_VAGUE = frozenset(
-    [
-        "stuff",
-        "thing",
-        "things",
-        "something",
-        "anything",
-        "everything",
-        "nothing",
-        "info",
-        "information",
-        "details",
-        "detail",
-        "help",
-        "question",
-        "questions",
-        "research",
-        "topic",
-        "subject",
-        "continue",
-        "more",
-        "else",
-        "other",
-        "same",
-        "one",
-        "ones",
-        "interesting",
-        "idea",
-        "ideas",
-    ]
-)
 
 # --------------------------------------------------------------------------- harmful patterns
 
@@ -400,14 +181,14 @@ def harmful_category(query: str) -> str | None:
 def _is_chitchat(text: str) -> tuple[bool, bool]:
     """(only small talk, mentions thanks) for a normalized message."""
     rest = text
-    for phrase in _CHITCHAT_PHRASES:
+    for phrase in CHITCHAT_PHRASES:
         rest = re.sub(rf"\b{re.escape(phrase)}\b", " ", rest)
     words = _words(rest)
-    spoken = [w for w in words if w in _CHITCHAT_WORDS]
-    leftover = [w for w in words if w not in _CHITCHAT_WORDS and w not in _FILLER]
+    spoken = [w for w in words if w in CHITCHAT_WORDS]
+    leftover = [w for w in words if w not in CHITCHAT_WORDS and w not in FILLER]
     matched_phrase = rest != text
     only_talk = not leftover and (bool(spoken) or matched_phrase)
-    thanks = any(w in _THANKS_WORDS for w in _words(text))
+    thanks = any(w in THANKS_WORDS for w in _words(text))
     return only_talk, thanks
 
 
@@ -416,7 +197,7 @@ def content_words(query: str) -> list[str]:
     return [
         w
         for w in _words(_normalize(query))
-        if w not in _STOPWORDS and w not in _VAGUE and w not in _CHITCHAT_WORDS and w not in _FILLER
+        if w not in STOPWORDS and w not in VAGUE and w not in CHITCHAT_WORDS and w not in FILLER
     ]
 
 

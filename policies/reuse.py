@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from deepresearch.config.trust import FollowUpSettings
+from deepresearch.policies.synthesis import injection_note
 from deepresearch.policies.urls import normalize_url
 from deepresearch.schemas import FetchedDoc, ResearcherReport
 
@@ -167,3 +169,16 @@ def follow_up_note(query: str, report_name: str) -> str:
     if report_name:
         return f'Follow-up to: "{flat}" (report: {report_name})'
     return f'Follow-up to: "{flat}"'
+
+
+def earlier_notes(
+    reports: Sequence[ResearcherReport],
+    answered: Sequence[str],
+    settings: FollowUpSettings,
+    report_cap: int,
+) -> list[str]:
+    """The earlier findings injected into a follow-up's researchers, capped, except those a reused
+    sub-task (``answered``: the questions planned in deep mode) already carries into this run."""
+    chosen = notes_to_inject(reports, answered, settings.match_threshold)
+    notes = [injection_note(r, report_cap) for r in chosen]
+    return list(cap_notes(notes, settings.notes_cap_chars))

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from deepresearch.config.settings import ScoringSettings
+from deepresearch.config.trust import ScoringSettings
 from deepresearch.providers.llm.sentences import _NAME, terms
 from deepresearch.schemas import SearchHit
 

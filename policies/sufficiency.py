@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepresearch.config.settings import ScoringSettings
+from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
 from deepresearch.schemas import Finding, Report, ResearcherReport
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.config.settings import ScoringSettings, load_settings, overrides_from_flags
+from deepresearch.config.settings import load_settings, overrides_from_flags
+from deepresearch.config.trust import ScoringSettings
 from deepresearch.errors import ConfigError
 from deepresearch.policies import source_scoring as sc
 from deepresearch.schemas import SearchHit

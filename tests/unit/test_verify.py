@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_actors_inprocess import coordinator
 
-from deepresearch.policies import verify
+from deepresearch.policies import rewrite, verify
 from deepresearch.policies.citations import find_unresolved, resolve
 from deepresearch.policies.support import (
     best_passage,
@@ -193,10 +193,10 @@ def test_a_figure_missing_from_the_cited_passage_is_rewritten_or_dropped() -> No
             for i, s in enumerate(SOURCES)
         ),
     )
-    rtask = verify.rewrite_task("q", checked, EVIDENCE, task)
+    rtask = rewrite.rewrite_task("q", checked, EVIDENCE, task)
     assert {c.id for c in rtask.claims} == {0, 1}
     assert {s.url for s in rtask.sources} >= {P1, P2}  # the right source is offered too
-    rewrites, unknown = verify.rewrites_from_draft(rtask, answer_rewrite(rtask))
+    rewrites, unknown = rewrite.rewrites_from_draft(rtask, answer_rewrite(rtask))
     assert unknown == []
     final, dropped = verify.finalize(checked, rewrites, EVIDENCE, SOURCES, 0.5)
     assert final.verification is not None and final.verification.rewritten >= 1
@@ -216,7 +216,7 @@ def test_rewrites_only_count_when_they_verify() -> None:
     still_wrong = RewriteDraft(
         claims=(RewriteItem(id=1, text="Widgets hit 250 million.", sources=(1, 9)),)
     )
-    rewrites, unknown = verify.rewrites_from_draft(rtask, still_wrong)
+    rewrites, unknown = rewrite.rewrites_from_draft(rtask, still_wrong)
     assert unknown == [1, 9]  # the rewrite task listed no sources at all
     final, dropped = verify.finalize(checked, rewrites, EVIDENCE, SOURCES, 0.5)
     assert final.verification is not None

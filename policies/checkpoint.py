@@ -1,0 +1,53 @@
+"""The checkpoint's format: what the Coordinator writes after every lifecycle step and reads back on
+resume. One place, so the writer and the reader cannot drift apart. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from deepresearch.policies import lifecycle as lc
+from deepresearch.schemas import Request, ResearcherReport, SubTask, Usage
+
+VERSION = 1
+
+
+def payload(
+    request: Request,
+    state: lc.LifecycleState,
+    subtasks: Sequence[SubTask],
+    completed: Sequence[ResearcherReport],
+    usage: Usage,
+    providers: Mapping[str, str],
+) -> dict[str, Any]:
+    return {
+        "version": VERSION,
+        "request": request.model_dump(mode="json"),
+        "lifecycle": lc.to_json(state),
+        "subtasks": [t.model_dump(mode="json") for t in subtasks],
+        "completed": [r.model_dump(mode="json") for r in completed],
+        "usage": usage.model_dump(mode="json"),
+        "providers": dict(providers),
+    }
+
+
+@dataclass(frozen=True)
+class Restored:
+    state: lc.LifecycleState
+    subtasks: dict[str, SubTask]  # in plan order
+    reports: dict[str, ResearcherReport]  # completed work: never redone
+    usage: Usage
+    providers: dict[str, str]
+
+
+def restore(data: Mapping[str, Any]) -> Restored:
+    tasks = [SubTask.model_validate(t) for t in data.get("subtasks", [])]
+    reports = [ResearcherReport.model_validate(r) for r in data.get("completed", [])]
+    return Restored(
+        state=lc.from_json(data["lifecycle"]),
+        subtasks={t.id: t for t in tasks},
+        reports={r.subtask_id: r for r in reports},
+        usage=Usage.model_validate(data.get("usage", {})),
+        providers=dict(data.get("providers", {})),
+    )
