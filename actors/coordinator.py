@@ -20,12 +20,11 @@ from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
 from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
-from deepresearch.policies import checkpoint, reuse, sufficiency, synthesis
+from deepresearch.policies import checkpoint, evaluation, reuse, sufficiency, synthesis
 from deepresearch.policies import lifecycle as lc
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.schemas import (
-    EvaluateTask,
     FollowUpSeed,
     LLMReply,
     Request,
@@ -149,11 +148,8 @@ class Coordinator:
     async def _perform(self, command: lc.Command, state: lc.LifecycleState) -> None:
         match command:
             case lc.SpawnResearcher(subtask, inject):
-                earlier = self._answered_before(subtask)
-                if earlier is None:
+                if not await self._reuse(subtask):
                     self._start(subtask, inject)
-                else:
-                    await self._reuse(subtask, earlier)
             case lc.Steer(target, source):
                 if target in self._current and source in self._reports:
                     self._steering.submit(
@@ -200,17 +196,16 @@ class Coordinator:
         self._subtasks.update((t.id, t) for t in tasks)
         return tasks
 
-    def _answered_before(self, subtask: SubTask) -> ResearcherReport | None:
-        """Deep mode of a follow-up: the earlier report that already answers this sub-question."""
+    async def _reuse(self, subtask: SubTask) -> bool:
+        """Deep mode of a follow-up: only what is new is researched. A sub-question an earlier
+        report already answers takes that report (its cost was paid by the earlier run) and
+        finishes at once; False when there is none."""
         if self._seed is None or self._request.mode != "deep":
-            return None
+            return False
         threshold = self._s.follow_up.match_threshold
-        return reuse.matching_report(subtask.question, self._seed.reports, threshold)
-
-    async def _reuse(self, subtask: SubTask, earlier: ResearcherReport) -> None:
-        """Only what is new is researched: an answered sub-question takes the earlier report
-        (its cost was paid by the earlier run) and finishes at once."""
-        assert self._seed is not None
+        earlier = reuse.matching_report(subtask.question, self._seed.reports, threshold)
+        if earlier is None:
+            return False
         await self._sink.emit(
             "subtask_reused",
             {
@@ -224,6 +219,7 @@ class Coordinator:
             update={"subtask_id": subtask.id, "question": subtask.question, "usage": Usage()}
         )
         await self._finish(report)
+        return True
 
     def _earlier_notes(self) -> list[str]:
         """A follow-up's researchers start from the earlier findings (capped)."""
@@ -310,22 +306,10 @@ class Coordinator:
 
     async def _evaluate(self, round_no: int, state: lc.LifecycleState) -> None:
         assert self._evaluator is not None
-        reports = self._ordered()
-        task = EvaluateTask(
-            query=self._request.query,
-            agenda=tuple(r.question for r in reports),
-            summaries=tuple(r.summary if r.status == "ok" else "" for r in reports),
-            failed=tuple(r.question for r in reports if r.status != "ok"),
-            round=round_no,
-        )
+        task = evaluation.evaluate_task(self._request.query, self._ordered(), round_no)
         decision, replies = await self._evaluator.evaluate(task)
         self._account("evaluator", replies)
-        asked = {t.question for t in self._subtasks.values()}
-        fresh = [q for q in dict.fromkeys(decision.new_subtasks) if q.strip() and q not in asked]
-        new = tuple(
-            SubTask(id=f"t{len(self._subtasks) + i + 1}", question=q, round=round_no + 1)
-            for i, q in enumerate(fresh)
-        )
+        new = evaluation.new_subtasks(decision, list(self._subtasks.values()), round_no)
         await self._sink.emit(
             "evaluated",
             {

@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
-from deepresearch.schemas import Evaluation
+from collections.abc import Sequence
+
+from deepresearch.schemas import EvaluateTask, Evaluation, ResearcherReport, SubTask
 
 
 def round_budget(target_rounds: int) -> int:
@@ -22,3 +24,26 @@ def normalize(decision: Evaluation) -> Evaluation:
     if decision.action == "delegate" and not any(q.strip() for q in decision.new_subtasks):
         return Evaluation(action="synthesize", reason=f"{decision.reason} (nothing to delegate)")
     return decision
+
+
+def evaluate_task(query: str, reports: Sequence[ResearcherReport], round_no: int) -> EvaluateTask:
+    """What the evaluator sees after a round: the agenda so far, its summaries, what failed."""
+    return EvaluateTask(
+        query=query,
+        agenda=tuple(r.question for r in reports),
+        summaries=tuple(r.summary if r.status == "ok" else "" for r in reports),
+        failed=tuple(r.question for r in reports if r.status != "ok"),
+        round=round_no,
+    )
+
+
+def new_subtasks(
+    decision: Evaluation, existing: Sequence[SubTask], round_no: int
+) -> tuple[SubTask, ...]:
+    """The delegated questions not asked before, numbered after the existing sub-tasks."""
+    asked = {t.question for t in existing}
+    fresh = [q for q in dict.fromkeys(decision.new_subtasks) if q.strip() and q not in asked]
+    return tuple(
+        SubTask(id=f"t{len(existing) + i + 1}", question=q, round=round_no + 1)
+        for i, q in enumerate(fresh)
+    )
