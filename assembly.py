@@ -132,7 +132,7 @@ def build_search_providers(
     if delay > 0:
         from deepresearch.providers.latency import SlowSearch
 
-        providers = [SlowSearch(p, delay) for p in providers]
+        providers = [SlowSearch(p, delay, settings.simulate.latency_mode) for p in providers]
     return providers
 
 
@@ -202,7 +202,7 @@ def build_fetchers(settings: Settings) -> list[Fetcher]:
     if delay > 0:
         from deepresearch.providers.latency import SlowFetcher
 
-        fetchers = [SlowFetcher(f, delay) for f in fetchers]
+        fetchers = [SlowFetcher(f, delay, settings.simulate.latency_mode) for f in fetchers]
     return fetchers
 
 
@@ -228,5 +228,5 @@ def build_llm_provider(
     if settings.simulate.latency_s > 0:
         from deepresearch.providers.latency import SlowLLM
 
-        return SlowLLM(llm, settings.simulate.latency_s)
+        return SlowLLM(llm, settings.simulate.latency_s, settings.simulate.latency_mode)
     return llm

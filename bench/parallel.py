@@ -1,6 +1,8 @@
 """Parallel deep runs with injected provider latency: wall time vs the critical-path lower bound.
 
-Every search, fetch and LLM call sleeps ``--latency`` seconds (``simulate.latency_s``). From the
+Every search, fetch and LLM call takes ``--latency`` seconds (``simulate.latency_s``; by default
+a call takes max(latency, its own work), as a remote provider would: ``--latency-mode added``
+puts the local extractive provider's and BM25 index's work on top instead). From the
 run's own events we count, per researcher, its model calls, searches and fetch batches (a batch's
 fetches run concurrently, so a batch costs one latency; a batch served wholly from the shared
 pool costs none), then compute the lower bound a perfect scheduler with ``max_parallel`` slots
@@ -33,7 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 QUERY = "Compare the revenue of Apple, Amazon, Intel, Microsoft and Nvidia in 2023"
 
 
-def settings_for(root: Path, docs: Path, k: int, latency: float) -> Any:
+def settings_for(
+    root: Path, docs: Path, k: int, latency: float, latency_mode: str = "floor"
+) -> Any:
     from deepresearch.config.settings import load_settings, overrides_from_flags
 
     flags = {
@@ -43,6 +47,7 @@ def settings_for(root: Path, docs: Path, k: int, latency: float) -> Any:
         "run.output_dir": root / "out",
         "deep.max_parallel": k,
         "simulate.latency_s": latency,
+        "simulate.latency_mode": latency_mode,
         "run.mode": "deep",
     }
     from deepresearch import assembly
@@ -162,22 +167,34 @@ def main() -> None:
     parser.add_argument("--docs", type=Path, default=REPO.parent / "shared/data/sec-10q/docs")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--ks", default="1,2,3,5")
+    parser.add_argument(
+        "--latency-mode",
+        choices=("floor", "added"),
+        default="floor",
+        help="floor: a call takes max(latency, its own work), like a remote provider; "
+        "added: latency plus the local provider's work",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["RAY_AUTH_MODE"] = "disabled"
     ks = [int(x) for x in args.ks.split(",")]
     from deepresearch import driver, runtime
 
-    results: dict[str, Any] = {"latency_s": args.latency, "query": QUERY, "runs": []}
+    results: dict[str, Any] = {
+        "latency_s": args.latency,
+        "latency_mode": args.latency_mode,
+        "query": QUERY,
+        "runs": [],
+    }
     with tempfile.TemporaryDirectory(prefix="dr-parallel-") as tmp:
         root = Path(tmp)
         (root / "out").mkdir()
-        base = settings_for(root, args.docs, 1, args.latency)
+        base = settings_for(root, args.docs, 1, args.latency, args.latency_mode)
         driver.build_index(base)
         conn = runtime.connect(base.ray)
         try:
             for k in ks:
-                s = settings_for(root, args.docs, k, args.latency)
+                s = settings_for(root, args.docs, k, args.latency, args.latency_mode)
                 on_ray = ray_run(s)
                 local = inprocess_run(s)
                 row = {

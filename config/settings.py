@@ -209,7 +209,10 @@ class WebSettings(Section):
 
 
 class SimulateSettings(Section):
+    """Injected provider latency for benchmarks and tests (``providers/latency.py``)."""
+
     latency_s: float = Field(0.0, ge=0, le=60)
+    latency_mode: Literal["floor", "added"] = "floor"
 
 
 class ServiceSettings(Section):
