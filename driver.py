@@ -269,6 +269,9 @@ def _interrupted(prep: Prepared, coordinator: Any, duration_s: float) -> None:
     prep.run_dir.write_text("summary.json", summary.model_dump_json(indent=2))
 
 
+FOLLOW_GAP_S = 0.25  # progress refreshes at most four times a second
+
+
 def _follow(
     log: Any,
     result_ref: Any,
@@ -285,7 +288,10 @@ def _follow(
         if events:
             last = events[-1].seq
             on_events(events)
-        ready, _ = ray.wait([result_ref], timeout=0)
+        # After a batch, let the next one gather for a moment (the run's end still returns at
+        # once): one poll per event burst would wake the log and this process for every
+        # researcher's step, on the same two cores the run needs.
+        ready, _ = ray.wait([result_ref], timeout=FOLLOW_GAP_S if events else 0)
         if ready:
             try:
                 result: RunResult = ray.get(result_ref)

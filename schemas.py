@@ -344,8 +344,8 @@ class LLMReply(Message):
 class Event(Message):
     """One line of ``events.jsonl``. Payloads are small JSON values; never secrets, never page text."""
 
-    seq: int
-    ts: float
+    seq: int  # the log's order: arrival, which keeps each emitter's own order
+    ts: float  # when the emitter recorded it (its clock), so not always rising with seq
     run_id: str
     type: str
     payload: dict[str, JsonValue] = Field(default_factory=dict)

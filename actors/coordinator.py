@@ -15,7 +15,7 @@ from typing import Any
 
 from deepresearch import planning
 from deepresearch.actors.event_log import EventSink
-from deepresearch.actors.outbox import Chain
+from deepresearch.actors.outbox import Chain, Latest, QueuedSink
 from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
 from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
@@ -52,7 +52,8 @@ class Coordinator:
         self._retried: set[str] = set()
         self._s = settings
         self._request = request
-        self._sink = sink
+        # Events never hold up the lifecycle; they go out at once (they order the log's rounds).
+        self._sink = QueuedSink(sink)
         self._llm = llm
         self._spawner = spawner
         self._evaluator = evaluator
@@ -64,13 +65,13 @@ class Coordinator:
         self._current: dict[str, ResearcherPort] = {}  # the researcher serving each sub-task
         self._events: asyncio.Queue[lc.LifecycleEvent] = asyncio.Queue()
         self._result: RunResult | None = None
-        # Off the critical path, each in order: checkpoints, the progress file, steering notes.
-        self._saves = Chain()
-        self._files = Chain()
+        # Off the critical path: checkpoints, the progress file (newest wins), steering (in order).
+        self._saves = Latest()
+        self._files = Latest()
         self._steering = Chain()
         deep_mode = request.mode == "deep"
         self._writer = ReportWriter(
-            settings, request.query, deep_mode, sink, llm, self._account, self._charge
+            settings, request.query, deep_mode, self._sink, llm, self._account, self._charge
         )
 
     # ------------------------------------------------------------------ the loop
@@ -123,6 +124,8 @@ class Coordinator:
             timer.cancel()
             await self._cancel_all("run ended")
             self._spawner.close()
+            with contextlib.suppress(Exception):  # on an error, what was emitted still lands
+                await self._sink.flush()
         assert self._result is not None
         for chain in (self._steering, self._files, self._saves):  # all landed before the end
             await chain.wait()
@@ -134,6 +137,7 @@ class Coordinator:
                 "limited_by": self._result.limited_by,
             },
         )
+        await self._sink.flush()
         return self._result
 
     def _restore(self, data: dict[str, Any]) -> lc.LifecycleState:
@@ -176,10 +180,7 @@ class Coordinator:
         self._usage = self._usage + usage_of(replies, self._s.llm.prices)
 
     def _only_extractive(self, reports: Sequence[ResearcherReport]) -> bool:
-        """True when no language model answered any call: the report must say so."""
-        answered = {p for r in reports for p in r.answered_by}
-        answered |= {v for k, v in self._providers.items() if k != "search"}
-        return answered <= {"extractive"} and (bool(answered) or self._llm.name == "extractive")
+        return synthesis.only_extractive(reports, self._providers, self._llm.name)
 
     # ------------------------------------------------------------------ commands
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,16 +51,20 @@ class EventLog:
     async def append(self, type: str, payload: dict[str, JsonValue] | None = None) -> int:
         return await self.append_many([(type, payload or {})])
 
-    async def append_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> int:
+    async def append_many(
+        self, events: list[tuple[str, dict[str, JsonValue]]], stamps: Sequence[float] = ()
+    ) -> int:
         """Several events from one emitter in one call and one fsync, in their order (see
-        ``actors.outbox``); the sequence number of the last one."""
+        ``actors.outbox``); the sequence number of the last one. ``stamps`` are the times the
+        emitter recorded them (an outbox may send a burst a moment later); else arrival time."""
         batch = []
-        for type, payload in events:
+        now = self._clock()
+        for i, (type, payload) in enumerate(events):
             self._seq += 1
             batch.append(
                 Event(
                     seq=self._seq,
-                    ts=round(self._clock(), 3),
+                    ts=round(stamps[i] if i < len(stamps) else now, 3),
                     run_id=self._run_id,
                     type=type,
                     payload=payload or {},
@@ -104,6 +108,11 @@ class EventLog:
         if self._writing is None:  # bound to the actor's running loop, like the condition
             self._writing = asyncio.Lock()
         return self._writing
+
+    async def append_docs(self, docs: list[FetchedDoc]) -> None:
+        """``append_doc`` for each, in order (the pool sends a scraping batch's texts at once)."""
+        for doc in docs:
+            await self.append_doc(doc)
 
     async def append_doc(self, doc: FetchedDoc) -> None:
         """Keep a read document for a later follow-up run (``docs.jsonl``), within the caps.
@@ -154,8 +163,11 @@ class ActorSink:
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         await self._handle.append.remote(type, payload or {})
 
-    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
-        await self._handle.append_many.remote(events)
+    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue], float]]) -> None:
+        """Stamped events (type, payload, emit time), as an ``Outbox`` sends them."""
+        await self._handle.append_many.remote(
+            [(type, payload) for type, payload, _ in events], [ts for _, _, ts in events]
+        )
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
         await self._handle.checkpoint.remote(data)
@@ -163,9 +175,9 @@ class ActorSink:
     async def write_text(self, name: str, text: str) -> None:
         await self._handle.write_text.remote(name, text)
 
-    def save_doc(self, doc: FetchedDoc) -> None:
+    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
         """Fire-and-forget: the caller (the UrlPool, on a researcher's path) does not wait."""
-        self._handle.append_doc.remote(doc)
+        self._handle.append_docs.remote(list(docs))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (ActorSink, (self._handle,))
@@ -189,8 +201,8 @@ class ListSink:
     async def write_text(self, name: str, text: str) -> None:
         self.files[name] = text
 
-    def save_doc(self, doc: FetchedDoc) -> None:
-        self.docs.append(doc)
+    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
+        self.docs.extend(docs)
 
     def types(self) -> list[str]:
         return [t for t, _ in self.events]

@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from deepresearch import runtime
 from deepresearch.actors.event_log import EventSink
@@ -62,7 +63,8 @@ class Researcher:
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
-        self._outbox = Outbox(sink)  # events and pool stores never wait for a round trip
+        # Events and pool stores never wait for a round trip (events go out in bursts).
+        self._outbox = Outbox(sink, settings.run.event_linger_s)
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -81,6 +83,7 @@ class Researcher:
         self._deadline = self._clock() + self._s.researcher.max_time_s
         self._docs: list[FetchedDoc] = []
         self._hits: dict[str, SearchHit] = {}
+        self._unstored: list[FetchedDoc] = []  # read, not yet in the pool (sent with a claim)
         self._queries: list[str] = []  # every query run, for the honest "could not research" report
         self._found = 0
         self._filtered = 0
@@ -119,7 +122,6 @@ class Researcher:
         return report
 
     async def _run(self, subtask: SubTask) -> ResearcherReport:
-        tid = subtask.id
         self._emit(
             "researcher_started",
             question=subtask.question,
@@ -138,18 +140,7 @@ class Researcher:
             report = await self._report(self._docs)
         except DeepResearchError as exc:
             self._emit("researcher_failed", error=str(exc))
-            return ResearcherReport(
-                subtask_id=tid,
-                question=self._task.question,
-                status="failed",
-                error=str(exc),
-                usage=self._usage,
-                answered_by=tuple(sorted(self._answered)),
-                search_degraded=self._degraded,
-                queries=tuple(self._queries),
-                hits_found=self._found,
-                hits_filtered=self._filtered,
-            )
+            return self._report_of(status="failed", error=str(exc))
         if stopped:
             self._emit("researcher_failed", error=stopped, partial=len(report.findings))
             return report.model_copy(update={"status": "failed", "error": stopped})
@@ -243,31 +234,29 @@ class Researcher:
     async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
         urls = [h.url for h in hits]
         self._hits = {h.url: h for h in hits}
-        # The handshake travels with the first batch's claims (one round trip instead of two);
-        # it counts siblings' claims only, so which of the two the pool answers first is moot.
-        handshake: asyncio.Future[tuple[str, ...]] | None = asyncio.ensure_future(
-            self._pool.taken_by_others(urls, self._task.id)
-        )
-
-        async def shake() -> None:
-            """Emit the handshake once, before any other scraping event."""
-            nonlocal handshake
-            if handshake is not None:
-                taken, handshake = await handshake, None
-                self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
-
         try:
-            return await self._scrape_batches(urls, shake)
+            return await self._scrape_batches(urls)
         finally:
-            if handshake is not None:
-                handshake.cancel()
+            if self._unstored:  # the last batch's texts (or what a stop left unsent)
+                self._outbox.later(self._pool.store_many(self._unstored))
+                self._unstored = []
 
-    async def _scrape_batches(
-        self, urls: list[str], shake: Callable[[], Awaitable[None]]
-    ) -> list[FetchedDoc]:
+    async def _claim(self, urls: list[str], batch: list[str], first: bool) -> list[Claim]:
+        """The batch's claims, with the previous batch's texts riding along (one round trip,
+        and a claim never queues behind separate stores). The first also carries the handshake:
+        which candidates siblings hold already, emitted before any other scraping event."""
+        stored, self._unstored = self._unstored, []
+        if first:
+            taken, claims = await self._pool.handshake(urls, self._task.id, batch)
+            self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
+            return claims
+        return await self._pool.claim_many(batch, self._task.id, stored) if batch or stored else []
+
+    async def _scrape_batches(self, urls: list[str]) -> list[FetchedDoc]:
         rs = self._s.researcher
         docs = self._docs
         doc_tokens: list[int] = []
+        first = True
         base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
         for batch in batches(urls, rs.batch_sizes, rs.max_sources):
             prompt = base + sum(doc_tokens)
@@ -279,7 +268,9 @@ class Researcher:
                 self._s.llm.context_share,
             )
             if not decision.admit:
-                await shake()
+                if first:
+                    await self._claim(urls, [], first)
+                    first = False
                 self._emit(
                     "context_gate",
                     prompt_tokens=decision.prompt_tokens,
@@ -296,10 +287,13 @@ class Researcher:
                     stop = exc
                     break
                 admitted.append(url)
-            claims = await self._pool.claim_many(admitted, self._task.id) if admitted else []
-            await shake()
+            claims = await self._claim(urls, admitted, first)
+            first = False
+            # A batch that waits for a sibling's text stores its own as each arrives, so whoever
+            # waits on this researcher is not held up by its own wait as well.
+            defer = not any(c.status == "taken" for c in claims)
             fetched = await asyncio.gather(
-                *(self._read(url, c) for url, c in zip(admitted, claims, strict=True)),
+                *(self._read(url, c, defer) for url, c in zip(admitted, claims, strict=True)),
                 return_exceptions=True,
             )
             for doc in fetched:
@@ -312,14 +306,15 @@ class Researcher:
                     raise outcome
             if stop is not None:
                 raise stop
-        await shake()
+        if first:  # no batch at all: the handshake still says what siblings hold
+            await self._claim(urls, [], first)
         return docs
 
     @property
     def _chars_per_token(self) -> float:
         return self._s.llm.chars_per_token
 
-    async def _read(self, url: str, claim: Claim) -> FetchedDoc | None:
+    async def _read(self, url: str, claim: Claim, defer: bool = False) -> FetchedDoc | None:
         if claim.status == "cached" and claim.doc is not None:
             self._emit("source_reused", url=url)
             return claim.doc
@@ -343,7 +338,10 @@ class Researcher:
             self._emit("snippet_fallback", url=url)
             doc = snippet
         self._usage = self._usage + Usage(fetches=1)
-        self._outbox.later(self._pool.store(doc))
+        if defer:
+            self._unstored.append(doc)
+        else:
+            self._outbox.later(self._pool.store_many([doc]))
         self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
         return doc
 
@@ -382,17 +380,20 @@ class Researcher:
         summary = draft.summary if kept else ""  # nothing relevant: the evaluator sees a gap
         cited_urls = {u for f in kept for u in f.citations}
         sources = tuple(d.source() for d in docs if d.url in cited_urls)
+        return self._report_of(
+            summary=summary, findings=tuple(kept), sources=sources, findings_filtered=check.dropped
+        )
+
+    def _report_of(self, **fields: Any) -> ResearcherReport:
+        """The report with what every outcome carries (usage, tiers, the search record)."""
         return ResearcherReport(
             subtask_id=self._task.id,
             question=self._task.question,
-            summary=summary,
-            findings=tuple(kept),
-            sources=sources,
             usage=self._usage,
             answered_by=tuple(sorted(self._answered)),
             search_degraded=self._degraded,
             queries=tuple(self._queries),
             hits_found=self._found,
             hits_filtered=self._filtered,
-            findings_filtered=check.dropped,
+            **fields,
         )

@@ -21,7 +21,7 @@ class DocSink(Protocol):
     """Where stored texts are kept for follow-ups (the EventLog's ``docs.jsonl``). Non-blocking:
     the pool sits on every researcher's read path."""
 
-    def save_doc(self, doc: FetchedDoc) -> None: ...
+    def save_docs(self, docs: Sequence[FetchedDoc]) -> None: ...
 
 
 class UrlPool:
@@ -47,16 +47,35 @@ class UrlPool:
             return Claim(url=key, status="claimed", owner=owner)
         return Claim(url=key, status="taken", owner=outcome.owner)
 
-    async def claim_many(self, urls: list[str], owner: str) -> list[Claim]:
-        """``claim`` for each of ``urls`` in one call: a scraping batch costs one round trip."""
+    async def claim_many(
+        self, urls: list[str], owner: str, stored: Sequence[FetchedDoc] = ()
+    ) -> list[Claim]:
+        """``claim`` for each of ``urls`` in one call: a scraping batch costs one round trip.
+
+        ``stored`` are the texts the caller read in its previous batch. They travel with the
+        next claim, so a researcher's store never queues ahead of its claim (which is on its
+        critical path), and are stored first (a sibling waiting for one of them gets it)."""
+        if stored:
+            await self.store_many(stored)
         return [await self.claim(url, owner) for url in urls]
 
+    async def handshake(
+        self, candidates: list[str], owner: str, batch: list[str]
+    ) -> tuple[tuple[str, ...], list[Claim]]:
+        """A researcher's first scraping call: which of its ``candidates`` siblings hold already,
+        and the claims for its first ``batch``, in one round trip."""
+        taken = await self.taken_by_others(candidates, owner)
+        return taken, await self.claim_many(batch, owner)
+
     async def store(self, doc: FetchedDoc) -> None:
-        key = normalize_url(doc.url)
-        if self._sink is not None and key not in self._docs:
+        await self.store_many([doc])
+
+    async def store_many(self, docs: Sequence[FetchedDoc]) -> None:
+        new = [d for d in docs if normalize_url(d.url) not in self._docs]
+        if self._sink is not None and new:
             with contextlib.suppress(Exception):  # keeping it for later must not fail this run
-                self._sink.save_doc(doc)
-        self._docs[key] = doc
+                self._sink.save_docs(new)
+        self._docs.update((normalize_url(d.url), d) for d in docs)
         cond = self._condition()
         async with cond:
             cond.notify_all()

@@ -7,7 +7,7 @@ dropped here, so the rendered report can never cite something that was not read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from deepresearch.schemas import (
     Finding,
@@ -164,3 +164,13 @@ def injection_note(report: ResearcherReport, cap: int) -> str:
 def steering_note(report: ResearcherReport) -> str:
     """The short note a running researcher gets when a sibling finishes."""
     return f"A sibling finished '{report.question}': {report.summary[:300]}"
+
+
+def only_extractive(
+    reports: Sequence[ResearcherReport], providers: Mapping[str, str], llm_name: str
+) -> bool:
+    """True when no language model answered any call of the run (``providers``: the tier that
+    answered each coordinator role): the report must say so."""
+    answered = {p for r in reports for p in r.answered_by}
+    answered |= {v for k, v in providers.items() if k != "search"}
+    return answered <= {"extractive"} and (bool(answered) or llm_name == "extractive")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,15 +65,17 @@ class DiskSink:
     async def emit(self, type: str, payload: dict[str, Any] | None = None) -> None:
         await self.log.append(type, payload)
 
-    async def checkpoint(self, data: dict[str, Any]) -> None:
+    def checkpoint(self, data: dict[str, Any]) -> Coroutine[Any, Any, None]:
+        """Noted when the coordinator takes it, even if a newer one supersedes it before it is
+        written (any of them is what a crash at that moment would leave to resume from)."""
         self.checkpoints.append(json.loads(json.dumps(data)))
-        await self.log.checkpoint(data)
+        return self.log.checkpoint(data)
 
     async def write_text(self, name: str, text: str) -> None:
         await self.log.write_text(name, text)
 
-    def save_doc(self, doc: FetchedDoc) -> None:  # fire-and-forget, as ActorSink does
-        self.pending.append(asyncio.ensure_future(self.log.append_doc(doc)))
+    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:  # fire-and-forget, as ActorSink
+        self.pending.append(asyncio.ensure_future(self.log.append_docs(list(docs))))
 
 
 async def run_once(
