@@ -62,14 +62,11 @@ def wait_for_dashboard(url: str, head: subprocess.Popen[bytes], timeout_s: float
     raise RuntimeError("the Ray dashboard did not come up")
 
 
-@pytest.fixture(scope="module")
-def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
-    tmp = Path(tempfile.mkdtemp(prefix="drh", dir="/tmp"))  # short: Ray's socket paths are capped
-    (tmp / "home").mkdir()
-    env = base_env(tmp)
-    env["RAY_TMPDIR"] = str(tmp / "ray")
-    dash = free_port()
-    args = [
+def head_args(dashboard_port: int) -> list[str]:
+    """``ray start --head`` on free loopback ports only. Every port is chosen, the agents'
+    included: a default one (the dashboard agent's 52365) may be held by another Ray on the
+    machine, such as the test session's own, and the head then has no job agent at all."""
+    return [
         str(BIN / "ray"),
         "start",
         "--head",
@@ -77,14 +74,27 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
         f"--port={free_port()}",
         "--node-ip-address=127.0.0.1",
         "--dashboard-host=127.0.0.1",
-        f"--dashboard-port={dash}",
+        f"--dashboard-port={dashboard_port}",
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
         f"--ray-client-server-port={free_port()}",
         "--num-cpus=2",
         "--object-store-memory=200000000",
         "--disable-usage-stats",
     ]
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
+    tmp = Path(tempfile.mkdtemp(prefix="drh", dir="/tmp"))  # short: Ray's socket paths are capped
+    (tmp / "home").mkdir()
+    env = base_env(tmp)
+    env["RAY_TMPDIR"] = str(tmp / "ray")
+    dash = free_port()
     head = subprocess.Popen(
-        args,
+        head_args(dash),
         env=env,
         start_new_session=True,
         stdout=subprocess.DEVNULL,

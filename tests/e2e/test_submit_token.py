@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_submit import BIN, base_env, cli, free_port
+from test_submit import base_env, cli, free_port, head_args
 
 QUERY = "What were ACME Corp total net sales for the quarter ended March 31, 2024?"
 
@@ -74,22 +74,8 @@ def token_head() -> Iterator[TokenHead]:
         "RAY_AUTH_TOKEN": token,  # job drivers inherit it from the head's processes
     }
     dash = free_port()
-    args = [
-        str(BIN / "ray"),
-        "start",
-        "--head",
-        "--block",
-        f"--port={free_port()}",
-        "--node-ip-address=127.0.0.1",
-        "--dashboard-host=127.0.0.1",
-        f"--dashboard-port={dash}",
-        f"--ray-client-server-port={free_port()}",
-        "--num-cpus=2",
-        "--object-store-memory=200000000",
-        "--disable-usage-stats",
-    ]
     head = subprocess.Popen(
-        args,
+        head_args(dash),
         env=head_env,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
