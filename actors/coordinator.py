@@ -120,24 +120,28 @@ class Coordinator:
                 if state.terminal:
                     break
                 state, commands = lc.reduce(state, await self._events.get())
-        finally:
-            timer.cancel()
-            await self._cancel_all("run ended")
-            self._spawner.close()
-            with contextlib.suppress(Exception):  # on an error, what was emitted still lands
+        except BaseException:
+            await self._cancel_all("run ended", timer)
+            with contextlib.suppress(Exception):  # what was emitted before the error still lands
                 await self._sink.flush()
+            self._spawner.close()
+            raise
+        await self._cancel_all("run ended", timer)
         assert self._result is not None
-        for chain in (self._steering, self._files, self._saves):  # all landed before the end
-            await chain.wait()
-        await self._sink.emit(
-            "run_finished",
-            {
-                "status": self._result.status,
-                "sources": len(self._result.report.sources),
-                "limited_by": self._result.limited_by,
-            },
-        )
-        await self._sink.flush()
+        try:
+            for chain in (self._steering, self._files, self._saves):  # all landed before the end
+                await chain.wait()
+            await self._sink.emit(
+                "run_finished",
+                {
+                    "status": self._result.status,
+                    "sources": len(self._result.report.sources),
+                    "limited_by": self._result.limited_by,
+                },
+            )
+            await self._sink.flush()
+        finally:  # stopping the researchers' processes takes CPU: only once the run has ended
+            self._spawner.close()
         return self._result
 
     def _restore(self, data: dict[str, Any]) -> lc.LifecycleState:
@@ -207,19 +211,8 @@ class Coordinator:
         earlier = reuse.matching_report(subtask.question, self._seed.reports, threshold)
         if earlier is None:
             return False
-        await self._sink.emit(
-            "subtask_reused",
-            {
-                "subtask": subtask.id,
-                "question": subtask.question,
-                "earlier_run": self._seed.run_id,
-                "earlier_subtask": earlier.subtask_id,
-            },
-        )
-        report = earlier.model_copy(
-            update={"subtask_id": subtask.id, "question": subtask.question, "usage": Usage()}
-        )
-        await self._finish(report)
+        await self._sink.emit("subtask_reused", reuse.reused_event(subtask, self._seed, earlier))
+        await self._finish(reuse.reused_report(subtask, earlier))
         return True
 
     def _earlier_notes(self) -> list[str]:
@@ -297,7 +290,9 @@ class Coordinator:
         except Exception as exc:  # a progress file must never stall the lifecycle
             await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
 
-    async def _cancel_all(self, reason: str) -> None:
+    async def _cancel_all(self, reason: str, timer: asyncio.TimerHandle | None = None) -> None:
+        if timer is not None:
+            timer.cancel()
         tasks = list(self._running.values())
         for task in tasks:
             task.cancel()

@@ -12,10 +12,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from pydantic import JsonValue
+
 from deepresearch.config.trust import FollowUpSettings
 from deepresearch.policies.synthesis import injection_note
 from deepresearch.policies.urls import normalize_url
-from deepresearch.schemas import FetchedDoc, ResearcherReport
+from deepresearch.schemas import FetchedDoc, FollowUpSeed, ResearcherReport, SubTask, Usage
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 # Words that do not change what is asked: "What was X?" and "what is the X" ask the same thing.
@@ -182,3 +184,22 @@ def earlier_notes(
     chosen = notes_to_inject(reports, answered, settings.match_threshold)
     notes = [injection_note(r, report_cap) for r in chosen]
     return list(cap_notes(notes, settings.notes_cap_chars))
+
+
+def reused_report(subtask: SubTask, earlier: ResearcherReport) -> ResearcherReport:
+    """An earlier run's report standing for ``subtask`` (its cost was paid by that run)."""
+    return earlier.model_copy(
+        update={"subtask_id": subtask.id, "question": subtask.question, "usage": Usage()}
+    )
+
+
+def reused_event(
+    subtask: SubTask, seed: FollowUpSeed, earlier: ResearcherReport
+) -> dict[str, JsonValue]:
+    """The ``subtask_reused`` event's payload: which earlier run and sub-task answered it."""
+    return {
+        "subtask": subtask.id,
+        "question": subtask.question,
+        "earlier_run": seed.run_id,
+        "earlier_subtask": earlier.subtask_id,
+    }
