@@ -102,7 +102,10 @@ class Coordinator:
         )
         try:
             if state.status == "planning":
-                plan, _ = await asyncio.gather(self._plan(), self._spawner.ready())
+                evaluator = (
+                    self._evaluator.ready() if deep and self._evaluator else asyncio.sleep(0)
+                )
+                plan, _, _ = await asyncio.gather(self._plan(), self._spawner.ready(), evaluator)
                 await self._sink.emit("researchers_ready", {})
                 await self._sink.emit(
                     "plan_ready",

@@ -42,6 +42,7 @@ class Spawner(Protocol):
 
 
 class EvaluatorPort(Protocol):
+    async def ready(self) -> None: ...
     async def evaluate(self, task: EvaluateTask) -> tuple[Evaluation, list[LLMReply]]: ...
 
 
