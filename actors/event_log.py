@@ -175,6 +175,10 @@ class ActorSink:
     async def write_text(self, name: str, text: str) -> None:
         await self._handle.write_text.remote(name, text)
 
+    async def warm(self) -> None:
+        """One cheap call, so this process's first real one finds the log's address known."""
+        await self._handle.last_seq.remote()
+
     def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
         """Fire-and-forget: the caller (the UrlPool, on a researcher's path) does not wait."""
         self._handle.append_docs.remote(list(docs))

@@ -77,7 +77,7 @@ class HostedResearcher(Researcher):
         search. Done here, while the planner works, instead of on every researcher's critical
         path. Returns the process id, as ``pid`` does."""
         gateway, pool, log = self._peers
-        await asyncio.gather(gateway.ready.remote(), pool.stats.remote(), log.last_seq.remote())
+        await asyncio.gather(gateway.ready.remote(), pool.ready.remote(), log.last_seq.remote())
         return await self.pid()
 
 

@@ -47,6 +47,7 @@ class EvaluatorPort(Protocol):
 
 
 class PoolPort(Protocol):
+    async def ready(self) -> None: ...
     async def claim(self, url: str, owner: str) -> Claim: ...
     async def claim_many(
         self, urls: list[str], owner: str, stored: Sequence[FetchedDoc] = ()
