@@ -276,8 +276,7 @@ class Coordinator:
     async def _finish(self, report: ResearcherReport) -> None:
         self._reports[report.subtask_id] = report
         self._usage = self._usage + report.usage
-        markdown = synthesis.partial_markdown(self._request.query, self._ordered())
-        self._files.submit(self._write_partial(markdown))
+        self._files.submit(self._write_partial(self._ordered()))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
         else:
@@ -287,8 +286,11 @@ class Coordinator:
         if cap is not None and self._usage.cost_usd >= cap:
             self._events.put_nowait(lc.LimitReached("cost"))
 
-    async def _write_partial(self, markdown: str) -> None:
+    async def _write_partial(self, reports: list[ResearcherReport]) -> None:
+        """Rendered a loop turn later, so the lifecycle's next step goes out first (Latest)."""
+        await asyncio.sleep(0)
         try:
+            markdown = synthesis.partial_markdown(self._request.query, reports)
             await self._sink.write_text("report.partial.md", markdown)
         except Exception as exc:  # a progress file must never stall the lifecycle
             await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
