@@ -245,11 +245,11 @@ class Researcher:
         """The batch's claims, with the previous batch's texts riding along (one round trip,
         and a claim never queues behind separate stores). The first also carries the handshake:
         which candidates siblings hold already, emitted before any other scraping event."""
-        stored, self._unstored = self._unstored, []
-        if first:
+        if first:  # nothing has been read yet, so nothing rides along
             taken, claims = await self._pool.handshake(urls, self._task.id, batch)
             self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
             return claims
+        stored, self._unstored = self._unstored, []
         return await self._pool.claim_many(batch, self._task.id, stored) if batch or stored else []
 
     async def _scrape_batches(self, urls: list[str]) -> list[FetchedDoc]:
