@@ -11,10 +11,10 @@ import asyncio
 import os
 
 from deepresearch.config.settings import Settings
+from deepresearch.llm_messages import IntentDraft, IntentTask
 from deepresearch.policies.intent import Intent, classify, from_model
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.schemas import IntentDraft, IntentTask
 
 
 async def ask_model(llm: LLMProvider, query: str, timeout_s: float) -> Intent:

@@ -7,9 +7,9 @@ import asyncio
 import os
 
 from deepresearch.config.settings import Settings
+from deepresearch.llm_messages import LLMReply, PlanDraft, PlanTask
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.schemas import LLMReply, PlanDraft, PlanTask
 
 
 async def propose(

@@ -1,4 +1,5 @@
-"""Every message that crosses an actor or provider boundary, in one versioned place.
+"""Every message that crosses an actor boundary, in one versioned place (what a model role is
+asked and answers is in ``llm_messages``).
 
 Models are frozen and forbid unknown fields so a typo in a producer fails loudly at the boundary
 instead of silently dropping data. Citations inside a run refer to sources by their normalized URL /
@@ -7,7 +8,7 @@ document id; numbers are assigned only when a report is rendered.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -188,154 +189,6 @@ class Verification(Message):
     removed_ids: tuple[str, ...] = ()  # citations that named no source read in this run
     figures: int = 0  # figures stated by cited sentences as drafted
     figures_supported: int = 0  # of those, figures found in the cited passages
-
-
-# --------------------------------------------------------------------------- LLM tasks
-
-
-class SourceText(Message):
-    """A source as shown to a model: numbered within one task."""
-
-    n: int
-    url: str
-    title: str
-    location: str
-    text: str
-
-
-class QueriesTask(Message):
-    kind: Literal["queries"] = "queries"
-    question: str
-    notes: tuple[str, ...] = ()  # injected reports / steering, newest last
-    max_queries: int = 3
-
-
-class FindingsTask(Message):
-    kind: Literal["findings"] = "findings"
-    question: str
-    sources: tuple[SourceText, ...]
-    notes: tuple[str, ...] = ()
-    max_findings: int = 8
-
-
-class PlanTask(Message):
-    kind: Literal["plan"] = "plan"
-    query: str
-    max_subtasks: int = 5
-
-
-class EvaluateTask(Message):
-    kind: Literal["evaluate"] = "evaluate"
-    query: str
-    agenda: tuple[str, ...]
-    summaries: tuple[str, ...]
-    failed: tuple[str, ...] = ()
-    round: int = 1
-    max_new_subtasks: int = 3
-
-
-class WriteTask(Message):
-    kind: Literal["write"] = "write"
-    query: str
-    sections: tuple[ReportSection, ...]  # one per sub-task, findings cite by URL
-    sources: tuple[SourceText, ...]  # numbered; ``n`` is the number a draft finding cites
-
-
-class IntentTask(Message):
-    """The intent gate's question to a model about a query the rules left undecided."""
-
-    kind: Literal["intent"] = "intent"
-    query: str
-
-
-class RewriteItem(Message):
-    """One sentence of a draft: its id within the task, its text and the source numbers it cites."""
-
-    id: int
-    text: str
-    sources: tuple[int, ...] = ()
-
-
-class RewriteTask(Message):
-    """Sentences the verifier found unsupported by their cited passages, to be rewritten once."""
-
-    kind: Literal["rewrite"] = "rewrite"
-    query: str
-    claims: tuple[RewriteItem, ...]
-    sources: tuple[SourceText, ...]  # numbered as in the WriteTask; text = the cited passages
-
-
-Task = Annotated[
-    QueriesTask | FindingsTask | PlanTask | EvaluateTask | WriteTask | IntentTask | RewriteTask,
-    Field(discriminator="kind"),
-]
-
-
-class QueryList(Message):
-    queries: tuple[str, ...]
-
-
-class DraftFinding(Message):
-    text: str
-    sources: tuple[int, ...] = ()  # numbers of the task's SourceText entries
-
-
-class FindingsDraft(Message):
-    summary: str
-    findings: tuple[DraftFinding, ...]
-
-
-class PlanDraft(Message):
-    complexity: Literal[1, 2, 3] = 1
-    sub_questions: tuple[str, ...]
-
-
-class IntentDraft(Message):
-    intent: Literal["research", "chitchat", "harmful", "ambiguous"] = "research"
-    reply: str = ""  # a short reply to small talk, or the clarification question
-
-
-class DraftSection(Message):
-    heading: str
-    findings: tuple[DraftFinding, ...]
-
-
-class WriteDraft(Message):
-    answer: str  # plain prose, no markers
-    sections: tuple[DraftSection, ...]
-    answer_sources: tuple[int, ...] = ()  # task source numbers backing the answer
-
-
-class RewriteDraft(Message):
-    """The rewritten sentences; an empty ``text`` (or a missing id) means: drop the sentence."""
-
-    claims: tuple[RewriteItem, ...]
-
-
-class ChatMessage(Message):
-    role: Literal["system", "user", "assistant"]
-    content: str
-
-
-class LLMRequest(Message):
-    """One model call. ``messages`` is the rendered prompt for real models; ``task`` carries the same
-    content typed, so a model-free provider (extractive) or a scripted fake can answer it too."""
-
-    role: Role
-    task: Task
-    messages: tuple[ChatMessage, ...] = ()
-    output_name: str = ""
-    output_schema: dict[str, Any] = Field(default_factory=dict)
-    max_output_tokens: int = 2048
-
-
-class LLMReply(Message):
-    text: str
-    provider: str
-    model: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    estimated_tokens: bool = False
 
 
 # --------------------------------------------------------------------------- events and summary

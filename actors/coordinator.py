@@ -20,19 +20,12 @@ from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
 from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
+from deepresearch.llm_messages import LLMReply
 from deepresearch.policies import checkpoint, evaluation, reuse, sufficiency, synthesis
 from deepresearch.policies import lifecycle as lc
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
-from deepresearch.schemas import (
-    FollowUpSeed,
-    LLMReply,
-    Request,
-    ResearcherReport,
-    RunResult,
-    SubTask,
-    Usage,
-)
+from deepresearch.schemas import FollowUpSeed, Request, ResearcherReport, RunResult, SubTask, Usage
 
 
 class Coordinator:

@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from deepresearch.config.settings import LLMRateLimit, ModelPrice
 from deepresearch.errors import BudgetExceeded
+from deepresearch.llm_messages import LLMReply
 from deepresearch.policies.ratelimit import Bucket, reserve
 from deepresearch.providers.llm.pricing import find_price, reply_cost
-from deepresearch.schemas import LLMReply, Role
+from deepresearch.schemas import Role
 
 
 class Ledger:

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.schemas import (
     Claim,
-    EvaluateTask,
     Evaluation,
     FetchedDoc,
-    LLMReply,
     ResearcherReport,
     SearchResult,
     SubTask,

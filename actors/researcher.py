@@ -22,6 +22,14 @@ from deepresearch.actors.outbox import Outbox
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
+from deepresearch.llm_messages import (
+    FindingsDraft,
+    FindingsTask,
+    LLMReply,
+    QueriesTask,
+    QueryList,
+    SourceText,
+)
 from deepresearch.policies import findings
 from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.merge import reformulate
@@ -32,20 +40,7 @@ from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
-from deepresearch.schemas import (
-    Claim,
-    FetchedDoc,
-    FindingsDraft,
-    FindingsTask,
-    LLMReply,
-    QueriesTask,
-    QueryList,
-    ResearcherReport,
-    SearchHit,
-    SourceText,
-    SubTask,
-    Usage,
-)
+from deepresearch.schemas import Claim, FetchedDoc, ResearcherReport, SearchHit, SubTask, Usage
 
 
 class Researcher:

@@ -13,18 +13,12 @@ from collections.abc import Callable, Sequence
 from deepresearch.actors.event_log import EventSink
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
+from deepresearch.llm_messages import LLMReply, RewriteDraft, WriteDraft, WriteTask
 from deepresearch.policies import rewrite, sufficiency, synthesis, verify
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.schemas import (
-    LLMReply,
-    Report,
-    ResearcherReport,
-    RewriteDraft,
-    WriteDraft,
-    WriteTask,
-)
+from deepresearch.schemas import Report, ResearcherReport
 
 Account = Callable[[str, Sequence[LLMReply]], None]  # role, replies: usage and which tier answered
 

@@ -20,13 +20,13 @@ import httpx
 from openai import AsyncOpenAI
 from pydantic import SecretStr
 
+from deepresearch.llm_messages import QueriesTask, QueryList
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.openai_compat import OpenAICompatLLM
 from deepresearch.providers.llm.router import Router
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.testing_openai import ScriptedOpenAIServer, Step
-from deepresearch.schemas import QueriesTask, QueryList
 
 REPLY = json.dumps({"queries": ["apple net sales q3 2023", "apple revenue quarter july 2023"]})
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deepresearch.schemas import EvaluateTask, Evaluation, ResearcherReport, SubTask
+from deepresearch.llm_messages import EvaluateTask
+from deepresearch.schemas import Evaluation, ResearcherReport, SubTask
 
 
 def round_budget(target_rounds: int) -> int:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from deepresearch.llm_messages import FindingsDraft
 from deepresearch.policies.support import best_passage, locator
-from deepresearch.schemas import Evidence, FetchedDoc, Finding, FindingsDraft, SearchHit
+from deepresearch.schemas import Evidence, FetchedDoc, Finding, SearchHit
 
 
 def from_draft(

@@ -7,17 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from deepresearch.llm_messages import RewriteDraft, RewriteItem, RewriteTask, SourceText, WriteTask
 from deepresearch.policies.citations import NUMERIC_MARKER
 from deepresearch.policies.support import Weights, missing_figures, support
 from deepresearch.policies.verify import Checked
-from deepresearch.schemas import (
-    Evidence,
-    RewriteDraft,
-    RewriteItem,
-    RewriteTask,
-    SourceText,
-    WriteTask,
-)
+from deepresearch.schemas import Evidence
 
 
 def rewrite_task(

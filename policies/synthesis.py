@@ -9,16 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from deepresearch.schemas import (
-    Finding,
-    Report,
-    ReportSection,
-    ResearcherReport,
-    Source,
-    SourceText,
-    WriteDraft,
-    WriteTask,
-)
+from deepresearch.llm_messages import SourceText, WriteDraft, WriteTask
+from deepresearch.schemas import Finding, Report, ReportSection, ResearcherReport, Source
 
 EXTRACTIVE_NOTE = (
     "Written without a language model (extractive mode): every statement below is a sentence or "

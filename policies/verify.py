@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from deepresearch.llm_messages import WriteDraft, WriteTask
 from deepresearch.policies.citations import NUMERIC_MARKER, cite_marker, markers_from_numbers
 from deepresearch.policies.support import (
     Support,
@@ -33,8 +34,6 @@ from deepresearch.schemas import (
     ResearcherReport,
     Source,
     Verification,
-    WriteDraft,
-    WriteTask,
 )
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from importlib.resources import files
 from string import Template
 from typing import Any
 
-from deepresearch.schemas import (
+from deepresearch.llm_messages import (
     EvaluateTask,
     FindingsTask,
     IntentTask,

@@ -17,9 +17,10 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Literal, TypeVar
 
+from deepresearch.llm_messages import LLMReply, LLMRequest
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.search.base import Fetcher, SearchProvider
-from deepresearch.schemas import FetchedDoc, LLMReply, LLMRequest, SearchHit
+from deepresearch.schemas import FetchedDoc, SearchHit
 
 T = TypeVar("T")
 LatencyMode = Literal["floor", "added"]

@@ -14,7 +14,8 @@ from typing import Any, NamedTuple, TypeAlias
 
 from pydantic import BaseModel
 
-from deepresearch.schemas import LLMReply, LLMRequest, Role
+from deepresearch.llm_messages import LLMReply, LLMRequest
+from deepresearch.schemas import Role
 
 
 class ScriptedReply(NamedTuple):

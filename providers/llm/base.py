@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from deepresearch.schemas import LLMReply, LLMRequest
+from deepresearch.llm_messages import LLMReply, LLMRequest
 
 
 @runtime_checkable

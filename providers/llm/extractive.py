@@ -12,14 +12,10 @@ import math
 
 from pydantic import BaseModel
 
-from deepresearch.policies.support import Weights, missing_figures, support
-from deepresearch.providers.llm import rules
-from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
-from deepresearch.schemas import (
+from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
     EvaluateTask,
-    Evaluation,
     FindingsDraft,
     FindingsTask,
     IntentDraft,
@@ -36,6 +32,10 @@ from deepresearch.schemas import (
     WriteDraft,
     WriteTask,
 )
+from deepresearch.policies.support import Weights, missing_figures, support
+from deepresearch.providers.llm import rules
+from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
+from deepresearch.schemas import Evaluation
 
 NO_PASSAGE = "No relevant passage was found in the sources"
 NO_ANSWER = "The sources did not contain information that answers this question."

@@ -21,9 +21,9 @@ from google.genai import types
 from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
+from deepresearch.llm_messages import LLMReply, LLMRequest
 from deepresearch.policies.retry import parse_retry_after
 from deepresearch.providers.llm.openai_compat import estimate_tokens, scrub
-from deepresearch.schemas import LLMReply, LLMRequest
 
 GEMINI_DEFAULT_MODEL = "gemini-2.5-flash"
 Mode = Literal["json_schema", "json_mime", "text"]

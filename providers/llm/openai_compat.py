@@ -19,8 +19,8 @@ from openai.types.chat import ChatCompletionMessageParam
 from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
+from deepresearch.llm_messages import LLMReply, LLMRequest
 from deepresearch.policies.retry import parse_retry_after
-from deepresearch.schemas import LLMReply, LLMRequest
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "no-key"  # local servers (Ollama, vLLM) ignore the Authorization header

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from deepresearch.config.settings import ModelPrice
-from deepresearch.schemas import LLMReply, Usage
+from deepresearch.llm_messages import LLMReply
+from deepresearch.schemas import Usage
 
 PriceTable = Mapping[str, ModelPrice]
 

@@ -26,10 +26,11 @@ from deepresearch.errors import (
     ProviderError,
     RateLimited,
 )
+from deepresearch.llm_messages import LLMReply, LLMRequest
 from deepresearch.policies import breaker
 from deepresearch.policies.retry import RetryPolicy, next_delay
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.schemas import LLMReply, LLMRequest, Role
+from deepresearch.schemas import Role
 
 Notify = Callable[[str, dict[str, str | int | float | bool | None]], Awaitable[None]]
 

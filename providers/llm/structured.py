@@ -18,9 +18,10 @@ import json_repair
 from pydantic import BaseModel, ValidationError
 
 from deepresearch.errors import StructuredOutputError
+from deepresearch.llm_messages import ChatMessage, LLMReply, LLMRequest, Task
 from deepresearch.prompts import render_task
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.schemas import ChatMessage, Evaluation, LLMReply, LLMRequest, Role, Task
+from deepresearch.schemas import Evaluation, Role
 
 T = TypeVar("T", bound=BaseModel)
 

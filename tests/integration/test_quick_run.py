@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 
 from deepresearch import driver
-from deepresearch.policies.citations import find_unresolved
-from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.report import body_of
-from deepresearch.schemas import (
+from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
-    Event,
     FindingsDraft,
     QueryList,
     WriteDraft,
 )
+from deepresearch.policies.citations import find_unresolved
+from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.report import body_of
+from deepresearch.schemas import Event
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 

@@ -12,9 +12,9 @@ import os
 import httpx
 import pytest
 
+from deepresearch.llm_messages import QueriesTask, QueryList
 from deepresearch.providers.llm.registry import build_llm
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.schemas import QueriesTask, QueryList
 
 QUESTION = "How did Apple's gross margin change in 2023?"
 

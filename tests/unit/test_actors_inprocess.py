@@ -14,15 +14,12 @@ from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import FetchError, SearchUnavailable
+from deepresearch.llm_messages import DraftFinding, FindingsDraft, LLMReply, QueryList
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing import ScriptedLLM
 from deepresearch.schemas import (
-    DraftFinding,
     Evaluation,
     FetchedDoc,
-    FindingsDraft,
-    LLMReply,
-    QueryList,
     Request,
     ResearcherReport,
     SearchHit,

@@ -166,8 +166,9 @@ def test_answering_row_outranks_a_sentence_that_only_repeats_the_name() -> None:
 
 
 def test_quick_mode_answer_takes_several_cited_findings() -> None:
+    from deepresearch.llm_messages import SourceText, WriteTask
     from deepresearch.providers.llm.extractive import answer_write
-    from deepresearch.schemas import Finding, ReportSection, SourceText, WriteTask
+    from deepresearch.schemas import Finding, ReportSection
 
     section = ReportSection(
         heading="Acme net sales",

@@ -8,12 +8,8 @@ from pathlib import Path
 import pytest
 
 from deepresearch.errors import ConfigError
-from deepresearch.providers.llm.extractive import NO_PASSAGE, ExtractiveLLM
-from deepresearch.providers.llm.registry import KNOWN_LLM_PROVIDERS, build_llm
-from deepresearch.providers.llm.rules import search_queries, sub_questions
-from deepresearch.schemas import (
+from deepresearch.llm_messages import (
     EvaluateTask,
-    Finding,
     FindingsDraft,
     FindingsTask,
     LLMRequest,
@@ -21,12 +17,15 @@ from deepresearch.schemas import (
     PlanTask,
     QueriesTask,
     QueryList,
-    ReportSection,
     SourceText,
     Task,
     WriteDraft,
     WriteTask,
 )
+from deepresearch.providers.llm.extractive import NO_PASSAGE, ExtractiveLLM
+from deepresearch.providers.llm.registry import KNOWN_LLM_PROVIDERS, build_llm
+from deepresearch.providers.llm.rules import search_queries, sub_questions
+from deepresearch.schemas import Finding, ReportSection
 
 PDF = Path(__file__).resolve().parents[3] / "shared/data/sec-10q/docs/2023 Q3 AAPL.pdf"
 

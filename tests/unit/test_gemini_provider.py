@@ -12,9 +12,9 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
+from deepresearch.llm_messages import ChatMessage, QueriesTask, QueryList
 from deepresearch.providers.llm.gemini import GeminiLLM, retry_delay_from_details
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.schemas import ChatMessage, QueriesTask, QueryList
 
 KEY = "AIzaSy-GEMINI-SECRET-0123456789"
 GOOD = '{"queries": ["apple gross margin"]}'

@@ -171,8 +171,8 @@ def test_rules_decide_without_calling_a_model() -> None:
 
 def test_a_model_classifies_what_the_rules_leave_open() -> None:
     from deepresearch.intent_gate import decide
+    from deepresearch.llm_messages import IntentDraft
     from deepresearch.providers.testing import ScriptedLLM
-    from deepresearch.schemas import IntentDraft
 
     draft = IntentDraft(intent="ambiguous", reply="Which Jaguar: the animal or the car maker?")
     llm = ScriptedLLM({"planner": [draft.model_dump_json()]})

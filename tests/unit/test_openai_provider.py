@@ -11,6 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
+from deepresearch.llm_messages import QueriesTask, QueryList
 from deepresearch.providers.llm.openai_compat import OpenAICompatLLM, scrub
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.testing_openai import (
@@ -21,7 +22,6 @@ from deepresearch.providers.testing_openai import (
     reply,
     server_error,
 )
-from deepresearch.schemas import QueriesTask, QueryList
 
 KEY = "sk-test-VERYSECRET-0123456789abcdef"
 GOOD = '{"queries": ["apple gross margin 2023", "apple 10-Q"]}'

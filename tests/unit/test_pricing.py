@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.config.settings import ModelPrice, load_settings
+from deepresearch.llm_messages import LLMReply
 from deepresearch.providers.llm.pricing import (
     cost_usd,
     find_price,
@@ -13,7 +14,6 @@ from deepresearch.providers.llm.pricing import (
     total_usd,
     unpriced_models,
 )
-from deepresearch.schemas import LLMReply
 
 PRICES = {
     "gpt-4o": ModelPrice(input_per_mtok=2.5, output_per_mtok=10.0),

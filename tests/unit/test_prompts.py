@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from deepresearch.llm_messages import (
+    EvaluateTask,
+    FindingsTask,
+    PlanTask,
+    QueriesTask,
+    SourceText,
+    Task,
+    WriteTask,
+)
 from deepresearch.prompts import (
     TEMPLATE_FOR_KIND,
     load_prompt,
@@ -12,17 +21,7 @@ from deepresearch.prompts import (
     task_nonce,
     wrap_untrusted,
 )
-from deepresearch.schemas import (
-    EvaluateTask,
-    Finding,
-    FindingsTask,
-    PlanTask,
-    QueriesTask,
-    ReportSection,
-    SourceText,
-    Task,
-    WriteTask,
-)
+from deepresearch.schemas import Finding, ReportSection
 
 SOURCES = (
     SourceText(n=1, url="doc:a", title="A", location="p. 1", text="Revenue was $5."),

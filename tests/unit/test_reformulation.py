@@ -8,18 +8,10 @@ from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+from deepresearch.llm_messages import DraftFinding, FindingsDraft, QueryList
 from deepresearch.policies.merge import reformulate
 from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.schemas import (
-    DraftFinding,
-    FetchedDoc,
-    FindingsDraft,
-    QueryList,
-    ResearcherReport,
-    SearchHit,
-    SearchResult,
-    SubTask,
-)
+from deepresearch.schemas import FetchedDoc, ResearcherReport, SearchHit, SearchResult, SubTask
 
 URL = "https://example.org/widgets"
 TEXT = "Widget sales reached 120 million units in 2024."

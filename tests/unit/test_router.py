@@ -14,6 +14,7 @@ from pydantic import SecretStr
 
 from deepresearch.config.settings import LLMSettings, ModelPrice, load_settings
 from deepresearch.errors import BudgetExceeded, ConfigError, LLMUnavailable, ProviderError
+from deepresearch.llm_messages import LLMReply, PlanTask, QueriesTask, QueryList
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.extractive import ExtractiveLLM
@@ -35,7 +36,7 @@ from deepresearch.providers.testing_openai import (
     reply,
     server_error,
 )
-from deepresearch.schemas import LLMReply, PlanTask, QueriesTask, QueryList, Role
+from deepresearch.schemas import Role
 
 KEY = "sk-router-SECRET-abcdef0123456789"
 GOOD = '{"queries": ["q1", "q2"]}'

@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
+from deepresearch.llm_messages import LLMRequest, PlanTask, QueriesTask, QueryList
 from deepresearch.providers.testing import ScriptedLLM, ScriptedReply, scripted_json
-from deepresearch.schemas import LLMRequest, PlanTask, QueriesTask, QueryList
 
 
 def plan_req() -> LLMRequest:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.errors import StructuredOutputError
+from deepresearch.llm_messages import EvaluateTask, PlanDraft, PlanTask, QueriesTask, QueryList
 from deepresearch.providers.llm.structured import (
     EVALUATOR_FALLBACK_REASON,
     build_request,
@@ -14,14 +15,7 @@ from deepresearch.providers.llm.structured import (
     parse_structured,
 )
 from deepresearch.providers.testing import ScriptedLLM, ScriptedReply, scripted_json
-from deepresearch.schemas import (
-    EvaluateTask,
-    Evaluation,
-    PlanDraft,
-    PlanTask,
-    QueriesTask,
-    QueryList,
-)
+from deepresearch.schemas import Evaluation
 
 VALID = '{"queries": ["a", "b"]}'
 

@@ -6,6 +6,17 @@ from __future__ import annotations
 import pytest
 from test_actors_inprocess import coordinator
 
+from deepresearch.llm_messages import (
+    DraftFinding,
+    DraftSection,
+    LLMRequest,
+    RewriteDraft,
+    RewriteItem,
+    RewriteTask,
+    SourceText,
+    WriteDraft,
+    WriteTask,
+)
 from deepresearch.policies import rewrite, verify
 from deepresearch.policies.citations import find_unresolved, resolve
 from deepresearch.policies.support import (
@@ -19,22 +30,7 @@ from deepresearch.policies.support import (
 from deepresearch.providers.llm.extractive import ExtractiveLLM, answer_rewrite
 from deepresearch.providers.testing import ScriptedLLM
 from deepresearch.report import Footer, body_of, render
-from deepresearch.schemas import (
-    DraftFinding,
-    DraftSection,
-    Evidence,
-    Finding,
-    LLMRequest,
-    Report,
-    ReportSection,
-    RewriteDraft,
-    RewriteItem,
-    RewriteTask,
-    Source,
-    SourceText,
-    WriteDraft,
-    WriteTask,
-)
+from deepresearch.schemas import Evidence, Finding, Report, ReportSection, Source
 
 P1 = "https://example.org/p1"
 P2 = "https://example.org/p2"
