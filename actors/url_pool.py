@@ -67,9 +67,6 @@ class UrlPool:
         taken = await self.taken_by_others(candidates, owner)
         return taken, await self.claim_many(batch, owner)
 
-    async def store(self, doc: FetchedDoc) -> None:
-        await self.store_many([doc])
-
     async def store_many(self, docs: Sequence[FetchedDoc]) -> None:
         new = [d for d in docs if normalize_url(d.url) not in self._docs]
         if self._sink is not None and new:
