@@ -19,8 +19,9 @@ import click
 from deepresearch import __version__, cli_plan, driver
 from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
-from deepresearch.errors import DeepResearchError, RunInterrupted
-from deepresearch.schemas import GateSummary, RunSummary
+from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
+from deepresearch.intent_gate import exit_code, gate_summary, screen
+from deepresearch.schemas import RunSummary
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 
@@ -179,33 +180,34 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
     items = cli_plan.check_options(
         settings.run.mode, options["plan_file"], review, settings, is_tty
     )
-    if settings.gate.enabled:
-        _gate(driver.check_query(query, settings), settings, as_json)
-    plan = cli_plan.settle(query.strip(), settings, items, review, is_tty)
-    prep = driver.prepare(
-        query, settings.run.mode, settings, follow_up_of=options["follow_up"], plan=plan
-    )
+    try:
+        # Gated before a plan is reviewed (no planner call for a greeting); prepare enforces it.
+        intent = screen(driver.check_query(query, settings), settings)
+        plan = cli_plan.settle(query.strip(), settings, items, review, is_tty)
+        prep = driver.prepare(
+            query,
+            settings.run.mode,
+            settings,
+            follow_up_of=options["follow_up"],
+            plan=plan,
+            intent=intent,
+        )
+    except QueryGated as gated:
+        answer_gated(gated, query.strip(), as_json)
     _execute(prep, as_json)
 
 
-def _gate(query: str, settings: Settings, as_json: bool) -> None:
-    """Answer a greeting, refuse a harmful request or ask what to research: no run starts."""
-    from deepresearch.intent_gate import decide
-
-    intent = decide(query, settings)
-    if not intent.gated:
-        return
+def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
+    """A greeting answered (exit 0), a harmful request refused (3), a vague query questioned (2):
+    no run started."""
     if as_json:
-        summary = GateSummary(
-            outcome=intent.outcome, query=query, reply=intent.reply, reason=intent.reason
-        )
-        click.echo(summary.model_dump_json())
-    if intent.outcome == "chitchat":
+        click.echo(gate_summary(gated, query).model_dump_json())
+    if gated.outcome == "chitchat":
         if not as_json:
-            click.echo(intent.reply)
+            click.echo(gated.reply)
         raise SystemExit(EXIT_OK)
-    click.echo(f"deep-research: {intent.reply}", err=True)
-    raise SystemExit(EXIT_USAGE if intent.outcome == "ambiguous" else EXIT_NO_ANSWER)
+    click.echo(f"deep-research: {gated.reply}", err=True)
+    raise SystemExit(exit_code(gated))
 
 
 @cli.command()

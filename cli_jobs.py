@@ -17,7 +17,7 @@ import click
 from deepresearch import jobs
 from deepresearch.cli_options import config_option
 from deepresearch.config.settings import load_settings, overrides_from_flags
-from deepresearch.errors import DeepResearchError, RunInterrupted
+from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.schemas import Event
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
@@ -62,7 +62,13 @@ def _save_report(found: jobs.JobReport, output_dir: Path) -> Path:
 
 
 def _finish(job_id: str, run_id: str, status: str, logs: str, output_dir: Path) -> None:
-    """Save the downloaded report and exit like ``run`` would (0, 3 no answer, 130 stopped)."""
+    """Save the downloaded report and exit like ``run`` would (0, 3 no answer, 130 stopped; a
+    query the intent gate answered: its reply, exit 0, 3 or 2 by outcome)."""
+    gated = jobs.parse_gate_line(logs, run_id)
+    if gated is not None:
+        from deepresearch.cli import answer_gated
+
+        answer_gated(QueryGated(gated.outcome, gated.reply, gated.reason), gated.query, False)
     found = jobs.parse_report_block(logs, run_id)
     if found is not None:
         path = _save_report(found, output_dir)
@@ -285,7 +291,14 @@ def job_run_cmd(query: str, run_id: str, **o: Any) -> None:
         "ray.auth_mode": auth if auth in ("disabled", "token") else None,
     }
     settings = load_settings(None, overrides_from_flags(flags))
-    prep = jobs.prepare_as(run_id, query, settings.run.mode, settings)
+    try:
+        prep = jobs.prepare_as(run_id, query, settings.run.mode, settings)
+    except QueryGated as gated:  # the job ends with the gate's outcome: no run, no report
+        from deepresearch.intent_gate import exit_code, gate_summary
+
+        click.echo(jobs.gate_line(run_id, gate_summary(gated, query.strip())))
+        click.echo(f"deep-research: {gated.reply}", err=True)
+        raise SystemExit(exit_code(gated)) from None
     summary = driver.execute(prep, _print_event)
     report = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""
     click.echo(jobs.report_block(summary, report))

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepresearch import assembly, follow_up, runs, runtime
+from deepresearch import assembly, follow_up, intent_gate, runs, runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted, StorageError
+from deepresearch.policies.intent import Intent
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
@@ -98,11 +99,22 @@ def prepare(
     follow_up_of: str | None = None,
     *,
     plan: tuple[str, ...] = (),
+    llm: LLMProvider | None = None,
+    intent: Intent | None = None,
 ) -> Prepared:
     """Validate everything and create the run directory; ``run_id`` lets a submitter choose it,
     ``follow_up_of`` names a finished run whose sources and reports this one builds on, ``plan``
-    is a reviewed deep-mode agenda researched instead of planning."""
+    is a reviewed deep-mode agenda researched instead of planning.
+
+    The intent gate runs here, first, for every entry point: a greeting, a harmful request or a
+    query with no topic raises ``QueryGated`` before anything exists. ``llm`` is the model it may
+    ask (default: the configured one); ``intent`` is a verdict the caller already obtained (the
+    CLI gates before a plan is reviewed)."""
     text = check_query(query, settings)
+    if intent is None:
+        intent_gate.screen(text, settings, llm)
+    else:
+        intent_gate.enforce(intent)
     seed = None
     if follow_up_of is not None:
         seed = follow_up.load_seed(settings.resolved_state_dir(), follow_up_of, settings)

@@ -195,6 +195,20 @@ class NoAnswer(DeepResearchError):
         self.reason = reason
 
 
+class QueryGated(DeepResearchError):
+    """The intent gate answered instead of starting a run (``outcome``: chitchat, harmful or
+    ambiguous; ``reply``: what the user is told). Each entry point answers in its own terms; the
+    CLI exits 0, 3 or 2 by outcome."""
+
+    exit_code = 3
+
+    def __init__(self, outcome: str = "", reply: str = "", reason: str = "") -> None:
+        super().__init__(reply or f"the query was not researched ({outcome})")
+        self.outcome = outcome
+        self.reply = reply
+        self.reason = reason
+
+
 class RunInterrupted(DeepResearchError):
     """The user interrupted the run; the checkpoint is saved and it can be resumed."""
 

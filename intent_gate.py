@@ -1,7 +1,8 @@
 """The intent gate as the driver runs it: rules first, then (optionally) one model call.
 
-It runs before Ray starts and before a run directory exists, so a greeting or a refusal costs
-milliseconds and no research budget. The gate never blocks research because it failed: a model that
+``driver.prepare`` runs it for every entry point (CLI ``run``, jobs, the service, MCP) before Ray
+starts and before a run directory exists, so a greeting or a refusal costs milliseconds and no
+research budget. The gate never blocks research because it failed: a model that
 is down, slow or answers nonsense means "research".
 """
 
@@ -11,10 +12,12 @@ import asyncio
 import os
 
 from deepresearch.config.settings import Settings
+from deepresearch.errors import QueryGated
 from deepresearch.llm_messages import IntentDraft, IntentTask
 from deepresearch.policies.intent import Intent, classify, from_model
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
+from deepresearch.schemas import GateSummary
 
 
 async def ask_model(llm: LLMProvider, query: str, timeout_s: float) -> Intent:
@@ -24,7 +27,7 @@ async def ask_model(llm: LLMProvider, query: str, timeout_s: float) -> Intent:
         draft, _ = await asyncio.wait_for(call_structured(llm, request, IntentDraft), timeout_s)
     except Exception:  # the gate must never stop a run because it could not decide
         return Intent("research", reason="gate model unavailable")
-    return from_model(draft.intent, draft.reply)
+    return from_model(draft.intent, draft.reply, query)
 
 
 def uses_model(settings: Settings) -> bool:
@@ -47,3 +50,33 @@ def decide(query: str, settings: Settings, llm: LLMProvider | None = None) -> In
         except Exception:
             return Intent("research", reason="gate model unavailable")
     return asyncio.run(ask_model(llm, query, settings.gate.timeout_s))
+
+
+def screen(query: str, settings: Settings, llm: LLMProvider | None = None) -> Intent:
+    """The gate as every entry point runs it: the research verdict, or ``QueryGated`` (carrying
+    the outcome and the reply) when no run may start. ``gate.enabled: false`` lets all through."""
+    if not settings.gate.enabled:
+        return Intent("research", reason="gate disabled")
+    return enforce(decide(query, settings, llm))
+
+
+def enforce(intent: Intent) -> Intent:
+    """``intent`` itself when it is research; ``QueryGated`` when it is not."""
+    if intent.gated:
+        raise QueryGated(intent.outcome, intent.reply, intent.reason)
+    return intent
+
+
+def gate_summary(gated: QueryGated, query: str) -> GateSummary:
+    """What every entry point reports for a gated query (CLI ``--json``, service, jobs)."""
+    return GateSummary.model_validate(
+        {"outcome": gated.outcome, "query": query, "reply": gated.reply, "reason": gated.reason}
+    )
+
+
+EXIT_CODES = {"chitchat": 0, "ambiguous": 2, "harmful": 3}  # as README's "Intent gate" says
+
+
+def exit_code(gated: QueryGated) -> int:
+    """The CLI's (and a job's) exit code for a gated query."""
+    return EXIT_CODES.get(gated.outcome, 3)

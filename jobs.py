@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deepresearch.errors import ClusterError, InputError
-from deepresearch.schemas import Mode, RunSummary
+from deepresearch.schemas import GateSummary, Mode, RunSummary
 
 if TYPE_CHECKING:
     from deepresearch.config.settings import Settings
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 PACKAGE_ROOT = Path(__file__).resolve().parent
 BEGIN = "=====BEGIN DEEP-RESEARCH REPORT====="
 END = "=====END DEEP-RESEARCH REPORT====="
+GATED = "=====DEEP-RESEARCH GATED====="  # the intent gate answered: no run, no report
 TOOL_TAG = "deep-research"
 DEFAULT_MAX_UPLOAD_MB = 100.0
 # Not part of the package a job needs (and some are large): left out of the upload.
@@ -192,12 +193,33 @@ def parse_report_block(logs: str, run_id: str) -> JobReport | None:
     return None
 
 
+def gate_line(run_id: str, summary: GateSummary) -> str:
+    """The one line a job prints when the intent gate answered instead of starting the run."""
+    encoded = base64.b64encode(summary.model_dump_json().encode("utf-8")).decode("ascii")
+    return f"{GATED} {run_id} {encoded}"
+
+
+def parse_gate_line(logs: str, run_id: str) -> GateSummary | None:
+    """The gate's answer for ``run_id`` in ``logs``, or ``None`` when the job ran (or is running)."""
+    prefix = f"{GATED} {run_id} "
+    for line in reversed(logs.splitlines()):
+        if line.startswith(prefix):
+            try:
+                raw = base64.b64decode(line[len(prefix) :].strip(), validate=True)
+                return GateSummary.model_validate_json(raw)
+            except ValueError:
+                raise ClusterError("", f"the gate line of run {run_id} is damaged") from None
+    return None
+
+
 def visible_lines(chunk: str, inside: bool) -> tuple[list[str], bool]:
     """Log lines worth showing a person while following (the report block is hidden)."""
     shown: list[str] = []
     for line in chunk.splitlines():
         if line.startswith(BEGIN):
             inside = True
+        elif line.startswith(GATED):
+            continue
         elif line == END:
             inside = False
         elif not inside:

@@ -1,7 +1,9 @@
 """The research run as a Model Context Protocol tool (``deep-research mcp``, stdio transport).
 
 Coding agents and chat clients call ``research(query, mode, corpus)``; the run's events become MCP
-progress notifications and the result is the report's Markdown. A run is blocking Ray work, so it
+progress notifications and the result is the report's Markdown. The intent gate runs first (in
+``driver.prepare``): a greeting or a vague query returns the gate's reply instead of a report, a
+harmful request is refused with an error result. A run is blocking Ray work, so it
 runs in a worker thread while the server's loop keeps answering; runs are served one at a time
 because each run owns the process's Ray connection (it starts and stops a local Ray unless
 ``ray.address`` joins a cluster).
@@ -18,7 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from deepresearch.config.settings import Settings
-from deepresearch.errors import DeepResearchError
+from deepresearch.errors import DeepResearchError, QueryGated
 from deepresearch.policies.progress import ProgressState, advance
 from deepresearch.schemas import Event, RunSummary
 
@@ -109,6 +111,10 @@ def build_server(settings: Settings) -> MCPServer:
                 summary, report = await asyncio.to_thread(
                     run_research, settings, query, mode, corpus, on_events
                 )
+            except QueryGated as gated:  # no run: the gate's reply (a refusal is an error)
+                if gated.outcome == "harmful":
+                    raise ToolError(gated.reply) from None
+                return gated.reply
             except DeepResearchError as exc:
                 raise ToolError(str(exc)) from None
             except Exception as exc:  # the caller gets one line, not a generic failure

@@ -8,6 +8,7 @@ import os
 
 from deepresearch.config.settings import Settings
 from deepresearch.llm_messages import LLMReply, PlanDraft, PlanTask
+from deepresearch.policies import unsourced
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
 
@@ -21,7 +22,8 @@ async def propose(
     draft, replies = await call_structured(
         llm, build_request("planner", task, PlanDraft), PlanDraft
     )
-    questions = [q.strip() for q in dict.fromkeys(draft.sub_questions) if q.strip()]
+    # A plan has no sources: a sub-question keeps only what asserts nothing beyond the query.
+    questions = list(dict.fromkeys(unsourced.vet_all(draft.sub_questions, grounds=query)))
     return questions[: sizes[draft.complexity - 1]] or [query], replies
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from deepresearch.policies.citations import NUMERIC_MARKER, ResolvedReport, resolve
 from deepresearch.report import NO_ANSWER_LEAD, Footer, render
-from deepresearch.schemas import Report, Source
+from deepresearch.schemas import Report, Source, Verification
 
 EXPORT_VERSION = 1
 EXTENSIONS = {"md": "md", "json": "json", "html": "html"}
@@ -60,10 +60,15 @@ def report_record(report: Report, resolved: ResolvedReport | None = None) -> dic
         "sources": [source_record(i, s) for i, s in enumerate(resolved.sources, start=1)],
         "notes": [n for n in report.notes if n.strip()],
         "limits": [line for line in report.limits if line.strip()],
-        "verification": (
-            report.verification.model_dump(mode="json") if report.verification else None
-        ),
+        "verification": _verification(report.verification) if report.verification else None,
     }
+
+
+def _verification(v: Verification) -> dict[str, Any]:
+    """The verifier's counts; the unknown citations it removed are counted, never repeated."""
+    record = v.model_dump(mode="json", exclude={"removed_ids"})
+    record["removed"] = len(v.removed_ids)
+    return record
 
 
 def run_record(footer: Footer) -> dict[str, Any]:

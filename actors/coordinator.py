@@ -283,7 +283,9 @@ class Coordinator:
         """Rendered a loop turn later, so the lifecycle's next step goes out first (Latest)."""
         await asyncio.sleep(0)
         try:
-            markdown = synthesis.partial_markdown(self._request.query, reports)
+            markdown = synthesis.partial_markdown(
+                self._request.query, reports, self._s.verify.min_support
+            )
             await self._sink.write_text("report.partial.md", markdown)
         except Exception as exc:  # a progress file must never stall the lifecycle
             await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})

@@ -7,7 +7,7 @@ round budget are the lifecycle reducer's. A reply that is not valid JSON counts 
 from __future__ import annotations
 
 from deepresearch.llm_messages import EvaluateTask, LLMReply
-from deepresearch.policies.evaluation import normalize
+from deepresearch.policies.evaluation import normalize, vetted
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, evaluation_or_synthesize
 from deepresearch.schemas import Evaluation
@@ -25,4 +25,4 @@ class Evaluator:
         decision, replies = await evaluation_or_synthesize(
             self._llm, build_request("evaluator", task, Evaluation)
         )
-        return normalize(decision), replies
+        return normalize(vetted(decision, task)), replies

@@ -30,7 +30,7 @@ from deepresearch.llm_messages import (
     QueryList,
     SourceText,
 )
-from deepresearch.policies import findings
+from deepresearch.policies import findings, unsourced
 from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.merge import reformulate
 from deepresearch.policies.ranking import batches, fuse
@@ -169,7 +169,9 @@ class Researcher:
             self._llm, build_request("researcher", task, QueryList), QueryList
         )
         self._add_llm_usage(replies)
-        queries = [q for q in dict.fromkeys(q.strip() for q in plan.queries) if q]
+        # Queries are shown (events, the could-not-research report): none may assert beyond the
+        # question (``policies.unsourced``); an invented figure or citation drops the query.
+        queries = list(dict.fromkeys(unsourced.vet_all(plan.queries, self._task.question)))
         queries = queries[: rs.tool_budget] or [self._task.question]
         self._emit("queries_planned", queries=len(queries))
         results: list[tuple[SearchHit, ...]] = []
@@ -372,7 +374,12 @@ class Researcher:
                 off_topic=check.off_topic,
             )
         kept = list(check.kept)
-        summary = draft.summary if kept else ""  # nothing relevant: the evaluator sees a gap
+        # Nothing relevant: the evaluator sees a gap. The summary is shown as the evaluator's
+        # grounds and in steering notes: only what the question and the cited passages hold.
+        grounds = unsourced.grounds_of(
+            self._task.question, [ev.quote for f in kept for ev in f.evidence]
+        )
+        summary = unsourced.vet(draft.summary, grounds) if kept else ""
         cited_urls = {u for f in kept for u in f.citations}
         sources = tuple(d.source() for d in docs if d.url in cited_urls)
         return self._report_of(

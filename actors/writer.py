@@ -140,8 +140,8 @@ class ReportWriter:
         )
         counts = final.verification
         assert counts is not None
-        for cited in counts.removed_ids:
-            await self._sink.emit("citation_removed", {"citation": cited[:200]})
+        if counts.removed_ids:  # counted, not quoted: a bogus marker is not shown to anyone
+            await self._sink.emit("citation_removed", {"count": len(counts.removed_ids)})
         for check in dropped:
             where = "answer" if check.claim.section == verify.ANSWER else "finding"
             await self._sink.emit("claim_dropped", {"where": where, "reason": check.reason[:200]})

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from deepresearch.llm_messages import EvaluateTask
+from deepresearch.policies import unsourced
 from deepresearch.schemas import Evaluation, ResearcherReport, SubTask
 
 
@@ -25,6 +26,21 @@ def normalize(decision: Evaluation) -> Evaluation:
     if decision.action == "delegate" and not any(q.strip() for q in decision.new_subtasks):
         return Evaluation(action="synthesize", reason=f"{decision.reason} (nothing to delegate)")
     return decision
+
+
+UNSUPPORTED_REASON = "the evaluator's reason stated what the findings do not; it is not shown"
+
+
+def vetted(decision: Evaluation, task: EvaluateTask) -> Evaluation:
+    """The decision with its reason and new sub-questions cut to what the agenda and the findings
+    support (``policies.unsourced``): they are shown in events and become report headings."""
+    grounds = unsourced.grounds_of(task.query, task.agenda, task.summaries)
+    return decision.model_copy(
+        update={
+            "reason": unsourced.vet(decision.reason, grounds, UNSUPPORTED_REASON),
+            "new_subtasks": tuple(unsourced.vet_all(decision.new_subtasks, grounds)),
+        }
+    )
 
 
 def evaluate_task(query: str, reports: Sequence[ResearcherReport], round_no: int) -> EvaluateTask:

@@ -3,8 +3,9 @@
 Runs in the driver before any research budget is spent. The rules are deliberately narrow: they
 decide only the obvious cases (a greeting, "tell me more", "how do I make sarin") and leave the rest
 to research (or, when a model is configured, to one small classification call). A research question
-must never be stopped here, so harmful patterns need both an instructional framing ("how to",
-"step by step") and a well-known mass-harm object; questions *about* malware, weapons or CVEs pass.
+must never be stopped here, so a harmful request needs a request for instructions, a capability and
+a harmful object or target together (``policies.intent_harm``); questions *about* malware, weapons,
+treaties or CVEs pass.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from deepresearch.policies import intent_harm, unsourced
 from deepresearch.policies.intent_words import (
     CHITCHAT_PHRASES,
     CHITCHAT_WORDS,
@@ -69,94 +71,6 @@ HARMFUL_REPLIES = {
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")  # any script: a Chinese query is not "empty"
 
 
-# --------------------------------------------------------------------------- harmful patterns
-
-_HOW = (
-    r"(?:how\s+(?:do|can|could|would|should|might)\s+(?:i|we|you|one|someone|somebody|people)\s+"
-    r"|how\s+to\s+|instructions?\s+(?:for|to|on)\s+|step[\s-]+by[\s-]+step\s+(?:guide\s+)?"
-    r"(?:to\s+|for\s+|on\s+)?|(?:a\s+)?guide\s+(?:to|for|on)\s+|recipe\s+(?:for|to)\s+"
-    r"|teach\s+me\s+(?:how\s+)?(?:to\s+)?|help\s+me\s+|i\s+want\s+to\s+|best\s+way\s+to\s+"
-    r"|easiest\s+way\s+to\s+)"
-)
-_GAP = r"(?:[\w'’-]+\s+){0,3}?"  # a few words between a verb and its object ("make a homemade")
-_MAKE = (
-    r"(?:make|making|build|building|synthesi[sz]e|produce|create|manufacture|weaponi[sz]e|"
-    r"assemble|cook|brew|culture|grow|enhance|detonate|set\s+off)"
-)
-_WEAPON = (
-    r"(?:nerve\s+(?:agent|gas)|sarin|soman|tabun|novichok|vx(?:\s+gas)?|mustard\s+gas|"
-    r"chlorine\s+gas\s+(?:weapon|attack)|chemical\s+weapons?|bio\s*weapons?|biological\s+weapons?|"
-    r"anthrax|smallpox|ricin|botulinum(?:\s+toxin)?|nuclear\s+(?:bomb|weapon|device)s?|"
-    r"atomic\s+bomb|dirty\s+bomb|pipe\s+bomb|nail\s+bomb|car\s+bomb|suicide\s+vest|bombs?|"
-    r"explosives?|explosive\s+devices?|ied|napalm|molotov(?:\s+cocktails?)?|thermite\s+bomb|"
-    r"ghost\s+gun|untraceable\s+(?:gun|firearm)|3d[\s-]printed\s+gun)"
-)
-# The harmful object must end the phrase ("a pipe bomb", not "a bath bomb" or "a virus scanner").
-_END = r"(?<!bath\sbomb)(?<!bath\sbombs)(?<!seed\sbomb)(?=\s*(?:$|[.,?!;:]|\s(?:that|to|which|for|and|in|on|with|using|from|against|at|at\s+home)\b))"
-_WRITE = (
-    r"(?:write|writing|code|coding|create|creating|build|building|make|making|develop|program|"
-    r"deploy|spread|distribute|launch|run)"
-)
-_MALWARE = (
-    r"(?:ransomware|keylogger|botnet|computer\s+virus|virus|worm|trojan|malware|rootkit|"
-    r"spyware|stalkerware|infostealer|credential\s+stealer|password\s+stealer|cryptojacker|"
-    r"ddos\s+attack)"
-)
-_VICTIM = (
-    r"(?:someone(?:'s|’s)?|somebody(?:'s|’s)?|a\s+person(?:'s|’s)?|people(?:'s|’s)?|"
-    r"my\s+(?:ex|wife|husband|girlfriend|boyfriend|partner|neighbou?r|boss|coworker|co-worker|"
-    r"teacher|classmate|friend|roommate|sister|brother|mother|father|mom|dad)(?:'s|’s)?|"
-    r"other\s+people(?:'s|’s)?|a\s+child|children|kids)"
-)
-_HARMFUL: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "csam",
-        re.compile(
-            r"\b(?:child\s+(?:porn|pornography|sexual\s+abuse\s+material)|csam|"
-            r"(?:sexual|nude|naked|explicit)\s+(?:images?|photos?|pictures?|videos?|content)\s+of\s+"
-            r"(?:children|minors|kids|a\s+child|a\s+minor))\b"
-        ),
-    ),
-    ("weapons", re.compile(rf"\b{_HOW}{_MAKE}\s+{_GAP}{_WEAPON}{_END}")),
-    ("malware", re.compile(rf"\b{_HOW}{_WRITE}\s+{_GAP}{_MALWARE}{_END}")),
-    (
-        "malware",
-        re.compile(
-            rf"\b{_HOW}(?:hack|hacking|break|get)\s+(?:into\s+)?{_VICTIM}\s+"
-            r"(?:\w+\s+){0,2}?(?:account|accounts|email|e-mail|phone|computer|laptop|instagram|"
-            r"facebook|snapchat|whatsapp|icloud|wifi|wi-fi|webcam|messages)\b"
-        ),
-    ),
-    (
-        "malware",
-        re.compile(
-            rf"\b{_HOW}(?:steal|harvest|phish)\s+{_GAP}(?:passwords?|credentials|credit\s+cards?|"
-            r"bank\s+details|logins?)\s+(?:from|of)\s+(?:people|users|victims|someone|others)\b"
-        ),
-    ),
-    (
-        "self-harm",
-        re.compile(
-            r"\b(?:how\s+(?:do|can|could|should)\s+i|how\s+to|best\s+way\s+to|easiest\s+way\s+to|"
-            r"painless\s+way\s+to|quickest\s+way\s+to|help\s+me|i\s+want\s+to)\s+"
-            r"(?:kill\s+myself|commit\s+suicide|end\s+my\s+life|hurt\s+myself|harm\s+myself|"
-            r"cut\s+myself|hang\s+myself|overdose)\b"
-            r"|\bhow\s+many\s+(?:pills|tablets)\s+(?:\w+\s+){0,3}?(?:to|would|will)\s+"
-            r"(?:kill\s+(?:me|myself|a\s+person)|overdose)\b"
-        ),
-    ),
-    (
-        "violence",
-        re.compile(
-            rf"\b{_HOW}(?:kill|murder|poison|strangle|stab|kidnap|torture)\s+"
-            rf"{_VICTIM}(?:\s|$|[.,?!])(?!\s*(?:process|task|thread|job|session)\b)"
-            r"|\b(?:untraceable|undetectable)\s+poisons?\b"
-            r"|\bget\s+away\s+with\s+murder(?:ing)?\s+(?:someone|somebody|my)\b"
-        ),
-    ),
-)
-
-
 # --------------------------------------------------------------------------- classification
 
 
@@ -170,12 +84,8 @@ def _words(text: str) -> list[str]:
 
 
 def harmful_category(query: str) -> str | None:
-    """The harmful-request category the query falls into, or None."""
-    text = _normalize(query)
-    for category, pattern in _HARMFUL:
-        if pattern.search(text):
-            return category
-    return None
+    """The harmful-request category the query falls into, or None (``policies.intent_harm``)."""
+    return intent_harm.harmful_category(_normalize(query))
 
 
 def _is_chitchat(text: str) -> tuple[bool, bool]:
@@ -220,12 +130,13 @@ def classify(query: str) -> Intent:
     return Intent("undecided", reason="a short query")
 
 
-def from_model(outcome: str, reply: str) -> Intent:
+def from_model(outcome: str, reply: str, query: str = "") -> Intent:
     """A model's verdict on an undecided query; anything unexpected means research.
 
-    A model may only ask for clarification or answer small talk with its own words; a refusal
-    always uses the fixed wording (a model's text is not shown for harmful requests)."""
-    reply = " ".join(reply.split())[:500]
+    A model may only ask for clarification or answer small talk with its own words, and only
+    the sentences of them that assert nothing beyond the query (``policies.unsourced``); a
+    refusal always uses the fixed wording (a model's text is not shown for harmful requests)."""
+    reply = unsourced.vet(reply, grounds=query)[:500]
     if outcome == "chitchat":
         return Intent("chitchat", reply or CHITCHAT_REPLY, "model: small talk")
     if outcome == "ambiguous":

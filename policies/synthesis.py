@@ -10,11 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from deepresearch.llm_messages import SourceText, WriteDraft, WriteTask
+from deepresearch.policies import unsourced
 from deepresearch.schemas import Finding, Report, ReportSection, ResearcherReport, Source
 
 EXTRACTIVE_NOTE = (
     "Written without a language model (extractive mode): every statement below is a sentence or "
     "table row quoted from the cited source."
+)
+NO_CITED_FINDINGS = (
+    "No answer could be given: the writer's draft cited none of the sources that were read, so "
+    "none of it could be verified."
 )
 SEARCH_LIMITED_NOTE = (
     "Search was limited: at least one search provider was unavailable during the run."
@@ -57,7 +62,11 @@ def report_from_draft(
     by_n = {s.n: s for s in task.sources}
     dropped = 0
     sections: list[ReportSection] = []
-    for section in draft.sections:
+    # A heading cites nothing: it keeps only what the query and the sub-questions state.
+    grounds = unsourced.grounds_of(task.query, [s.heading for s in task.sections])
+    for i, section in enumerate(draft.sections):
+        fallback = task.sections[i].heading if i < len(task.sections) else "Further findings"
+        heading = unsourced.vet(section.heading, grounds, fallback)
         findings: list[Finding] = []
         for item in section.findings:
             urls = tuple(dict.fromkeys(by_n[n].url for n in item.sources if n in by_n))
@@ -65,7 +74,7 @@ def report_from_draft(
             if urls and item.text.strip():
                 findings.append(Finding(text=item.text.strip(), citations=urls))
         if findings:
-            sections.append(ReportSection(heading=section.heading, findings=tuple(findings)))
+            sections.append(ReportSection(heading=heading, findings=tuple(findings)))
     answer_urls = tuple(dict.fromkeys(by_n[n].url for n in draft.answer_sources if n in by_n))
     dropped += len(draft.answer_sources) - len(answer_urls)
     cited = {u for s in sections for f in s.findings for u in f.citations}
@@ -78,7 +87,8 @@ def report_from_draft(
     report = Report(
         query=task.query,
         title=title,
-        answer=draft.answer.strip(),
+        # Without a cited finding nothing of the draft can be verified: product wording instead.
+        answer=draft.answer.strip() if sections else NO_CITED_FINDINGS,
         sections=tuple(sections),
         sources=sources,
         notes=tuple(notes),
@@ -129,19 +139,34 @@ def limit_notes(limited_by: str | None, reports: Sequence[ResearcherReport]) -> 
     return tuple(lines)
 
 
-def partial_markdown(query: str, reports: Sequence[ResearcherReport]) -> str:
+def partial_markdown(
+    query: str, reports: Sequence[ResearcherReport], min_support: float = 0.5
+) -> str:
     """``report.partial.md``: what the finished researchers found so far, readable mid-run."""
+    from deepresearch.policies import verify
     from deepresearch.report import render_body
 
     usable = [r for r in reports if r.findings]
     sources = tuple(merged_sources(usable))
-    report = Report(
+    draft = Report(
         query=query,
         title=f"{title_for(query)} (in progress)",
-        answer=f"Research in progress: {len(reports)} sub-question(s) finished so far.",
+        answer="",
         sections=tuple(ReportSection(heading=r.question, findings=r.findings) for r in usable),
         sources=sources,
-        limits=limit_notes(None, reports),
+    )
+    # The researchers' findings are model text: only the sentences their own cited passages
+    # support are shown before the writer's verified report exists.
+    evidence = verify.evidence_index(usable)
+    checked = verify.check_report(draft, evidence, min_support)
+    report, _ = verify.finalize(checked, {}, evidence, sources, min_support)
+    report = report.model_copy(
+        update={
+            "answer": f"Research in progress: {len(reports)} sub-question(s) finished so far.",
+            "status": "completed",
+            "limits": limit_notes(None, reports),
+            "verification": None,
+        }
     )
     return render_body(report)
 

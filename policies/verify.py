@@ -108,8 +108,8 @@ class Check:
             return "supported"
         if not self.claim.citations:
             return "states a figure, date or name without a citation"
-        if self.support.missing:
-            return "figures not in the cited passage: " + ", ".join(self.support.missing)
+        if self.support.missing:  # counted, not quoted: the unsupported figure is not repeated
+            return f"{len(self.support.missing)} figure(s) not in the cited passage"
         return f"support {self.support.score:.2f} below the threshold"
 
 

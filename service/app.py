@@ -22,12 +22,12 @@ from pydantic import SecretStr, ValidationError
 
 from deepresearch import runs
 from deepresearch.config.settings import Settings
-from deepresearch.errors import ConfigError, InputError, StorageError
+from deepresearch.errors import ConfigError, InputError, QueryGated, StorageError
 from deepresearch.policies.progress import ProgressState, advance
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.service import sse
 from deepresearch.service.runner import RunManager
-from deepresearch.service.submission import RunCreate, describe_errors
+from deepresearch.service.submission import RunCreate, describe_errors, gated_body
 
 log = logging.getLogger(__name__)
 MANAGER = web.AppKey("manager", RunManager)
@@ -88,6 +88,8 @@ async def create_run(request: web.Request) -> web.Response:
         return _error(422, "invalid request", details=describe_errors(exc))
     try:
         run_id = await manager.start(body)
+    except QueryGated as gated:  # the intent gate answered: no run, the reply instead
+        return web.json_response(gated_body(gated, body.query), status=200)
     except (InputError, ConfigError) as exc:
         return _error(422, str(exc))
     except StorageError as exc:

@@ -58,14 +58,17 @@ class RunManager:
         return len(self._active)
 
     async def start(self, body: RunCreate) -> str | None:
-        """Validate and prepare the run (InputError/ConfigError on bad input), then start it."""
+        """Validate and prepare the run (InputError/ConfigError on bad input, QueryGated when the
+        intent gate answers instead), then start it."""
         if len(self._active) + self._reserved >= self.max_runs:
             return None
         self._reserved += 1
         try:
             settings = settings_for(self.settings, body)
             mode = body.mode or settings.run.mode
-            prep = await asyncio.to_thread(driver.prepare, body.query, mode, settings)
+            # The intent gate runs in prepare: a gated query raises QueryGated, no run starts.
+            work = functools.partial(driver.prepare, body.query, mode, settings, llm=self._llm)
+            prep = await asyncio.to_thread(work)
         finally:
             self._reserved -= 1
         run_id = prep.request.run_id

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deepresearch.config.settings import Settings
-from deepresearch.errors import ConfigError
+from deepresearch.errors import ConfigError, QueryGated
 
 
 class RunCreate(BaseModel):
@@ -75,3 +75,11 @@ def describe_errors(exc: ValidationError) -> list[dict[str, str]]:
         message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
         out.append({"field": field, "message": message})
     return out
+
+
+def gated_body(gated: QueryGated, query: str) -> dict[str, Any]:
+    """``POST /runs``'s answer (200, no run started) when the intent gate answered the query:
+    ``{"status": "gated", "outcome", "reply", ...}``, as ``deep-research run --json`` prints."""
+    from deepresearch.intent_gate import gate_summary
+
+    return gate_summary(gated, query).model_dump(mode="json")

@@ -35,6 +35,7 @@
         showError(describeError(body, res.status) + (wait ? " (retry in " + wait + " s)" : ""));
         return;
       }
+      if (body && body.status === "gated") { showError(body.reply); return; }  // the intent gate answered: no run
       watch(body.run_id);
     } catch (err) {
       showError(String(err));
