@@ -294,7 +294,8 @@ class CountingLLM(EvaluatorScript):
         self.calls += 1
         if request.role == "evaluator":
             self.rounds += 1
-            new = tuple(f"Follow-up {self.rounds}.{i} on plant output?" for i in range(3))
+            # No figures in them: a delegated question may not state one its grounds lack.
+            new = tuple(f"Follow-up {self.rounds}{'abc'[i]} on plant output?" for i in range(3))
             text = Evaluation(action="delegate", reason="more", new_subtasks=new).model_dump_json()
             return LLMReply(text=text, provider="script")
         return await ExtractiveLLM.complete(self, request)
