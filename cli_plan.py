@@ -56,8 +56,8 @@ def check_options(
     return read_plan_file(plan_file, settings) if plan_file is not None else ()
 
 
-ANSWERS = {"": "keep", "k": "keep", "keep": "keep", "d": "drop", "drop": "drop"}
-ANSWERS |= {"e": "edit", "edit": "edit"}
+# Each action by its word or first letter; Enter takes the default, keep.
+ANSWERS = {"": "keep"} | {a: act for act in ("keep", "drop", "edit") for a in (act, act[0])}
 HINT = "   Please answer k (keep), d (drop) or e (edit); Enter keeps."
 EOF_STOP = "plan review ended at end of input; nothing was researched"
 

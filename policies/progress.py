@@ -100,8 +100,6 @@ def advance(state: ProgressState, event: Event) -> ProgressState:
         case "writing":
             return replace(state, phase="writing", stage="writing")
         case "run_finished":
-            return replace(
-                state, phase="done", stage="done", finished=True, researchers_active=0
-            )
+            return replace(state, phase="done", stage="done", finished=True, researchers_active=0)
         case _:
             return state

@@ -71,7 +71,7 @@ class Terminal:
             stdout=subprocess.PIPE if pipe_stdout else slave,
             stderr=slave,
             start_new_session=True,
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # noqa: PLW1509
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
         )
         os.close(slave)
         self._raw = bytearray()
@@ -107,7 +107,9 @@ class Terminal:
             while (found := regex.search(self.text, self._pos)) is None:
                 left = deadline - time.monotonic()
                 ended = self.proc.poll() is not None and not self._reader.is_alive()
-                assert left > 0 and not ended, f"no {pattern!r} on the terminal; it shows:\n{self.text[-3000:]}"
+                assert left > 0 and not ended, (
+                    f"no {pattern!r} on the terminal; it shows:\n{self.text[-3000:]}"
+                )
                 self._seen.wait(min(left, 1.0))
             self._pos = found.end()
             return found

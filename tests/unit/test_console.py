@@ -45,9 +45,7 @@ def test_details_show_every_field_and_exploring_without_a_percent() -> None:
     state = ProgressState()
     for event in RUN[:8]:
         state = advance(state, event)
-    assert details(state) == (
-        " 50% · round 1 · researchers 0 · sources 2 · tokens 1,500 · $0.0040"
-    )
+    assert details(state) == (" 50% · round 1 · researchers 0 · sources 2 · tokens 1,500 · $0.0040")
     exploring = advance(state, RUN[8])
     assert details(exploring).startswith("exploring · round 2 · ")
     done = advance(advance(exploring, RUN[10]), RUN[11])
