@@ -102,6 +102,7 @@ def _ask(text: str, default: str) -> str:
     try:
         return str(click.prompt(text, default=default, show_default=bool(default), err=True))
     except click.exceptions.Abort as exc:
+        click.echo(err=True)  # the error line starts on a line of its own, not after the prompt
         if isinstance(exc.__context__, EOFError):  # click folds EOF and Ctrl-C into Abort
             raise InputError(EOF_STOP) from None
         raise

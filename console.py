@@ -90,11 +90,11 @@ class ProgressDisplay:
     def update(self, events: list[Event]) -> None:
         for event in events:
             self.state = advance(self.state, event)
+            if not self.enabled:
+                self._plain()  # every stage the run went through, however the events were batched
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, completed=self.state.percent)
             self._progress.refresh()  # every batch is drawn (batches come at most 4 times a second)
-        elif not self.enabled:
-            self._plain()
 
     @property
     def width(self) -> int:

@@ -71,8 +71,9 @@ def test_off_a_terminal_one_plain_line_per_stage_not_per_event() -> None:
     out = io.StringIO()
     with ProgressDisplay(stream=out) as display:
         assert not display.enabled
-        for event in RUN:
-            display.update([event])
+        display.update(RUN[:3])
+        display.update(RUN[3:8])
+        display.update(RUN[8:])  # exploring, writing and done arrive in one batch
     lines = out.getvalue().splitlines()
     assert [line.split(":")[1].strip() for line in lines] == [
         "starting Ray and the actors",
