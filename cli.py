@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from deepresearch import __version__, cli_plan, driver
-from deepresearch.cli_options import config_option
+from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.intent_gate import exit_code, gate_summary, screen
@@ -72,7 +72,7 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 @click.argument("query")
 @click.option(
     "--mode",
-    type=click.Choice(["quick", "deep"]),
+    type=choice("quick", "deep"),
     default=None,
     help="quick: one researcher; deep: planner, parallel researchers, evaluator rounds.",
 )
@@ -133,7 +133,7 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 @click.option(
     "--format",
     "report_format",
-    type=click.Choice(["md", "json", "html"]),
+    type=choice("md", "json", "html"),
     default=None,
     help="Report file format: md (default), json (structured) or html (standalone page).",
 )

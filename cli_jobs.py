@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from deepresearch import jobs
-from deepresearch.cli_options import config_option
+from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.schemas import Event
@@ -35,7 +35,7 @@ def _address_option(func: Any) -> Any:
 def _auth_option(func: Any) -> Any:
     return click.option(
         "--auth-mode",
-        type=click.Choice(["disabled", "token"]),
+        type=choice("disabled", "token"),
         default=None,
         help="Ray token authentication (default: ray.auth_mode from config).",
     )(func)
@@ -49,10 +49,10 @@ def _auth_mode(config_file: Path | None, auth_mode: str | None) -> str:
 
 
 def _save_report(found: jobs.JobReport, output_dir: Path) -> Path:
-    from deepresearch.driver import check_output_dir
+    from deepresearch.output_dir import check_output_dir
     from deepresearch.storage import create_exclusive
 
-    directory = check_output_dir(output_dir)
+    directory = check_output_dir(output_dir, create=True)
     stem = Path(found.filename or f"{found.summary.run_id}.md").stem
 
     def name(attempt: int) -> str:
@@ -86,7 +86,7 @@ def _finish(job_id: str, run_id: str, status: str, logs: str, output_dir: Path) 
 @click.command("submit")
 @click.argument("query")
 @_address_option
-@click.option("--mode", type=click.Choice(["quick", "deep"]), default=None)
+@click.option("--mode", type=choice("quick", "deep"), default=None)
 @click.option(
     "--corpus",
     type=click.Path(path_type=Path),
@@ -112,7 +112,7 @@ def _finish(job_id: str, run_id: str, status: str, logs: str, output_dir: Path) 
 @_config
 def submit_cmd(query: str, address: str, **o: Any) -> None:
     """Submit QUERY as a Ray Job; prints the job id and the run id."""
-    from deepresearch.driver import check_output_dir
+    from deepresearch.output_dir import check_output_dir
     from deepresearch.policies.report_path import default_directory
     from deepresearch.storage import new_run_id
 
@@ -266,7 +266,7 @@ def _print_event(events: list[Event]) -> None:
 @click.command("job-run", hidden=True)
 @click.argument("query")
 @click.option("--run-id", required=True)
-@click.option("--mode", type=click.Choice(["quick", "deep"]), default=None)
+@click.option("--mode", type=choice("quick", "deep"), default=None)
 @click.option("--corpus", type=click.Path(path_type=Path), default=None)
 @click.option("--llm", default=None)
 @click.option("--model", default=None)

@@ -16,3 +16,8 @@ def config_option(help: str = "YAML settings file.") -> Callable[[F], F]:
     return click.option(
         "--config", "config_file", type=click.Path(path_type=Path), default=None, help=help
     )
+
+
+def choice(*values: str) -> click.Choice[str]:
+    """A choice matched in any case and passed on in its canonical spelling (``Deep`` → ``deep``)."""
+    return click.Choice(values, case_sensitive=False)

@@ -56,6 +56,21 @@ def check_options(
     return read_plan_file(plan_file, settings) if plan_file is not None else ()
 
 
+# Each action by its word or first letter; Enter takes the default, keep.
+ANSWERS = {"": "keep"} | {a: act for act in ("keep", "drop", "edit") for a in (act, act[0])}
+HINT = "   Please answer k (keep), d (drop) or e (edit); Enter keeps."
+EOF_STOP = "plan review ended at end of input; nothing was researched"
+
+
+def choose(prompt: str, ask: Ask, echo: Echo) -> str:
+    """Keep, drop or edit: anything else is asked again, never taken as a silent keep."""
+    while True:
+        answer = ask(prompt, "k").strip().lower()
+        if answer in ANSWERS:
+            return ANSWERS[answer]
+        echo(HINT)
+
+
 def review(items: Sequence[str], ask: Ask, echo: Echo, limit: int) -> tuple[str, ...]:
     """Keep, drop or edit each proposed item, then add new ones; the result is checked."""
     echo("Proposed research agenda:")
@@ -63,10 +78,10 @@ def review(items: Sequence[str], ask: Ask, echo: Echo, limit: int) -> tuple[str,
         echo(f"  {i}. {item}")
     kept: list[str] = []
     for i, item in enumerate(items, start=1):
-        answer = ask(f"{i}. {item}\n   [k]eep, [d]rop or [e]dit", "k").strip().lower()
-        if answer.startswith("d"):
+        action = choose(f"{i}. {item}\n   [k]eep, [d]rop or [e]dit", ask, echo)
+        if action == "drop":
             continue
-        if answer.startswith("e"):
+        if action == "edit":
             item = ask("   New text", item).strip() or item
         kept.append(item)
     while len(kept) < limit:
@@ -82,7 +97,15 @@ def review(items: Sequence[str], ask: Ask, echo: Echo, limit: int) -> tuple[str,
 
 
 def _ask(text: str, default: str) -> str:
-    return str(click.prompt(text, default=default, show_default=bool(default), err=True))
+    """A prompt on stderr; end of input (Ctrl-D) stops the run before anything is researched
+    (exit 2) rather than taking the agenda as it stands, and Ctrl-C is an interruption (130)."""
+    try:
+        return str(click.prompt(text, default=default, show_default=bool(default), err=True))
+    except click.exceptions.Abort as exc:
+        click.echo(err=True)  # the error line starts on a line of its own, not after the prompt
+        if isinstance(exc.__context__, EOFError):  # click folds EOF and Ctrl-C into Abort
+            raise InputError(EOF_STOP) from None
+        raise
 
 
 def _echo(text: str) -> None:

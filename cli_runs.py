@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import click
 from deepresearch import runs
 from deepresearch.cli_options import config_option
 from deepresearch.config.settings import load_settings
+from deepresearch.errors import InputError
 from deepresearch.schemas import Event
 
 
@@ -54,14 +56,44 @@ def show_cmd(run_id: str, tail: int, config_file: Path | None) -> None:
 
 
 @runs_group.command("prune")
-@click.option("--older-than", required=True, help="Age such as 30d, 12h or 45m.")
+@click.option(
+    "--older-than", required=True, help="Age: a number and s, min, h, d or w (90min, 12h, 30d)."
+)
+@click.option("--dry-run", is_flag=True, help="List the runs that would go; delete nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Delete without asking.")
 @_config
-def prune_cmd(older_than: str, config_file: Path | None) -> None:
-    """Delete finished runs older than the given age (running runs are kept)."""
-    removed = runs.prune(_state_dir(config_file), runs.parse_age(older_than), time.time())
-    click.echo(f"removed {len(removed)} run(s)")
-    for run_id in removed:
-        click.echo(run_id)
+def prune_cmd(older_than: str, dry_run: bool, yes: bool, config_file: Path | None) -> None:
+    """Delete finished runs older than the given age (running runs are kept).
+
+    On a terminal the count is shown and confirmation asked first; off a terminal (scripts,
+    cron) nothing is deleted without --yes: the count is printed and the exit code is 2.
+    --dry-run lists the runs that would go.
+    """
+    state_dir = _state_dir(config_file)
+    rows = runs.prunable(state_dir, runs.parse_age(older_than), time.time())
+    if not rows:
+        click.echo(f"no finished runs older than {older_than}", err=True)
+        return
+    count = f"{len(rows)} finished run(s) older than {older_than}"
+    if dry_run:
+        click.echo(f"would remove {count}:", err=True)
+        for row in rows:
+            click.echo(row.run_id)
+        return
+    if not yes:
+        if not _interactive():
+            raise InputError(f"{count} would be removed; pass --yes to delete them off a terminal")
+        if not click.confirm(f"Remove {count}?", default=False, err=True):
+            click.echo("nothing removed", err=True)
+            return
+    runs.remove(state_dir, [row.run_id for row in rows])
+    click.echo(f"removed {len(rows)} run(s)", err=True)
+    for row in rows:
+        click.echo(row.run_id)
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _print_event(event: Event) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -20,7 +19,8 @@ from typing import Any
 
 from deepresearch import assembly, follow_up, intent_gate, runs, runtime
 from deepresearch.config.settings import Settings
-from deepresearch.errors import DeepResearchError, InputError, RunInterrupted, StorageError
+from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
+from deepresearch.output_dir import check_output_dir
 from deepresearch.policies.intent import Intent
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
@@ -53,21 +53,6 @@ def check_query(query: str, settings: Settings) -> str:
     if len(text) > limit:
         raise InputError(f"the query is {len(text)} characters long; the limit is {limit}")
     return text
-
-
-def check_output_dir(directory: Path) -> Path:
-    """The report directory must exist and accept a new file: proven by creating a probe."""
-    directory = directory.expanduser()
-    if not directory.is_dir():
-        raise StorageError(str(directory), "output directory does not exist")
-    try:
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".deep-research-probe-"):
-            pass
-    except OSError as exc:
-        raise StorageError(
-            str(directory), f"output directory is not writable ({exc.strerror})"
-        ) from None
-    return directory
 
 
 def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
@@ -333,7 +318,7 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
         )
         return render_as(prep.settings.run.format, report, footer).encode("utf-8")
 
-    path = create_exclusive(prep.output_dir, make_name, make_data)
+    path = create_exclusive(check_output_dir(prep.output_dir, create=True), make_name, make_data)
     return RunSummary(
         run_id=prep.request.run_id,
         status=result.status,

@@ -9,6 +9,7 @@ only, so ``runs`` and ``attach`` work from a second terminal without joining Ray
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -146,23 +147,39 @@ def show(state_dir: Path, run_id: str, tail: int = 10) -> dict[str, Any]:
     }
 
 
+AGE_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
+_AGE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+
+
 def parse_age(text: str) -> float:
-    """``30d``, ``12h``, ``45m``, ``90s`` → seconds."""
-    units = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
-    text = text.strip().lower()
-    if len(text) < 2 or text[-1] not in units or not text[:-1].replace(".", "", 1).isdigit():
-        raise InputError(f"not an age: {text!r} (use e.g. 30d, 12h, 45m)")
-    return float(text[:-1]) * units[text[-1]]
+    """``90s``, ``90min``, ``12h``, ``30d``, ``2w`` → seconds. A bare ``m`` is refused: it has
+    been read as minutes where months were meant (and the reverse), and pruning takes no guesses."""
+    match = _AGE.fullmatch(text.strip().lower())
+    if match is None or match.group(2) not in AGE_UNITS:
+        raise InputError(
+            f"not an age: {text!r} (a number and one of s, min, h, d, w: e.g. 90min, 12h, 30d)"
+        )
+    return float(match.group(1)) * AGE_UNITS[match.group(2)]
+
+
+def prunable(state_dir: Path, older_than_s: float, now: float) -> list[RunRow]:
+    """Finished runs started more than ``older_than_s`` ago; running ones are never included."""
+    return [
+        row
+        for row in list_runs(state_dir)
+        if row.status != "running" and now - row.started >= older_than_s
+    ]
+
+
+def remove(state_dir: Path, run_ids: list[str]) -> None:
+    for run_id in run_ids:
+        shutil.rmtree(state_dir / "runs" / run_id)
 
 
 def prune(state_dir: Path, older_than_s: float, now: float) -> list[str]:
     """Delete finished runs started more than ``older_than_s`` ago; running ones are kept."""
-    removed = []
-    for row in list_runs(state_dir):
-        if row.status == "running" or now - row.started < older_than_s:
-            continue
-        shutil.rmtree(state_dir / "runs" / row.run_id)
-        removed.append(row.run_id)
+    removed = [row.run_id for row in prunable(state_dir, older_than_s, now)]
+    remove(state_dir, removed)
     return removed
 
 

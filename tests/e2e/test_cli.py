@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,10 +36,14 @@ def cli(
     )
 
 
+# The plain progress lines a run prints off a terminal once it has started (console.plain_line).
+PROGRESS = re.compile(r"deep-research: (starting|planning|researching|exploring|writing|done)\b")
+
+
 def assert_usage_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    lines = [x for x in proc.stderr.splitlines() if x.strip() and not PROGRESS.match(x)]
     assert len(lines) == 1, proc.stderr
     assert needle.lower() in lines[0].lower(), lines[0]
 
@@ -79,6 +84,15 @@ def test_run_writes_report_and_json_summary(small_corpus: Path, tmp_path: Path) 
     assert summary["run_id"] in text.split("\n---\n")[-1]
     events = (work / "state" / "runs" / summary["run_id"] / "events.jsonl").read_text()
     assert "broken.pdf" in events  # the corrupt PDF was skipped with a warning event
+    # Off a terminal: a plain line per stage on stderr (never silent through Ray start-up)
+    stages = [line.split(":")[1].strip() for line in proc.stderr.splitlines()]
+    assert stages == [
+        "starting Ray and the actors",
+        "planning",
+        "researching",
+        "writing",
+        "done",
+    ], proc.stderr
 
 
 def test_module_entry_point_and_help(tmp_path: Path) -> None:
@@ -145,8 +159,10 @@ def test_unknown_providers_and_settings(tmp_path: Path, small_corpus: Path) -> N
 
 def test_unwritable_output_and_state_dirs(tmp_path: Path, small_corpus: Path) -> None:
     base = ("run", "q?", "--corpus", str(small_corpus))
+    (tmp_path / "afile").write_text("x")  # a missing directory is created; a file cannot be
+    assert_usage_error(cli(*base, "--output-dir", str(tmp_path / "afile"), cwd=tmp_path), "output")
     assert_usage_error(
-        cli(*base, "--output-dir", str(tmp_path / "missing"), cwd=tmp_path), "output"
+        cli(*base, "--output-dir", str(tmp_path / "afile" / "sub"), cwd=tmp_path), "output"
     )
     # /proc refuses new files even for root: an unwritable directory on every Linux box.
     assert_usage_error(cli(*base, "--output-dir", "/proc", cwd=tmp_path), "not writable")

@@ -172,3 +172,52 @@ def test_plan_command_prints_yaml_that_run_accepts(
         run_cli("plan", "Compare Apple and Microsoft revenue in 2023", "--output", str(target)) == 0
     )
     assert parse_plan(target.read_text(), "f", 5) == items
+
+
+def test_choices_are_taken_in_any_case(
+    work: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    query = "How many widget units were sold in 2024?"
+    args = ("--mode", "Deep", "--format", "HTML", "--output-dir", str(work["out"]), "--json")
+    assert run_cli("run", query, *args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["mode"] == "deep" and summary["report_path"].endswith(".html")
+
+
+def test_a_missing_output_dir_is_created_with_its_parents(
+    work: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(work["tmp"])
+    query = "How many widget units were sold in 2024?"
+    assert run_cli("run", query, "--output-dir", "reports/2024", "--json") == 0
+    report = Path(json.loads(capsys.readouterr().out)["report_path"])
+    assert report.is_absolute() and report.parent == work["tmp"] / "reports" / "2024"
+    assert report.is_file()
+
+
+@pytest.mark.parametrize(
+    ("where", "needle"),
+    [
+        ("afile", "output directory is not a directory"),
+        ("afile/sub", "output directory cannot be created"),
+    ],
+)
+def test_an_output_dir_that_cannot_be_one_is_a_one_line_error(
+    work: dict[str, Any], capsys: pytest.CaptureFixture[str], where: str, needle: str
+) -> None:
+    (work["tmp"] / "afile").write_text("x")
+    code = run_cli("run", "Widgets in 2024?", "--output-dir", str(work["tmp"] / where))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and needle in err and len(err.splitlines()) == 1
+    assert work["runs"] == []
+
+
+def test_a_run_refused_after_the_check_creates_no_output_dir(
+    work: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    never = work["tmp"] / "never" / "made"
+    code = run_cli(
+        "run", "Widgets in 2024?", "--corpus", str(work["tmp"] / "nope"), "--output-dir", str(never)
+    )
+    assert code == 2 and "corpus" in capsys.readouterr().err
+    assert not (work["tmp"] / "never").exists()

@@ -93,6 +93,41 @@ def test_review_that_drops_everything_is_an_error() -> None:
         cli_plan.review(["A?"], lambda text, default: "d" if "[d]rop" in text else "", print, 5)
 
 
+def test_an_invalid_answer_is_asked_again_with_a_hint() -> None:
+    answers = iter(["x", "KEEP", "delete", "Drop", ""])
+    prompts: list[str] = []
+    shown: list[str] = []
+
+    def ask(text: str, default: str) -> str:
+        prompts.append(text)
+        return next(answers)
+
+    agenda = cli_plan.review(["A?", "B?"], ask, shown.append, 5)
+    assert agenda == ("A?",)  # "x" and "delete" were neither keep nor drop
+    assert [p.split("\n")[0] for p in prompts[:4]] == ["1. A?", "1. A?", "2. B?", "2. B?"]
+    assert shown.count(cli_plan.HINT) == 2
+
+
+def test_end_of_input_stops_the_review_and_ctrl_c_interrupts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import click
+
+    def eof(prompt: str) -> str:
+        raise EOFError
+
+    monkeypatch.setattr(click.termui, "visible_prompt_func", eof)
+    with pytest.raises(InputError, match="end of input; nothing was researched"):
+        cli_plan._ask("1. A?", "k")
+
+    def ctrl_c(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(click.termui, "visible_prompt_func", ctrl_c)
+    with pytest.raises(click.exceptions.Abort):  # exit 130 "interrupted", as anywhere else
+        cli_plan._ask("1. A?", "k")
+
+
 # --------------------------------------------------------------------------- the Coordinator
 
 

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from deepresearch import runs
+from deepresearch import cli, runs
 from deepresearch.config.settings import load_settings
 from deepresearch.errors import InputError, StorageError
 from deepresearch.schemas import Event, Request, RunSummary
@@ -67,16 +68,78 @@ def test_prune_keeps_recent_and_running(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("30d", 2592000.0), ("12h", 43200.0), ("1.5m", 90.0)]
+    ("text", "seconds"),
+    [
+        ("30d", 2592000.0),
+        ("12h", 43200.0),
+        ("90min", 5400.0),
+        ("1.5min", 90.0),
+        ("45s", 45.0),
+        ("2w", 1209600.0),
+        (" 12 H ", 43200.0),
+    ],
 )
 def test_parse_age(text: str, seconds: float) -> None:
     assert runs.parse_age(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "30", "d", "3x", "-1d"])
-def test_parse_age_rejects(text: str) -> None:
-    with pytest.raises(InputError):
+@pytest.mark.parametrize("text", ["", "30", "d", "3x", "-1d", "1m", "1mo", "6months", "1.5m"])
+def test_parse_age_rejects_what_could_be_misread(text: str) -> None:
+    with pytest.raises(InputError, match=r"s, min, h, d, w"):
         runs.parse_age(text)
+
+
+PruneCLI = Callable[..., tuple[int, list[str], list[str]]]
+
+
+@pytest.fixture()
+def prune_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> PruneCLI:
+    """``runs prune`` in-process over ``tmp_path``, off a terminal (pytest's stdin is no TTY)."""
+    monkeypatch.setenv("DEEP_RESEARCH_STATE_DIR", str(tmp_path))
+
+    def run(*args: str) -> tuple[int, list[str], list[str]]:
+        try:
+            cli.main(["runs", "prune", *args])
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return code, captured.out.splitlines(), captured.err.splitlines()
+
+    return run
+
+
+def test_prune_dry_run_lists_and_keeps(tmp_path: Path, prune_cli: PruneCLI) -> None:
+    now = time.time()
+    make_run(tmp_path, "old-a", now - 40 * 86400, "completed")
+    make_run(tmp_path, "old-b", now - 31 * 86400, "interrupted")
+    make_run(tmp_path, "new", now - 3600, "completed")
+    code, out, err = prune_cli("--older-than", "30d", "--dry-run")
+    assert code == 0 and out == ["old-a", "old-b"]
+    assert err == ["would remove 2 finished run(s) older than 30d:"]
+    assert len(runs.list_runs(tmp_path)) == 3
+
+
+def test_prune_off_a_terminal_needs_yes(tmp_path: Path, prune_cli: PruneCLI) -> None:
+    make_run(tmp_path, "old", time.time() - 40 * 86400, "completed")
+    code, out, err = prune_cli("--older-than", "30d")
+    assert code == 2 and out == [] and len(err) == 1
+    assert "1 finished run(s) older than 30d would be removed; pass --yes" in err[0]
+    assert [r.run_id for r in runs.list_runs(tmp_path)] == ["old"]
+    code, out, _ = prune_cli("--older-than", "30d", "--yes")
+    assert code == 0 and out == ["old"] and runs.list_runs(tmp_path) == []
+
+
+def test_prune_refuses_an_ambiguous_unit_and_deletes_nothing(
+    tmp_path: Path, prune_cli: PruneCLI
+) -> None:
+    make_run(tmp_path, "old", time.time() - 3600, "completed")
+    code, out, err = prune_cli("--older-than", "1m", "--yes")
+    assert code == 2 and out == [] and len(err) == 1
+    assert "e.g. 90min, 12h, 30d" in err[0] and "Traceback" not in err[0]
+    assert len(runs.list_runs(tmp_path)) == 1
 
 
 def test_follow_prints_until_run_finished(tmp_path: Path) -> None:
