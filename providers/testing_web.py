@@ -40,9 +40,13 @@ class RecordedRequest:
 
 
 def static_resolver(mapping: Mapping[str, Sequence[str]]) -> Resolver:
-    """An async resolver answering from ``mapping`` (name -> addresses); other names fail."""
+    """An async resolver answering from ``mapping`` (name -> addresses); other names fail.
+
+    Like ``getaddrinfo`` it IDNA-encodes the name first, so a name the system resolver would
+    raise ``UnicodeError`` on (``a..b``, a label over 63 characters) raises it here too."""
 
     async def resolve(host: str, port: int) -> list[str]:
+        host.encode("idna")
         addresses = mapping.get(host.lower().rstrip("."))
         if not addresses:
             raise socket.gaierror(socket.EAI_NONAME, f"{host} is not in the test resolver")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from deepresearch.errors import ConfigError, ExtractionError, FetchBlocked, FetchError
+from deepresearch.policies.urls import web_url_problem
 from deepresearch.providers.extract import ExtractionPool
 from deepresearch.providers.extract_office import CONTENT_TYPES
 from deepresearch.providers.netguard import (
@@ -188,9 +189,12 @@ class SafeFetcher:
 
     async def download(self, url: str) -> Download:
         """Follow up to ``max_redirects`` redirects, checking each hop, and read the final body."""
+        problem = web_url_problem(url)
+        if problem:
+            raise FetchBlocked(url, problem)
         try:
             current = httpx.URL(url)
-        except (httpx.InvalidURL, TypeError) as exc:
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:  # ValueError: IDNA's UnicodeError
             raise FetchBlocked(url, f"invalid URL ({exc})") from None
         authorization = _basic_auth(current)
         cookies = httpx.Cookies()
@@ -328,7 +332,7 @@ def _redirect_target(response: httpx.Response) -> httpx.URL | None:
         return None
     try:
         return response.request.url.join(location)
-    except httpx.InvalidURL:
+    except (httpx.InvalidURL, ValueError):  # the next hop's check refuses what slips through
         return None
 
 
