@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from deepresearch.errors import CorpusError
+from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.providers.extract import SUPPORTED_SUFFIXES, ExtractedDoc, kind_of
 
 EXTRACT_VERSION = 1  # bump when extraction output changes, so cached text is re-extracted
@@ -129,9 +130,11 @@ def sha256_file(path: Path) -> str:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace ``path`` whole; 0600 in 0700 folders (the cache holds the corpus's private text)."""
+    make_private_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, PRIVATE_FILE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -136,3 +137,26 @@ def _fetch_sync(files: CodeFiles, url: str) -> object:
     import asyncio
 
     return asyncio.run(files.fetch(url))
+
+
+def test_the_index_cache_is_private(corpus: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    root, fifos = corpus
+    old = os.umask(0o022)
+    try:
+        finishes(
+            fifos,
+            lambda: CorpusIndex.open(
+                root, tmp_path / "cache", passage_chars=400, pool_factory=InlinePool
+            ),
+        )
+    finally:
+        os.umask(old)
+    cache = tmp_path / "cache"
+    found = [cache, *cache.rglob("*")]
+    assert len(found) > 5  # manifest, extracted text, the bm25 index files
+    loose = [
+        f"{p.relative_to(cache)} {stat.S_IMODE(p.lstat().st_mode):o}"
+        for p in found
+        if stat.S_IMODE(p.lstat().st_mode) != (0o700 if p.is_dir() else 0o600)
+    ]
+    assert loose == []
