@@ -21,12 +21,13 @@ from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, RunInterrupted
 from deepresearch.schemas import GateSummary, RunSummary
+from deepresearch.text.terminal import printable
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"deep-research: error: {message}", err=True)
+    click.echo(printable(f"deep-research: error: {message}"), err=True)
     raise SystemExit(code)
 
 
@@ -47,7 +48,7 @@ def _report(summary: RunSummary, as_json: bool) -> None:
     elif summary.report_path:
         click.echo(summary.report_path)
     if summary.status == "no_answer":
-        click.echo(f"deep-research: no answer: {summary.reason}", err=True)
+        click.echo(printable(f"deep-research: no answer: {summary.reason}"), err=True)
         raise SystemExit(EXIT_NO_ANSWER)
 
 
@@ -204,7 +205,7 @@ def _gate(query: str, settings: Settings, as_json: bool) -> None:
         if not as_json:
             click.echo(intent.reply)
         raise SystemExit(EXIT_OK)
-    click.echo(f"deep-research: {intent.reply}", err=True)
+    click.echo(printable(f"deep-research: {intent.reply}"), err=True)
     raise SystemExit(EXIT_USAGE if intent.outcome == "ambiguous" else EXIT_NO_ANSWER)
 
 

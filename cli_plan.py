@@ -18,6 +18,7 @@ from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import InputError, StorageError
 from deepresearch.policies.plan_file import check_items, dump_plan, parse_plan
+from deepresearch.text.terminal import printable
 
 Ask = Callable[[str, str], str]
 Echo = Callable[[str], None]
@@ -82,11 +83,12 @@ def review(items: Sequence[str], ask: Ask, echo: Echo, limit: int) -> tuple[str,
 
 
 def _ask(text: str, default: str) -> str:
-    return str(click.prompt(text, default=default, show_default=bool(default), err=True))
+    shown = printable(default)  # an agenda item may quote the query: no terminal controls
+    return str(click.prompt(printable(text), default=shown, show_default=bool(shown), err=True))
 
 
 def _echo(text: str) -> None:
-    click.echo(text, err=True)
+    click.echo(printable(text), err=True)
 
 
 def interactive() -> bool:
