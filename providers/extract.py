@@ -60,7 +60,7 @@ def kind_of(path: Path) -> str:
 def extract_path(path: Path) -> ExtractedDoc:
     """Extract ``path`` in this process; every failure becomes ``ExtractionError``."""
     suffix = path.suffix.lower()
-    if not path.is_file():  # a stat, never an open: reading a FIFO or a device would block
+    if path.exists() and not path.is_file():  # stat only: opening a FIFO or device would block
         raise ExtractionError(str(path), "not a regular file")
     try:
         if suffix in OFFICE_SUFFIXES:
