@@ -111,7 +111,7 @@ def _hostile_report() -> Report:
 
 
 def test_report_titles_and_headings_are_clean() -> None:
-    footer = Footer(saved_path="/tmp/r.md", run_id="r", mode="quick")
+    footer = Footer(saved_path="/home/ann/r.md", run_id="r", mode="quick")
     markdown = render(_hostile_report(), footer)
     assert clean(markdown)
     assert markdown.startswith("# solar \\[2J\\]0;pwned output31mgnp.exe\n")
