@@ -22,12 +22,13 @@ from deepresearch.config.settings import Settings, load_settings, overrides_from
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.intent_gate import exit_code, gate_summary, screen
 from deepresearch.schemas import RunSummary
+from deepresearch.text.terminal import printable
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"deep-research: error: {message}", err=True)
+    click.echo(printable(f"deep-research: error: {message}"), err=True)
     raise SystemExit(code)
 
 
@@ -48,7 +49,7 @@ def _report(summary: RunSummary, as_json: bool) -> None:
     elif summary.report_path:
         click.echo(summary.report_path)
     if summary.status == "no_answer":
-        click.echo(f"deep-research: no answer: {summary.reason}", err=True)
+        click.echo(printable(f"deep-research: no answer: {summary.reason}"), err=True)
         raise SystemExit(EXIT_NO_ANSWER)
 
 
@@ -206,7 +207,7 @@ def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
         if not as_json:
             click.echo(gated.reply)
         raise SystemExit(EXIT_OK)
-    click.echo(f"deep-research: {gated.reply}", err=True)
+    click.echo(printable(f"deep-research: {gated.reply}"), err=True)
     raise SystemExit(exit_code(gated))
 
 

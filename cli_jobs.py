@@ -19,6 +19,7 @@ from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.schemas import Event
+from deepresearch.text.terminal import printable
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 
@@ -74,7 +75,7 @@ def _finish(job_id: str, run_id: str, status: str, logs: str, output_dir: Path) 
         path = _save_report(found, output_dir)
         click.echo(str(path))
         if found.summary.status == "no_answer":
-            click.echo(f"deep-research: no answer: {found.summary.reason}", err=True)
+            click.echo(printable(f"deep-research: no answer: {found.summary.reason}"), err=True)
             raise SystemExit(3)
         return
     if status == "STOPPED":
@@ -259,7 +260,7 @@ def stop_cmd(job_id: str, address: str, auth_mode: str | None, config_file: Path
 
 def _print_event(events: list[Event]) -> None:
     for event in events:
-        payload = json.dumps(event.payload, ensure_ascii=False)
+        payload = printable(json.dumps(event.payload, ensure_ascii=False))
         click.echo(f"{event.seq:>5} {event.type:<20} {payload[:140]}", err=True)
 
 

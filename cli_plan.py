@@ -18,6 +18,7 @@ from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import InputError, StorageError
 from deepresearch.policies.plan_file import check_items, dump_plan, parse_plan
+from deepresearch.text.terminal import printable
 
 Ask = Callable[[str, str], str]
 Echo = Callable[[str], None]
@@ -100,7 +101,11 @@ def _ask(text: str, default: str) -> str:
     """A prompt on stderr; end of input (Ctrl-D) stops the run before anything is researched
     (exit 2) rather than taking the agenda as it stands, and Ctrl-C is an interruption (130)."""
     try:
-        return str(click.prompt(text, default=default, show_default=bool(default), err=True))
+        return str(
+            click.prompt(
+                printable(text), default=printable(default), show_default=bool(default), err=True
+            )
+        )
     except click.exceptions.Abort as exc:
         click.echo(err=True)  # the error line starts on a line of its own, not after the prompt
         if isinstance(exc.__context__, EOFError):  # click folds EOF and Ctrl-C into Abort
@@ -109,7 +114,7 @@ def _ask(text: str, default: str) -> str:
 
 
 def _echo(text: str) -> None:
-    click.echo(text, err=True)
+    click.echo(printable(text), err=True)
 
 
 def interactive() -> bool:

@@ -14,6 +14,7 @@ from deepresearch.cli_options import config_option
 from deepresearch.config.settings import load_settings
 from deepresearch.errors import InputError
 from deepresearch.schemas import Event
+from deepresearch.text.terminal import printable
 
 
 def _state_dir(config_file: Path | None) -> Path:
@@ -38,10 +39,13 @@ def list_cmd(as_json: bool, config_file: Path | None) -> None:
             click.echo(json.dumps(row.__dict__))
             continue
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.started))
-        query = row.query if len(row.query) <= 50 else row.query[:49] + "…"
+        query = printable(row.query)  # a "\r" in a query must not rewrite the line
+        query = query if len(query) <= 50 else query[:49] + "…"
         click.echo(
-            f"{row.run_id}  {started}  {row.mode:<5}  {row.status:<11}  {query}  "
-            f"{row.report_path or '-'}"
+            printable(
+                f"{row.run_id}  {started}  {row.mode:<5}  {row.status:<11}  {query}  "
+                f"{row.report_path or '-'}"
+            )
         )
     if not rows and not as_json:
         click.echo("no runs yet", err=True)
@@ -97,7 +101,7 @@ def _interactive() -> bool:
 
 
 def _print_event(event: Event) -> None:
-    payload = json.dumps(event.payload, ensure_ascii=False)
+    payload = printable(json.dumps(event.payload, ensure_ascii=False))  # C1 and bidi stay raw
     if len(payload) > 160:
         payload = payload[:159] + "…"
     click.echo(f"{event.seq:>5}  {event.type:<20} {payload}")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from deepresearch.policies.citations import ResolvedReport, format_numbers, resolve
 from deepresearch.schemas import Report, Source, SourceEntry, Usage, Verification
+from deepresearch.text.terminal import printable
 
 FOOTER_RULE = "\n---\n"
 NO_ANSWER_LEAD = "This run found no answer to the question."
@@ -45,6 +46,7 @@ def _neutralize_line(line: str) -> str:
 
 def neutralize_block(text: str) -> str:
     """Multi-line prose (the answer) that cannot break the report's structure."""
+    text = printable(text, keep_lines=True)
     lines = [_neutralize_line(line.rstrip()) for line in text.strip().splitlines()]
     out: list[str] = []
     for line in lines:  # collapse runs of blank lines
@@ -54,8 +56,9 @@ def neutralize_block(text: str) -> str:
 
 
 def inline(text: str) -> str:
-    """One line of text for a list item or heading: whitespace collapsed, brackets made literal."""
-    flat = " ".join(text.split())
+    """One line of text for a list item or heading: whitespace collapsed, brackets made literal,
+    no control characters (a title with ESC or NUL must not drive the terminal that shows it)."""
+    flat = " ".join(printable(text).split())
     flat = re.sub(r"(?<!\\)\[", r"\\[", flat)
     flat = re.sub(r"(?<!\\)\]", r"\\]", flat)
     return flat
@@ -64,7 +67,7 @@ def inline(text: str) -> str:
 def _inline_finding(text: str) -> str:
     # Finding text keeps its own brackets ([sic]) but must stay on one list line and not start a
     # structure of its own ("1. " at the start would renumber nothing, but "#" or "---" would).
-    flat = " ".join(text.split())
+    flat = " ".join(printable(text).split())
     return _neutralize_line(flat)
 
 
@@ -108,7 +111,7 @@ def _findings_blocks(resolved: ResolvedReport) -> list[str]:
 
 
 def _code(text: str) -> str:
-    return "`" + text.replace("`", "%60") + "`"
+    return "`" + printable(text).replace("`", "%60") + "`"
 
 
 def _source_line(n: int, source: Source) -> str:

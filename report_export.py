@@ -17,6 +17,7 @@ from typing import Any
 from deepresearch.policies.citations import NUMERIC_MARKER, ResolvedReport, resolve
 from deepresearch.report import NO_ANSWER_LEAD, Footer, render
 from deepresearch.schemas import Report, Source, Verification
+from deepresearch.text.terminal import printable
 
 EXPORT_VERSION = 1
 EXTENSIONS = {"md": "md", "json": "json", "html": "html"}
@@ -45,13 +46,13 @@ def report_record(report: Report, resolved: ResolvedReport | None = None) -> dic
     resolved = resolved or resolve(report)
     return {
         "query": report.query,
-        "title": report.title,
+        "title": printable(report.title),
         "status": report.status,
         "answer": resolved.answer.strip(),
         "answer_citations": list(resolved.answer_numbers),
         "sections": [
             {
-                "heading": section.heading,
+                "heading": printable(section.heading),
                 "claims": [claim_record(f.text, f.numbers) for f in section.findings],
             }
             for section in resolved.sections
@@ -109,7 +110,7 @@ footer{margin-top:2.5rem;border-top:1px solid #d8dee4;color:#57606a;font-size:.8
 
 
 def _esc(text: str) -> str:
-    return html.escape(" ".join(text.split()), quote=True)
+    return html.escape(" ".join(printable(text).split()), quote=True)
 
 
 def _cite(numbers: tuple[int, ...] | list[int]) -> str:

@@ -1,10 +1,9 @@
-"""The run directory and the only ways this package writes files.
+"""The run directory: events, checkpoints, documents read and the progressive report of one run.
 
 A crash (power loss, ``kill -9``, a full disk) must never leave a half-written report, checkpoint or
-event log that resume then trusts. Hence: whole files are written to a temp file, fsynced and
-``os.replace``d; events are appended one fsynced line at a time and a torn last line is dropped;
-checkpoints carry a sha256 and the previous good one is kept; reports are created with ``O_EXCL``
-and ``O_NOFOLLOW`` so an existing file or a planted symlink is never overwritten.
+event log that resume then trusts. Hence: whole files are written atomically (``private_files``);
+events are appended one fsynced line at a time and a torn last line is dropped; checkpoints carry
+a sha256 and the previous good one is kept. The run folder is 0700 and every file in it 0600.
 """
 
 from __future__ import annotations
@@ -13,9 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -23,100 +20,33 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from deepresearch.errors import CheckpointCorrupt, StorageError
+from deepresearch.private_files import (
+    O_NOFOLLOW,
+    create_exclusive,
+    make_private_dir,
+    make_private_dirs,
+    open_private_append,
+    reason,
+    write_atomic,
+)
 from deepresearch.schemas import Event, FetchedDoc
+
+__all__ = [  # write_atomic and create_exclusive live in private_files; imported from here too
+    "CHECKPOINT",
+    "CHECKPOINT_PREV",
+    "DOCS",
+    "EVENTS",
+    "LoadedCheckpoint",
+    "RunDir",
+    "create_exclusive",
+    "new_run_id",
+    "write_atomic",
+]
 
 EVENTS = "events.jsonl"
 DOCS = "docs.jsonl"  # texts read in the run, kept for follow-up runs (never in events.jsonl)
 CHECKPOINT = "checkpoint.json"
 CHECKPOINT_PREV = "checkpoint.prev.json"
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or exc.__class__.__name__
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename or create durable; not every platform can open a directory, which is fine."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so readers see the old bytes or the new ones, never a mix."""
-    directory = path.parent
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise StorageError(str(directory), _reason(exc)) from None
-    try:
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise StorageError(str(path), _reason(exc)) from None
-    _fsync_dir(directory)
-
-
-def create_exclusive(
-    directory: Path,
-    make_name: Callable[[int], str],
-    data: bytes | Callable[[Path], bytes],
-    attempts: int = 20,
-) -> Path:
-    """Create a new file named ``make_name(0)`` (then 1, 2, ... on a clash) and write ``data``.
-
-    ``data`` may be a function of the final path, so a report can name the file it is saved in.
-    Never follows or overwrites anything that already exists at the name.
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW
-    for attempt in range(attempts):
-        path = directory / make_name(attempt)
-        try:
-            fd = os.open(path, flags, 0o644)
-        except FileExistsError:
-            continue
-        except FileNotFoundError:
-            raise StorageError(str(directory), "directory does not exist") from None
-        except NotADirectoryError:
-            raise StorageError(str(directory), "not a directory") from None
-        except PermissionError:
-            raise StorageError(str(directory), "directory is not writable") from None
-        except OSError as exc:
-            raise StorageError(str(directory), _reason(exc)) from None
-        try:
-            try:
-                _write_all(fd, data(path) if callable(data) else data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            raise StorageError(str(path), _reason(exc)) from None
-        _fsync_dir(directory)
-        return path
-    raise StorageError(str(directory), f"no free file name after {attempts} attempts")
 
 
 def _sha256_line(data: bytes, name: str) -> bytes:
@@ -152,9 +82,11 @@ class RunDir:
         """Make the directory (and parents) and prove it is writable by writing a probe file."""
         root = state_dir / "runs" / run_id
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(state_dir)
+            make_private_dir(state_dir / "runs")
+            make_private_dir(root)
             probe = root / f".probe-{os.getpid()}"
-            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_NOFOLLOW, 0o600)
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | O_NOFOLLOW, 0o600)
             try:
                 os.write(fd, b"ok")
             finally:
@@ -162,7 +94,7 @@ class RunDir:
             probe.unlink()
         except OSError as exc:
             raise StorageError(
-                str(root), f"run directory is not writable ({_reason(exc)})"
+                str(root), f"run directory is not writable ({reason(exc)})"
             ) from None
         return cls(root)
 
@@ -188,9 +120,9 @@ class RunDir:
             path = self.path(EVENTS)
             try:
                 self._drop_torn_tail(path)
-                self._events = open(path, "ab")  # noqa: SIM115 - kept open for the run
+                self._events = open_private_append(path)  # kept open for the run
             except OSError as exc:
-                raise StorageError(str(path), _reason(exc)) from None
+                raise StorageError(str(path), reason(exc)) from None
         return self._events
 
     @staticmethod
@@ -219,7 +151,7 @@ class RunDir:
             fh.flush()
             os.fsync(fh.fileno())
         except OSError as exc:
-            raise StorageError(str(self.path(EVENTS)), _reason(exc)) from None
+            raise StorageError(str(self.path(EVENTS)), reason(exc)) from None
 
     def read_events(self) -> list[Event]:
         """Every event written; a torn last line is ignored, a bad line before it is an error."""
@@ -258,11 +190,11 @@ class RunDir:
         try:
             if self._docs is None:
                 self._drop_torn_doc_tail(path)
-                self._docs = open(path, "ab")  # noqa: SIM115 - kept open for the run
+                self._docs = open_private_append(path)  # kept open for the run
             self._docs.write(doc.model_dump_json().encode("utf-8") + b"\n")
             self._docs.flush()
         except OSError as exc:
-            raise StorageError(str(path), _reason(exc)) from None
+            raise StorageError(str(path), reason(exc)) from None
 
     @staticmethod
     def _drop_torn_doc_tail(path: Path) -> None:
@@ -365,7 +297,7 @@ def _read_if_exists(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise StorageError(str(path), _reason(exc)) from None
+        raise StorageError(str(path), reason(exc)) from None
 
 
 def _split_tail(data: bytes) -> tuple[bytes, bytes | None]:

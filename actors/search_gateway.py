@@ -26,6 +26,7 @@ from deepresearch.errors import CircuitOpen, DeepResearchError, ProviderError, S
 from deepresearch.policies import breaker
 from deepresearch.policies.merge import merge_hits
 from deepresearch.policies.retry import RetryPolicy, next_delay
+from deepresearch.policies.urls import hit_url_problem
 from deepresearch.providers.search.base import SearchProvider
 from deepresearch.schemas import SearchHit, SearchResult
 
@@ -215,7 +216,19 @@ class SearchGateway:
                 await self._emit(
                     "search_partial", provider=provider.name, failures="; ".join(failures)
                 )
-            return hits
+            return await self._usable(provider.name, hits)
+
+    async def _usable(self, name: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
+        """The hits whose URL parses safely: a malformed one (``http://a..b/``) is skipped here,
+        once for every researcher, and logged, instead of failing whoever would fetch it."""
+        kept: list[SearchHit] = []
+        for hit in hits:
+            problem = hit_url_problem(hit.url)
+            if problem is None:
+                kept.append(hit)
+            else:
+                await self._emit("hit_skipped", provider=name, url=hit.url[:300], reason=problem)
+        return kept
 
     async def _record_failure(self, name: str) -> None:
         before = self._states[name].status

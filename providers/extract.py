@@ -60,6 +60,8 @@ def kind_of(path: Path) -> str:
 def extract_path(path: Path) -> ExtractedDoc:
     """Extract ``path`` in this process; every failure becomes ``ExtractionError``."""
     suffix = path.suffix.lower()
+    if path.exists() and not path.is_file():  # stat only: opening a FIFO or device would block
+        raise ExtractionError(str(path), "not a regular file")
     try:
         if suffix in OFFICE_SUFFIXES:
             from deepresearch.providers.extract_office import extract_office

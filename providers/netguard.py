@@ -27,6 +27,7 @@ import httpcore
 import httpx
 
 from deepresearch.errors import FetchBlocked, FetchError
+from deepresearch.policies.urls import web_url_problem
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
@@ -152,9 +153,12 @@ async def check_url(
     change). ``allowed_private_hosts`` names hosts whose private addresses are accepted: a test-only
     setting, so a fake public name can point at a loopback server while redirects stay checked.
     """
+    problem = web_url_problem(url)  # before anything IDNA-encodes the host and raises
+    if problem:
+        raise FetchBlocked(url, problem)
     try:
         parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError) as exc:
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:  # ValueError: IDNA's UnicodeError
         raise FetchBlocked(url, f"invalid URL ({exc})") from None
     if parsed.scheme not in ("http", "https"):
         raise FetchBlocked(url, f"scheme {parsed.scheme or '(none)'} is not http or https")
@@ -177,7 +181,7 @@ async def check_url(
     else:
         try:
             answers = await (resolve or system_resolve)(host, port)
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:  # UnicodeError: a name IDNA cannot encode
             raise FetchError(url, f"cannot resolve {name} ({exc})") from None
         try:
             addresses = [ipaddress.ip_address(a) for a in answers]

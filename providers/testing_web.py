@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gzip
 import importlib
 import socket
 import ssl
@@ -40,9 +41,13 @@ class RecordedRequest:
 
 
 def static_resolver(mapping: Mapping[str, Sequence[str]]) -> Resolver:
-    """An async resolver answering from ``mapping`` (name -> addresses); other names fail."""
+    """An async resolver answering from ``mapping`` (name -> addresses); other names fail.
+
+    Like ``getaddrinfo`` it IDNA-encodes the name first, so a name the system resolver would
+    raise ``UnicodeError`` on (``a..b``, a label over 63 characters) raises it here too."""
 
     async def resolve(host: str, port: int) -> list[str]:
+        host.encode("idna")
         addresses = mapping.get(host.lower().rstrip("."))
         if not addresses:
             raise socket.gaierror(socket.EAI_NONAME, f"{host} is not in the test resolver")
@@ -132,6 +137,7 @@ class FakeWeb:
         self.path_latency: dict[str, float] = {}
         self.robots = robots
         self.robots_status = 200
+        self.robots_gzip = False  # serve robots.txt gzip-encoded (a small body, a large text)
         self.drip_interval_s = drip_interval_s
         self.bomb_mb = bomb_mb
         self.ssl_context = ssl_context
@@ -209,6 +215,10 @@ class FakeWeb:
     async def _robots(self, request: web.Request) -> web.Response:
         if self.robots is None:
             raise web.HTTPNotFound()
+        if self.robots_gzip:
+            body = gzip.compress(self.robots.encode(), 9)
+            headers = {"Content-Encoding": "gzip", "Content-Type": "text/plain"}
+            return web.Response(body=body, status=self.robots_status, headers=headers)
         return web.Response(text=self.robots, status=self.robots_status, content_type="text/plain")
 
     async def _article(self, request: web.Request) -> web.Response:

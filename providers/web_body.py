@@ -106,11 +106,16 @@ class _Brotli:
 
 
 class CappedDecoder:
-    """Decodes one body's ``Content-Encoding`` incrementally; ``FetchError`` past ``max_bytes``."""
+    """Decodes one body's ``Content-Encoding`` incrementally; ``FetchError`` past ``max_bytes``,
+    or with ``truncate`` the first ``max_bytes`` are kept and ``full`` tells the reader to stop."""
 
-    def __init__(self, url: str, content_encoding: str, max_bytes: int) -> None:
+    def __init__(
+        self, url: str, content_encoding: str, max_bytes: int, *, truncate: bool = False
+    ) -> None:
         self.url = url
         self.max_bytes = max_bytes
+        self.truncate = truncate
+        self.full = False
         self._parts: list[bytes] = []
         self._size = 0
         encoding = content_encoding.strip().lower()
@@ -130,9 +135,11 @@ class CappedDecoder:
             out = self._decoder.feed(chunk, self.max_bytes - self._size)
         except Exception as exc:  # zlib.error, brotli.error: a corrupt stream
             raise FetchError(self.url, f"corrupt compressed body ({exc})") from None
+        if self._size + len(out) > self.max_bytes:
+            if not self.truncate:
+                raise FetchError(self.url, f"decoded body over {self.max_bytes} bytes")
+            out, self.full = out[: self.max_bytes - self._size], True
         self._size += len(out)
-        if self._size > self.max_bytes:
-            raise FetchError(self.url, f"decoded body over {self.max_bytes} bytes")
         self._parts.append(out)
 
     def body(self) -> bytes:

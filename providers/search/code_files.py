@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from deepresearch.errors import FetchBlocked, FetchError
-from deepresearch.providers.search.corpus_store import inside
+from deepresearch.providers.search.corpus_store import inside, open_regular
 from deepresearch.schemas import FetchedDoc
 
 WHOLE_FILE_LINES = 400
@@ -68,9 +68,10 @@ class CodeFiles:
         if not inside(self.root, path):
             raise FetchBlocked(url, "path resolves outside the code folder")
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise FetchError(url, "file is too large to read")
-            data = path.read_bytes()
+            with open_regular(path) as handle:  # a FIFO or a device would block the read
+                if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+                    raise FetchError(url, "file is too large to read")
+                data = handle.read()
         except FileNotFoundError:
             raise FetchError(url, "no such file") from None
         except OSError as exc:

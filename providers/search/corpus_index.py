@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -33,6 +34,7 @@ from deepresearch.policies.ranking import (
     recency_weights,
     wants_latest,
 )
+from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.providers.extract import PAGE_LABELS, ExtractedDoc, ExtractionPool
 from deepresearch.providers.search.corpus_store import (
     CorpusCache,
@@ -362,10 +364,12 @@ def _build(meta: dict[str, Any], parent: Path, index_dir: Path, passage_chars: i
     texts = [f"{names[d]}\n{t}" for d, t in zip(passages["doc"], passages["text"], strict=True)]
     retriever = bm25s.BM25()
     retriever.index(tokenize(texts), show_progress=False)
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=".build-"))
+    make_private_dirs(parent)
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=".build-"))  # 0700
     try:
         retriever.save(str(tmp), show_progress=False)
+        for saved in tmp.iterdir():  # bm25s writes with the umask: the index holds corpus text
+            os.chmod(saved, PRIVATE_FILE)
         payload = {"version": INDEX_VERSION, "passage_chars": passage_chars, **meta}
         atomic_write(tmp / "meta.json", json.dumps(payload).encode())
         if index_dir.exists():  # left by an older build that cannot be loaded any more

@@ -7,16 +7,19 @@ old file or the new one, never a half-written cache that a later open would trus
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from deepresearch.errors import CorpusError
+from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.providers.extract import SUPPORTED_SUFFIXES, ExtractedDoc, kind_of
 
 EXTRACT_VERSION = 1  # bump when extraction output changes, so cached text is re-extracted
@@ -41,6 +44,39 @@ def inside(root: Path, path: Path) -> bool:
         return Path(os.path.realpath(path)).is_relative_to(root)
     except (OSError, ValueError):
         return False
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words (for the skip warning)."""
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open ``path`` for reading only if it is (or links to) a regular file.
+
+    Opening a FIFO blocks until a writer appears and a device can block or never end, so the open
+    is non-blocking and the type is checked on the opened descriptor (no swap between check and
+    read); anything else raises ``OSError`` with a readable ``strerror``.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{file_kind(mode)}, not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def scan_corpus(corpus_dir: Path, skip: Path | None, warn: Warn) -> tuple[Path, list[CorpusFile]]:
@@ -68,11 +104,14 @@ def scan_corpus(corpus_dir: Path, skip: Path | None, warn: Warn) -> tuple[Path, 
                 warn("outside_corpus", f"{relpath}: links outside the corpus folder, skipped")
                 continue
             try:
-                stat = path.stat()
+                info = path.stat()  # follows a link (inside the corpus) to what it names
             except OSError as exc:
                 warn("extract_failed", f"{relpath}: cannot read ({exc.strerror})")
                 continue
-            files.append(CorpusFile(relpath, path, stat.st_size, stat.st_mtime_ns))
+            if not stat.S_ISREG(info.st_mode):  # reading a FIFO or a device would block
+                warn("not_regular_file", f"{relpath}: {file_kind(info.st_mode)}, skipped")
+                continue
+            files.append(CorpusFile(relpath, path, info.st_size, info.st_mtime_ns))
     if errors and errors[0].filename and Path(errors[0].filename) == root:
         raise CorpusError(str(corpus_dir), f"folder is not readable ({errors[0].strerror})")
     if not files:
@@ -84,16 +123,18 @@ def scan_corpus(corpus_dir: Path, skip: Path | None, warn: Warn) -> tuple[Path, 
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace ``path`` whole; 0600 in 0700 folders (the cache holds the corpus's private text)."""
+    make_private_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, PRIVATE_FILE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

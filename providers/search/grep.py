@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deepresearch.errors import ProviderError
-from deepresearch.providers.search.corpus_store import inside
+from deepresearch.providers.search.corpus_store import inside, open_regular
 from deepresearch.schemas import SearchHit
 
 NAME = "grep"
@@ -210,9 +210,10 @@ def python_scan(root: Path, terms: list[str]) -> list[LineMatch]:
 
 def _matching_lines(path: Path, terms: list[str]) -> list[tuple[int, str]]:
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return []
-        data = path.read_bytes()
+        with open_regular(path) as handle:  # a FIFO or a device would block the read
+            if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+                return []
+            data = handle.read()
     except OSError:
         return []
     if b"\x00" in data[:8192]:

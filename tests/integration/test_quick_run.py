@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,20 @@ def test_quick_run_writes_a_cited_report(
     assert [e.seq for e in seen] == [e["seq"] for e in events]
     saved = json.loads((tmp_path / "state" / "runs" / summary.run_id / "summary.json").read_text())
     assert saved["report_path"] == summary.report_path
+    # private text (queries, pages read, the report) is readable by this user only
+    assert (tmp_path / "state" / "runs" / summary.run_id / "docs.jsonl").exists()
+    assert loose_modes(tmp_path / "state") == loose_modes(tmp_path / "cache") == []
+    assert stat.S_IMODE(os.stat(summary.report_path or "").st_mode) == 0o600
+
+
+def loose_modes(root: Path) -> list[str]:
+    """Every folder under ``root`` (itself included) not 0700 and every file not 0600."""
+    loose = []
+    for path in [root, *root.rglob("*")]:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        if mode != (0o700 if path.is_dir() else 0o600):
+            loose.append(f"{path.relative_to(root)} {mode:o}")
+    return loose
 
 
 def test_invented_citations_never_reach_the_report(small_corpus: Path, make_settings: Any) -> None:

@@ -6,12 +6,14 @@ import hashlib
 import json
 import os
 import pickle
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from deepresearch.errors import CheckpointCorrupt, StorageError
-from deepresearch.schemas import Event
+from deepresearch.schemas import Event, FetchedDoc
 from deepresearch.storage import RunDir, create_exclusive, new_run_id, write_atomic
 
 
@@ -43,13 +45,7 @@ def test_create_exclusive_writes_new_file(tmp_path: Path) -> None:
     path = create_exclusive(tmp_path, lambda i: f"r-{i}.md", b"hello")
     assert path == tmp_path / "r-0.md"
     assert path.read_bytes() == b"hello"
-    assert (path.stat().st_mode & 0o777) == 0o644 & ~_umask()
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    assert (path.stat().st_mode & 0o777) == 0o600  # a report holds the user's private text
 
 
 def test_create_exclusive_never_overwrites(tmp_path: Path) -> None:
@@ -129,6 +125,57 @@ def test_create_run_dir(tmp_path: Path) -> None:
     assert RunDir.existing(tmp_path / "state", "run-1").root == run.root
     with pytest.raises(StorageError, match="no such run"):
         RunDir.existing(tmp_path / "state", "other")
+
+
+@pytest.fixture(params=[0o000, 0o022, 0o002])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    old = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+def test_run_state_is_private_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    state = tmp_path / "state"
+    with RunDir.create(state, "r") as run:
+        run.append_event(_event(1))
+        run.append_doc(FetchedDoc(url="https://x.example/", title="t", location="l", text="secret"))
+        run.write_text("report.partial.md", "# partial\n")
+        run.write_checkpoint({"step": 1})
+        run.write_checkpoint({"step": 2})
+    names = sorted(p.name for p in run.root.iterdir())
+    assert names == [
+        "checkpoint.json",
+        "checkpoint.json.sha256",
+        "checkpoint.prev.json",
+        "checkpoint.prev.json.sha256",
+        "docs.jsonl",
+        "events.jsonl",
+        "report.partial.md",
+    ]
+    assert {name: mode(run.root / name) for name in names} == dict.fromkeys(names, 0o600)
+    assert [mode(d) for d in (state, state / "runs", run.root)] == [0o700] * 3
+    report = create_exclusive(tmp_path, lambda n: f"report-{n}.md", b"private text")
+    assert mode(report) == 0o600
+
+
+def test_an_older_run_is_tightened_and_a_shared_state_dir_left_alone(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / "runs" / "r").mkdir(parents=True)
+    for folder in (shared, shared / "runs", shared / "runs" / "r"):
+        folder.chmod(0o755)
+    (shared / "runs" / "r" / "events.jsonl").write_bytes(b"")
+    (shared / "runs" / "r" / "events.jsonl").chmod(0o644)
+    with RunDir.create(shared, "r") as run:
+        run.append_event(_event(1))
+    assert mode(shared) == 0o755  # the user's own folder, maybe shared on purpose
+    assert [mode(shared / "runs"), mode(run.root)] == [0o700, 0o700]
+    assert mode(run.path("events.jsonl")) == 0o600
 
 
 def test_create_run_dir_under_a_file_fails(tmp_path: Path) -> None:

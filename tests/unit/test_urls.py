@@ -9,8 +9,10 @@ from deepresearch.policies.urls import (
     Claimed,
     Taken,
     claim,
+    hit_url_problem,
     normalize_url,
     taken_by_others,
+    web_url_problem,
 )
 
 
@@ -118,3 +120,66 @@ def test_taken_by_others() -> None:
     assert taken_by_others(book, urls, "r1") == ("https://b.example/2",)
     assert taken_by_others(book, urls, "r3") == tuple(urls[:2])
     assert taken_by_others(book, [], "r1") == ()
+
+
+# --------------------------------------------------------------------------- safe parsing
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://a..b/solar-2024", "empty label"),
+        ("http://.example.com/", "empty label"),
+        (f"http://{'a' * 64}.example/x", "label longer than 63"),
+        ("http://" + "abcd." * 60 + "com/", "longer than 253"),
+        ("http://xn--a.example/", "invalid punycode"),
+        ("http://\uff41\uff42\uff43.example/", "not a valid international name"),
+        ("http://exa%20mple.com/", "invalid character"),
+        ("http://x.com:99999/", "Port out of range"),
+        ("http://x.com:-1/", "invalid URL"),
+        ("http://x.com:0/", "port 0"),
+        ("http://[::1/", "invalid URL"),
+        ("http://[::1]x/", "malformed host or port"),
+        ("http://[::1%25eth0]/", "malformed"),
+        ("http://user@evil.example@good.example/", "ambiguous"),
+        ("http://good.example\\@evil.example/", "ambiguous"),
+        ("http:///path", "no host"),
+        ("http://exa mple.com/", "whitespace or control"),
+        (" http://example.com/", "whitespace or control"),
+        ("http://example.com/a\tb", "whitespace or control"),
+        ("http://example.com/\x1b[2J", "whitespace or control"),
+        ("http://example.com/\u202egpj.exe", "whitespace or control"),
+        ("http://example.com/" + "a" * 9000, "longer than 8192"),
+        ("ftp://example.com/", "scheme ftp"),
+        ("javascript:alert(1)", "scheme javascript"),
+        ("example.com/page", "scheme (none)"),
+    ],
+)
+def test_web_url_problem_names_why_a_url_is_unusable(url: str, reason: str) -> None:
+    problem = web_url_problem(url)
+    assert problem is not None and reason in problem
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/",
+        "HTTP://Example.COM:8080/a?b=c#frag",
+        "http://user:pass@example.com/",
+        f"http://{'a' * 63}.example/",
+        "https://example.com./",
+        "http://m\u00fcnchen.de/",
+        "http://xn--mnchen-3ya.de/",
+        "http://a_b.example/",
+        "http://127.0.0.1:80/",
+        "http://[2001:db8::1]:443/",
+    ],
+)
+def test_web_url_problem_accepts_ordinary_urls(url: str) -> None:
+    assert web_url_problem(url) is None
+
+
+def test_hit_url_problem_leaves_local_ids_to_their_fetchers() -> None:
+    assert hit_url_problem("doc:reports/a.pdf#page=2") is None
+    assert hit_url_problem("code:pkg/a.py#L3") is None
+    assert hit_url_problem("http://a..b/") == "empty label in host name"

@@ -218,6 +218,22 @@ async def test_missing_robots_allows_all_and_a_failing_one_refuses_for_now(
         assert (await f.download(failing.url("/notes.txt"))).kind == "text"  # not cached
 
 
+async def test_a_gzip_robots_bomb_is_read_only_up_to_its_cap(
+    client: httpx.AsyncClient, pool: ExtractionPool
+) -> None:
+    # about 20 MB of rules in a few tens of KB of gzip; the last rule lies far beyond the cap
+    filler = "Disallow: /pages/0/never-requested\n" * 560_000
+    robots = f"User-agent: *\nDisallow: /private/\n{filler}Disallow: /article\n"
+    async with FakeWeb(robots=robots) as web:
+        web.robots_gzip = True
+        f = fetcher(client, pool, replace(LOOPBACK, timeout_s=20.0))
+        doc = await f.fetch(web.url("/article"))  # the rule past the cap is ignored
+        with pytest.raises(FetchBlocked, match=r"robots\.txt"):
+            await f.download(web.url("/private/x"))  # the rules before it apply
+    assert "rose by 12 percent" in doc.text
+    assert web.paths("/robots.txt") == ["/robots.txt"]
+
+
 async def test_per_host_concurrency_limit_is_respected(
     client: httpx.AsyncClient, pool: ExtractionPool
 ) -> None:

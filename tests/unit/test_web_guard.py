@@ -203,6 +203,16 @@ def test_a_gzip_bomb_is_cut_at_the_cap_without_inflating_it() -> None:
     assert sum(len(p) for p in decoder._parts) <= 1_000_000
 
 
+def test_a_truncating_decoder_keeps_the_first_bytes_and_says_it_is_full() -> None:
+    bomb = gzip.compress(b"Disallow: /x\n" * (4 << 20), compresslevel=9)  # 52 MiB of rules
+    decoder = CappedDecoder("http://x.test/robots.txt", "gzip", 1000, truncate=True)
+    decoder.feed(bomb)
+    assert decoder.full and decoder.body() == (b"Disallow: /x\n" * 100)[:1000]
+    small = CappedDecoder("u", "gzip", 1000, truncate=True)
+    small.feed(gzip.compress(b"User-agent: *\n"))
+    assert not small.full and small.body() == b"User-agent: *\n"
+
+
 def test_a_brotli_bomb_is_cut_at_the_cap() -> None:
     brotli = pytest.importorskip("brotli")
     bomb = brotli.compress(bytes(50 << 20), quality=5)
