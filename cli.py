@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from deepresearch import __version__, cli_plan, driver
+from deepresearch import __version__, cli_plan, driver, follow_up
 from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, RunInterrupted
@@ -181,7 +181,8 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
     )
     if settings.gate.enabled:
         _gate(driver.check_query(query, settings), settings, as_json)
-    plan = cli_plan.settle(query.strip(), settings, items, review, is_tty)
+    planned = follow_up.question_for(query.strip(), options["follow_up"], settings)
+    plan = cli_plan.settle(planned, settings, items, review, is_tty)
     prep = driver.prepare(
         query, settings.run.mode, settings, follow_up_of=options["follow_up"], plan=plan
     )

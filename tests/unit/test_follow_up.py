@@ -86,6 +86,7 @@ async def run_once(
     urls: list[str],
     follow_up_of: str | None = None,
     resume: dict[str, Any] | None = None,
+    gateway: ListGateway | None = None,
 ) -> tuple[RunSummary, list[dict[str, Any]], FakeFetcher, list[dict[str, Any]]]:
     """One run as the driver does it (record, seed, actors, report file, summary), without Ray."""
     s: Settings = settings(**{"state_dir": tmp / "state", "deep.max_parallel": 2})
@@ -101,7 +102,7 @@ async def run_once(
     fetcher = FakeFetcher()
     pool = UrlPool(seed.docs if seed else (), sink)
     llm = EvaluatorScript(['{"action": "synthesize"}'] * 3)
-    spawner = LocalSpawner(s, ListGateway(urls), pool, sink, llm, [fetcher])
+    spawner = LocalSpawner(s, gateway or ListGateway(urls), pool, sink, llm, [fetcher])
     evaluator = Evaluator(llm) if mode == "deep" else None
     coord = Coordinator(s, request, sink, llm, spawner, evaluator, resume, seed)
     result: RunResult = await coord.run()
@@ -186,6 +187,72 @@ async def test_deep_follow_up_researches_only_new_sub_questions(tmp_path: Path) 
     assert [e["payload"]["subtask"] for e in ev3 if e["type"] == "subtask_reused"] == ["t1"]
     assert resumed.report_path != second.report_path
     assert body_of(read(resumed.report_path)) == body_of(report)
+
+
+@pytest.mark.parametrize("mode", ["quick", "deep"])
+async def test_a_follow_up_that_points_back_is_searched_with_the_earlier_subject(
+    tmp_path: Path, mode: str
+) -> None:
+    """ "How did that compare ...?" names nothing: its plan and every search carry the earlier
+    question's subject (who, what, when); the report still shows the user's own question."""
+    earlier = "How many widget units did Kestrel Foods sell in the quarter ended March 31, 2024?"
+    await run_once(tmp_path, "s1", earlier, "quick", URLS[:4])
+    gateway = ListGateway(URLS[:4])
+    question = "How did that compare with the same quarter a year earlier?"
+    summary, events, _, _ = await run_once(
+        tmp_path, "s2", question, mode, URLS[:4], follow_up_of="s1", gateway=gateway
+    )
+    started = next(e["payload"] for e in events if e["type"] == "run_started")
+    assert started["query"] == question
+    assert str(started["in_context"]).startswith(question)
+    researched = [e["payload"]["question"] for e in events if e["type"] == "researcher_started"]
+    assert researched and all("Kestrel Foods" in q for q in researched)
+    assert gateway.queries
+    for query in gateway.queries:  # every search names who, what and when
+        assert "Kestrel Foods" in query and "widget" in query.lower(), query
+        assert "March 31, 2024" in query, query
+    assert read(summary.report_path).startswith(f"# {question}")
+
+
+async def test_a_follow_up_that_names_its_own_subject_keeps_it(tmp_path: Path) -> None:
+    await run_once(tmp_path, "o1", "How many widget units were sold in 2024?", "quick", URLS[:4])
+    gateway = ListGateway(URLS[:4])
+    own = "Which plant of Kestrel Foods makes gadgets?"
+    _, events, _, _ = await run_once(
+        tmp_path, "o2", own, "quick", URLS[:4], follow_up_of="o1", gateway=gateway
+    )
+    started = next(e["payload"] for e in events if e["type"] == "run_started")
+    assert "in_context" not in started
+    researched = [e["payload"]["question"] for e in events if e["type"] == "researcher_started"]
+    assert researched == [own]
+    # Its own search leads; the earlier findings only steer (a note), as for any follow-up.
+    assert "Kestrel Foods" in gateway.queries[0] and "widget" not in gateway.queries[0].lower()
+
+
+def test_the_subject_is_resolved_through_the_whole_thread(tmp_path: Path) -> None:
+    """A follow-up of a follow-up: the seed carries the first question's subject along."""
+    s = settings(**{"state_dir": tmp_path / "state"})
+    thread = [
+        ("t1", "What was Kestrel Foods's gross margin in fiscal 2023?", None),
+        ("t2", "How did that change the year after?", "t1"),
+    ]
+    for run_id, query, parent in thread:
+        run_dir = RunDir.create(tmp_path / "state", run_id)
+        runs.write_record(
+            run_dir, Request(run_id=run_id, query=query, follow_up=parent), s, tmp_path
+        )
+        run_dir.write_text(
+            runs.SUMMARY,
+            RunSummary(
+                run_id=run_id, status="completed", mode="quick", query=query
+            ).model_dump_json(),
+        )
+    seed = follow_up.load_seed(tmp_path / "state", "t2", s)
+    assert seed.query == "How did that change the year after?"
+    assert "Kestrel Foods's gross margin in fiscal 2023" in seed.context
+    third = reuse.research_question("And the year before?", seed)
+    assert third.startswith("And the year before?") and "Kestrel Foods" in third
+    assert follow_up.question_for("Why?", "t2", s) == reuse.research_question("Why?", seed)
 
 
 # --------------------------------------------------------------------------- pure rules
