@@ -179,9 +179,12 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
     items = cli_plan.check_options(
         settings.run.mode, options["plan_file"], review, settings, is_tty
     )
+    # A follow-up is gated and planned as it is meant: "how did it do?" has the earlier subject.
+    planned = follow_up.question_for(
+        driver.check_query(query, settings), options["follow_up"], settings
+    )
     if settings.gate.enabled:
-        _gate(driver.check_query(query, settings), settings, as_json)
-    planned = follow_up.question_for(query.strip(), options["follow_up"], settings)
+        _gate(planned, settings, as_json)
     plan = cli_plan.settle(planned, settings, items, review, is_tty)
     prep = driver.prepare(
         query, settings.run.mode, settings, follow_up_of=options["follow_up"], plan=plan

@@ -324,3 +324,28 @@ def test_cli_follow_up_of_unknown_run_exits_2_with_one_line(
     assert exit_info.value.code == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "no run nosuchrun" in err[0]
+
+
+def test_the_gate_reads_a_follow_up_with_its_subject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "How did it do?" alone asks what to research (exit 2); as a follow-up it is researched."""
+    monkeypatch.setenv("DEEP_RESEARCH_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    s = settings(**{"state_dir": tmp_path / "state"})
+    earlier = "What was Kestrel Foods's gross margin in fiscal 2023?"
+    run_dir = RunDir.create(tmp_path / "state", "g1")
+    runs.write_record(run_dir, Request(run_id="g1", query=earlier), s, tmp_path)
+    done = RunSummary(run_id="g1", status="completed", mode="quick", query=earlier)
+    run_dir.write_text(runs.SUMMARY, done.model_dump_json())
+    started: list[driver.Prepared] = []
+    monkeypatch.setattr(cli, "_execute", lambda prep, as_json: started.append(prep))
+    argv = ["run", "How did it do?", "--output-dir", str(tmp_path)]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2 and not started
+    assert "What would you like me to research?" in capsys.readouterr().err
+    cli.main([*argv, "--follow-up", "g1"])
+    assert [p.request.query for p in started] == ["How did it do?"]
+    assert started[0].seed is not None and started[0].seed.query == earlier
