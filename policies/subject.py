@@ -54,6 +54,7 @@ _QUESTION_LEAD = re.compile(
 _WORD = re.compile(r"[A-Za-z0-9][\w&'’.-]*")
 _CONTENT_MIN = 3  # fewer content words than this cannot carry a question on their own
 _MARK = "about"  # joins the user's words and the inherited subject: "Q? (about X's sales in P)"
+_MARK_RE = re.compile(rf"\({_MARK} (.+)\)\s*$")
 
 
 @dataclass(frozen=True)
@@ -153,9 +154,6 @@ def _who_and_when(question: str, drop_periods: bool) -> str:
     periods = [] if drop_periods else [m.group(0) for m in PERIOD_RE.finditer(text)]
     parts = [" ".join(dict.fromkeys(names)), *dict.fromkeys(periods)]
     return ", ".join(p for p in parts if p)
-
-
-_MARK_RE = re.compile(rf"\({_MARK} (.+)\)\s*$")
 
 
 def in_context(question: str, earlier: str) -> str:
