@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from deepresearch import __version__, cli_plan, driver
+from deepresearch import __version__, cli_plan, driver, follow_up
 from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
@@ -182,9 +182,13 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
         settings.run.mode, options["plan_file"], review, settings, is_tty
     )
     try:
+        # A follow-up is gated and planned as it is meant: "how did it do?" has the earlier subject.
+        planned = follow_up.question_for(
+            driver.check_query(query, settings), options["follow_up"], settings
+        )
         # Gated before a plan is reviewed (no planner call for a greeting); prepare enforces it.
-        intent = screen(driver.check_query(query, settings), settings)
-        plan = cli_plan.settle(query.strip(), settings, items, review, is_tty)
+        intent = screen(planned, settings)
+        plan = cli_plan.settle(planned, settings, items, review, is_tty)
         prep = driver.prepare(
             query,
             settings.run.mode,

@@ -96,8 +96,8 @@ def prepare(
     ask (default: the configured one); ``intent`` is a verdict the caller already obtained (the
     CLI gates before a plan is reviewed)."""
     text = check_query(query, settings)
-    if intent is None:
-        intent_gate.screen(text, settings, llm)
+    if intent is None:  # a follow-up is judged with the earlier question's subject
+        intent_gate.screen(follow_up.question_for(text, follow_up_of, settings), settings, llm)
     else:
         intent_gate.enforce(intent)
     seed = None

@@ -15,6 +15,7 @@ from deepresearch import runs
 from deepresearch.config.settings import Settings
 from deepresearch.errors import InputError, StorageError
 from deepresearch.policies.reuse import EarlierRun, merge_thread
+from deepresearch.policies.subject import in_context, thread_question
 from deepresearch.schemas import FollowUpSeed, ResearcherReport
 from deepresearch.storage import RunDir
 
@@ -35,6 +36,32 @@ def _reports(run_dir: RunDir) -> tuple[ResearcherReport, ...]:
 def _earlier(run_dir: RunDir) -> EarlierRun:
     record = runs.read_record(run_dir)
     return EarlierRun(record.request.run_id, _reports(run_dir), tuple(run_dir.read_docs()))
+
+
+def thread_of(state_dir: Path, run_id: str, settings: Settings) -> list[str]:
+    """The questions of ``run_id``'s thread, oldest first (nothing when it cannot be read: the
+    run's own validation reports that)."""
+    questions: list[str] = []
+    seen: set[str] = set()
+    current: str | None = run_id
+    while current and current not in seen and len(questions) < settings.follow_up.max_chain:
+        seen.add(current)
+        try:
+            request = runs.read_record(runs.open_run(state_dir, current)).request
+        except (InputError, StorageError):
+            break
+        questions.append(request.query)
+        current = request.follow_up
+    return questions[::-1]
+
+
+def question_for(query: str, run_id: str | None, settings: Settings) -> str:
+    """What a follow-up of ``run_id`` researches for ``query`` (the plan a user reviews)."""
+    if run_id is None:
+        return query
+    return in_context(
+        query, thread_question(thread_of(settings.resolved_state_dir(), run_id, settings))
+    )
 
 
 def load_seed(state_dir: Path, run_id: str, settings: Settings) -> FollowUpSeed:
@@ -64,6 +91,7 @@ def load_seed(state_dir: Path, run_id: str, settings: Settings) -> FollowUpSeed:
     return FollowUpSeed(
         run_id=run_id,
         query=record.request.query,
+        context=thread_question(thread_of(state_dir, run_id, settings)),
         report_name=Path(path).name if path else "",
         report_path=path,
         reports=reports,

@@ -114,16 +114,63 @@ def _code(text: str) -> str:
     return "`" + printable(text).replace("`", "%60") + "`"
 
 
+@dataclass(frozen=True)
+class SourceView:
+    """A numbered source as a reader sees it, each fact said once: a corpus page's location
+    ("a.pdf, p. 10") and id ("doc:a.pdf#page=10") repeat its title, and the cited places repeat
+    its page. Shared by the Markdown and HTML reports so both say the same."""
+
+    title: str  # what it is: its title, else its path or address
+    place: str  # where in it, when neither the title nor a cited place says so ("p. 4")
+    link: str  # a web address, or an id that names more than the title and place
+    cited_at: tuple[str, ...]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def is_web(url: str) -> bool:
+    return url.lower().startswith(("http://", "https://"))
+
+
+def source_view(source: Source) -> SourceView:
+    title, location, url = _flat(source.title), _flat(source.location), source.url.strip()
+    parts = [] if location in (url, title) else location.split(", ")
+    if parts and not title:
+        title = parts.pop(0)
+    elif parts and (title.startswith(parts[0]) or parts[0].endswith("/" + title)):
+        head = parts.pop(0)
+        title = head if len(head) > len(title) else title  # a path says more than a file name
+    place = ", ".join(p for p in parts if p and p not in source.cited_at)
+    if not title:
+        title = url
+    link = "" if url == title else url
+    if link and not is_web(link):  # an id ("doc:a.pdf#page=4"): shown only if it adds a name
+        path = link.split(":", 1)[-1].split("#", 1)[0]
+        link = "" if path in title or path in location else link
+    return SourceView(title, place, link, source.cited_at)
+
+
+def _link(url: str) -> str:
+    """A web address as a Markdown autolink; anything else (an id) as code."""
+    if not is_web(url):
+        return _code(url)
+    for char, code in ((" ", "%20"), ("<", "%3C"), (">", "%3E")):
+        url = url.replace(char, code)
+    return f"<{url}>"
+
+
 def _source_line(n: int, source: Source) -> str:
-    location = " ".join(source.location.split())
-    title = inline(source.title) or inline(location) or _code(source.url)
+    view = source_view(source)
+    title = _link(view.title) if view.title == source.url.strip() else inline(view.title)
     line = f"{n}. {title}"
-    if location and inline(location) != title:
-        line += f" — {inline(location)}"
-    if source.url != source.location and _code(source.url) != title:
-        line += f" ({_code(source.url)})"
-    if source.cited_at:
-        line += " — cited: " + ", ".join(_cited_at(loc, i) for i, loc in enumerate(source.cited_at))
+    if view.place:
+        line += f", {inline(view.place)}"
+    if view.link:
+        line += f" — {_link(view.link)}"
+    if view.cited_at:
+        line += " — cited: " + ", ".join(_cited_at(loc, i) for i, loc in enumerate(view.cited_at))
     return line
 
 

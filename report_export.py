@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from deepresearch.policies.citations import NUMERIC_MARKER, ResolvedReport, resolve
-from deepresearch.report import NO_ANSWER_LEAD, Footer, render
+from deepresearch.report import NO_ANSWER_LEAD, Footer, render, source_view
 from deepresearch.schemas import Report, Source, Verification
 from deepresearch.text.terminal import printable
 
@@ -132,19 +132,25 @@ def _safe_href(url: str) -> str | None:
     return url if re.match(r"^https?://", url, re.IGNORECASE) else None
 
 
-def _source_item(record: dict[str, Any]) -> str:
-    title = record["title"].strip() or record["location"].strip() or record["url"]
-    line = f"<strong>{_esc(title)}</strong>"
-    if record["location"].strip() and _esc(record["location"]) != _esc(title):
-        line += f" — {_esc(record['location'])}"
-    href = _safe_href(record["url"])
-    if href:
-        line += f' <a class="url" href="{html.escape(href, quote=True)}">{_esc(record["url"])}</a>'
-    elif record["url"] != record["location"]:
-        line += f' <code class="url">{_esc(record["url"])}</code>'
-    if record["cited_at"]:
-        line += " — cited: " + ", ".join(_cited_at(c) for c in record["cited_at"])
-    return f'<li id="source-{record["n"]}">{line}</li>'
+def _href(url: str, text: str) -> str:
+    href = _safe_href(url)
+    if href is None:
+        return f'<code class="url">{_esc(text)}</code>'
+    return f'<a class="url" href="{html.escape(href, quote=True)}">{_esc(text)}</a>'
+
+
+def _source_item(n: int, source: Source) -> str:
+    """The same facts as the Markdown's line (``report.source_view``), each said once."""
+    view = source_view(source)
+    titled = view.title != source.url.strip()
+    line = f"<strong>{_esc(view.title)}</strong>" if titled else _href(view.title, view.title)
+    if view.place:
+        line += f", {_esc(view.place)}"
+    if view.link:
+        line += " — " + _href(view.link, view.link)
+    if view.cited_at:
+        line += " — cited: " + ", ".join(_cited_at(c) for c in view.cited_at)
+    return f'<li id="source-{n}">{line}</li>'
 
 
 def _cited_at(location: str) -> str:
@@ -218,8 +224,8 @@ def render_html(report: Report, footer: Footer) -> str:
         items = "".join(f"<li>{_esc(x)}</li>" for x in record["limits"])
         body.append(f"<h2>Gaps and limits</h2>\n<ul>{items}</ul>")
     body.append("<h2>Sources</h2>")
-    if record["sources"]:
-        items = "\n".join(_source_item(s) for s in record["sources"])
+    if resolved.sources:
+        items = "\n".join(_source_item(i, s) for i, s in enumerate(resolved.sources, start=1))
         body.append(f'<ol class="sources">\n{items}\n</ol>')
     else:
         body.append("<p><em>No source is cited: none that was read supported an answer.</em></p>")

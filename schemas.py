@@ -268,6 +268,7 @@ class FollowUpSeed(Message):
     query: str
     report_name: str = ""  # the earlier report's file name (stable: part of the report body)
     report_path: str = ""  # its full path (run-varying: footer only)
+    context: str = ""  # its question with the subject its own thread gave it (policies.subject)
     reports: tuple[ResearcherReport, ...] = ()
     docs: tuple[FetchedDoc, ...] = ()
 

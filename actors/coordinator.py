@@ -42,6 +42,8 @@ class Coordinator:
     ) -> None:
         self._resume = resume
         self._seed = follow_up  # an earlier run's reports (its texts are in the UrlPool)
+        self._question = reuse.research_question(request.query, follow_up)
+        self._plan_limits: tuple[str, ...] = ()  # agenda items the planner's cap left out
         self._retried: set[str] = set()
         self._s = settings
         self._request = request
@@ -64,7 +66,7 @@ class Coordinator:
         self._steering = Chain()
         deep_mode = request.mode == "deep"
         self._writer = ReportWriter(
-            settings, request.query, deep_mode, self._sink, llm, self._account, self._charge
+            settings, self._question, deep_mode, self._sink, llm, self._account, self._charge
         )
 
     # ------------------------------------------------------------------ the loop
@@ -86,10 +88,7 @@ class Coordinator:
             )
             state, commands = lc.resume(state, self._subtasks)
         else:
-            await self._sink.emit(
-                "run_started",
-                {"mode": req.mode, "query": req.query, "follow_up_of": req.follow_up},
-            )
+            await self._sink.emit("run_started", reuse.started_event(req, self._question))
         timer = asyncio.get_running_loop().call_later(
             self._s.run.max_time_s, self._events.put_nowait, lc.LimitReached("time")
         )
@@ -147,6 +146,7 @@ class Coordinator:
         self._reports.update(restored.reports)
         self._usage = restored.usage
         self._providers = restored.providers
+        self._plan_limits = restored.plan_limits
         return restored.state
 
     async def _perform(self, command: lc.Command, state: lc.LifecycleState) -> None:
@@ -185,14 +185,17 @@ class Coordinator:
     # ------------------------------------------------------------------ commands
 
     async def _plan(self) -> list[SubTask]:
-        query = self._request.query
+        query = self._question
         if self._request.mode == "quick":
             tasks = [SubTask(id="t1", question=query)]
         else:
             questions = list(self._request.plan)  # a reviewed agenda replaces the planner
             if not questions:
-                questions, replies = await planning.propose(self._llm, query, self._s)
-                self._account("planner", replies)
+                proposal = await planning.propose(self._llm, query, self._s)
+                self._account("planner", proposal.replies)
+                questions, self._plan_limits = proposal.questions, proposal.limits()
+                if proposal.dropped:
+                    await self._sink.emit("plan_capped", proposal.event())
             tasks = [SubTask(id=f"t{i + 1}", question=q) for i, q in enumerate(questions)]
         self._subtasks.update((t.id, t) for t in tasks)
         return tasks
@@ -302,7 +305,7 @@ class Coordinator:
 
     async def _evaluate(self, round_no: int, state: lc.LifecycleState) -> None:
         assert self._evaluator is not None
-        task = evaluation.evaluate_task(self._request.query, self._ordered(), round_no)
+        task = evaluation.evaluate_task(self._question, self._ordered(), round_no)
         decision, replies = await self._evaluator.evaluate(task)
         self._account("evaluator", replies)
         new = evaluation.new_subtasks(decision, list(self._subtasks.values()), round_no)
@@ -346,6 +349,7 @@ class Coordinator:
                     self._ordered(),
                     self._usage,
                     self._providers,
+                    self._plan_limits,
                 )
             )
         )
@@ -362,7 +366,7 @@ class Coordinator:
         if any(r.search_degraded for r in reports):
             notes.append(synthesis.SEARCH_LIMITED_NOTE)
         usable = [r for r in reports if r.findings]
-        limits = synthesis.limit_notes(limited_by, reports)
+        limits = self._plan_limits + synthesis.limit_notes(limited_by, reports)
         if stop_reason or not sufficiency.sufficient(usable, self._s.run.min_sources):
             report = await self._writer.decline(title, reports, usable, notes, stop_reason)
         else:

@@ -20,6 +20,7 @@ def payload(
     completed: Sequence[ResearcherReport],
     usage: Usage,
     providers: Mapping[str, str],
+    plan_limits: Sequence[str] = (),
 ) -> dict[str, Any]:
     return {
         "version": VERSION,
@@ -29,6 +30,7 @@ def payload(
         "completed": [r.model_dump(mode="json") for r in completed],
         "usage": usage.model_dump(mode="json"),
         "providers": dict(providers),
+        "plan_limits": list(plan_limits),  # agenda items the planner's cap left out
     }
 
 
@@ -39,6 +41,7 @@ class Restored:
     reports: dict[str, ResearcherReport]  # completed work: never redone
     usage: Usage
     providers: dict[str, str]
+    plan_limits: tuple[str, ...] = ()
 
 
 def restore(data: Mapping[str, Any]) -> Restored:
@@ -50,4 +53,5 @@ def restore(data: Mapping[str, Any]) -> Restored:
         reports={r.subtask_id: r for r in reports},
         usage=Usage.model_validate(data.get("usage", {})),
         providers=dict(data.get("providers", {})),
+        plan_limits=tuple(data.get("plan_limits", [])),
     )

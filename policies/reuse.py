@@ -15,9 +15,17 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from deepresearch.config.trust import FollowUpSettings
+from deepresearch.policies.subject import in_context
 from deepresearch.policies.synthesis import injection_note
 from deepresearch.policies.urls import normalize_url
-from deepresearch.schemas import FetchedDoc, FollowUpSeed, ResearcherReport, SubTask, Usage
+from deepresearch.schemas import (
+    FetchedDoc,
+    FollowUpSeed,
+    Request,
+    ResearcherReport,
+    SubTask,
+    Usage,
+)
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 # Words that do not change what is asked: "What was X?" and "what is the X" ask the same thing.
@@ -162,6 +170,24 @@ def merge_thread(
             used += len(doc.text)
             docs.append(doc)
     return tuple(reports), tuple(docs)
+
+
+def research_question(query: str, seed: FollowUpSeed | None) -> str:
+    """What a run researches: a follow-up that points back ("how did that compare?") carries the
+    earlier question's subject into planning, search, evaluation and writing."""
+    return query if seed is None else in_context(query, seed.context or seed.query)
+
+
+def started_event(request: Request, question: str) -> dict[str, JsonValue]:
+    """The ``run_started`` payload; ``in_context`` when a follow-up borrowed its subject."""
+    payload: dict[str, JsonValue] = {
+        "mode": request.mode,
+        "query": request.query,
+        "follow_up_of": request.follow_up,
+    }
+    if question != request.query:
+        payload["in_context"] = question
+    return payload
 
 
 def follow_up_note(query: str, report_name: str) -> str:

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 MANAGER = web.AppKey("manager", RunManager)
 SETTINGS = web.AppKey("settings", Settings)
 PUBLIC = ("/", "/favicon.ico")
+REPORT_TYPES = {".md": "text/markdown", ".json": "application/json", ".html": "text/html"}
 
 
 def _error(code: int, message: str, **extra: Any) -> web.Response:
@@ -184,7 +185,13 @@ async def get_report(request: web.Request) -> web.Response:
         text = await asyncio.to_thread(Path(summary.report_path).read_text, "utf-8")
     except OSError as exc:
         return _error(410, f"the report file is gone ({exc.strerror})")
-    return web.Response(text=text, content_type="text/markdown", charset="utf-8")
+    kind = REPORT_TYPES.get(Path(summary.report_path).suffix.lower(), "text/markdown")
+    response = web.Response(text=text, content_type=kind, charset="utf-8")
+    if kind == "text/html":  # the page is self-contained: it may load and run nothing
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'none'; style-src 'unsafe-inline'"
+        )
+    return response
 
 
 async def cancel_run(request: web.Request) -> web.Response:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from deepresearch.config.settings import Settings
 from deepresearch.errors import ConfigError, QueryGated
@@ -31,6 +31,13 @@ class RunCreate(BaseModel):
     max_parallel: int | None = Field(None, ge=1, le=64)
     max_time_s: float | None = Field(None, gt=0, le=86_400)
     max_cost_usd: float | None = Field(None, gt=0)
+    format: Literal["md", "json", "html"] | None = None  # the report file's format (--format)
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _any_case(cls, value: object) -> object:
+        """``"HTML"`` means ``"html"``, as on the command line; anything else is checked as is."""
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 def overrides(body: RunCreate) -> dict[str, Any]:
@@ -44,6 +51,7 @@ def overrides(body: RunCreate) -> dict[str, Any]:
         "deep.max_parallel": body.max_parallel,
         "run.max_time_s": body.max_time_s,
         "llm.max_cost_usd": body.max_cost_usd,
+        "run.format": body.format,
     }
     nested: dict[str, Any] = {}
     for dotted, value in flat.items():

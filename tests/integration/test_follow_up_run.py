@@ -46,3 +46,24 @@ def test_follow_up_reads_no_document_twice(
     assert second.follow_up_of == first.run_id
     body = body_of(Path(second.report_path or "").read_text())
     assert f"(report: {Path(first.report_path or '').name})" in body
+
+
+def test_a_follow_up_that_points_back_searches_the_earlier_subject(
+    small_corpus: Path, make_settings: Any, tmp_path: Path
+) -> None:
+    settings = make_settings(small_corpus)
+    state = tmp_path / "state"
+    first = driver.execute(
+        driver.prepare(
+            "What were Globex Inc revenues for the quarter ended March 31, 2024?", "quick", settings
+        )
+    )
+    question = "How did that compare with a year earlier?"
+    second = driver.execute(driver.prepare(question, "quick", settings, follow_up_of=first.run_id))
+    events = _events(state, second.run_id)
+    started = next(e["payload"] for e in events if e["type"] == "run_started")
+    assert started["query"] == question and "Globex Inc" in started["in_context"]
+    researched = [e["payload"]["question"] for e in events if e["type"] == "researcher_started"]
+    assert researched and all("Globex Inc revenues" in q for q in researched)
+    assert second.status == "completed"
+    assert any("GLOBEX" in s.url for s in second.sources)

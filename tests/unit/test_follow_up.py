@@ -86,6 +86,7 @@ async def run_once(
     urls: list[str],
     follow_up_of: str | None = None,
     resume: dict[str, Any] | None = None,
+    gateway: ListGateway | None = None,
 ) -> tuple[RunSummary, list[dict[str, Any]], FakeFetcher, list[dict[str, Any]]]:
     """One run as the driver does it (record, seed, actors, report file, summary), without Ray."""
     s: Settings = settings(**{"state_dir": tmp / "state", "deep.max_parallel": 2})
@@ -101,7 +102,7 @@ async def run_once(
     fetcher = FakeFetcher()
     pool = UrlPool(seed.docs if seed else (), sink)
     llm = EvaluatorScript(['{"action": "synthesize"}'] * 3)
-    spawner = LocalSpawner(s, ListGateway(urls), pool, sink, llm, [fetcher])
+    spawner = LocalSpawner(s, gateway or ListGateway(urls), pool, sink, llm, [fetcher])
     evaluator = Evaluator(llm) if mode == "deep" else None
     coord = Coordinator(s, request, sink, llm, spawner, evaluator, resume, seed)
     result: RunResult = await coord.run()
@@ -188,6 +189,72 @@ async def test_deep_follow_up_researches_only_new_sub_questions(tmp_path: Path) 
     assert body_of(read(resumed.report_path)) == body_of(report)
 
 
+@pytest.mark.parametrize("mode", ["quick", "deep"])
+async def test_a_follow_up_that_points_back_is_searched_with_the_earlier_subject(
+    tmp_path: Path, mode: str
+) -> None:
+    """ "How did that compare ...?" names nothing: its plan and every search carry the earlier
+    question's subject (who, what, when); the report still shows the user's own question."""
+    earlier = "How many widget units did Kestrel Foods sell in the quarter ended March 31, 2024?"
+    await run_once(tmp_path, "s1", earlier, "quick", URLS[:4])
+    gateway = ListGateway(URLS[:4])
+    question = "How did that compare with the same quarter a year earlier?"
+    summary, events, _, _ = await run_once(
+        tmp_path, "s2", question, mode, URLS[:4], follow_up_of="s1", gateway=gateway
+    )
+    started = next(e["payload"] for e in events if e["type"] == "run_started")
+    assert started["query"] == question
+    assert str(started["in_context"]).startswith(question)
+    researched = [e["payload"]["question"] for e in events if e["type"] == "researcher_started"]
+    assert researched and all("Kestrel Foods" in q for q in researched)
+    assert gateway.queries
+    for query in gateway.queries:  # every search names who, what and when
+        assert "Kestrel Foods" in query and "widget" in query.lower(), query
+        assert "March 31, 2024" in query, query
+    assert read(summary.report_path).startswith(f"# {question}")
+
+
+async def test_a_follow_up_that_names_its_own_subject_keeps_it(tmp_path: Path) -> None:
+    await run_once(tmp_path, "o1", "How many widget units were sold in 2024?", "quick", URLS[:4])
+    gateway = ListGateway(URLS[:4])
+    own = "Which plant of Kestrel Foods makes gadgets?"
+    _, events, _, _ = await run_once(
+        tmp_path, "o2", own, "quick", URLS[:4], follow_up_of="o1", gateway=gateway
+    )
+    started = next(e["payload"] for e in events if e["type"] == "run_started")
+    assert "in_context" not in started
+    researched = [e["payload"]["question"] for e in events if e["type"] == "researcher_started"]
+    assert researched == [own]
+    # Its own search leads; the earlier findings only steer (a note), as for any follow-up.
+    assert "Kestrel Foods" in gateway.queries[0] and "widget" not in gateway.queries[0].lower()
+
+
+def test_the_subject_is_resolved_through_the_whole_thread(tmp_path: Path) -> None:
+    """A follow-up of a follow-up: the seed carries the first question's subject along."""
+    s = settings(**{"state_dir": tmp_path / "state"})
+    thread = [
+        ("t1", "What was Kestrel Foods's gross margin in fiscal 2023?", None),
+        ("t2", "How did that change the year after?", "t1"),
+    ]
+    for run_id, query, parent in thread:
+        run_dir = RunDir.create(tmp_path / "state", run_id)
+        runs.write_record(
+            run_dir, Request(run_id=run_id, query=query, follow_up=parent), s, tmp_path
+        )
+        run_dir.write_text(
+            runs.SUMMARY,
+            RunSummary(
+                run_id=run_id, status="completed", mode="quick", query=query
+            ).model_dump_json(),
+        )
+    seed = follow_up.load_seed(tmp_path / "state", "t2", s)
+    assert seed.query == "How did that change the year after?"
+    assert "Kestrel Foods's gross margin in fiscal 2023" in seed.context
+    third = reuse.research_question("And the year before?", seed)
+    assert third.startswith("And the year before?") and "Kestrel Foods" in third
+    assert follow_up.question_for("Why?", "t2", s) == reuse.research_question("Why?", seed)
+
+
 # --------------------------------------------------------------------------- pure rules
 
 
@@ -257,3 +324,28 @@ def test_cli_follow_up_of_unknown_run_exits_2_with_one_line(
     assert exit_info.value.code == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "no run nosuchrun" in err[0]
+
+
+def test_the_gate_reads_a_follow_up_with_its_subject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "How did it do?" alone asks what to research (exit 2); as a follow-up it is researched."""
+    monkeypatch.setenv("DEEP_RESEARCH_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    s = settings(**{"state_dir": tmp_path / "state"})
+    earlier = "What was Kestrel Foods's gross margin in fiscal 2023?"
+    run_dir = RunDir.create(tmp_path / "state", "g1")
+    runs.write_record(run_dir, Request(run_id="g1", query=earlier), s, tmp_path)
+    done = RunSummary(run_id="g1", status="completed", mode="quick", query=earlier)
+    run_dir.write_text(runs.SUMMARY, done.model_dump_json())
+    started: list[driver.Prepared] = []
+    monkeypatch.setattr(cli, "_execute", lambda prep, as_json: started.append(prep))
+    argv = ["run", "How did it do?", "--output-dir", str(tmp_path)]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2 and not started
+    assert "What would you like me to research?" in capsys.readouterr().err
+    cli.main([*argv, "--follow-up", "g1"])
+    assert [p.request.query for p in started] == ["How did it do?"]
+    assert started[0].seed is not None and started[0].seed.query == earlier

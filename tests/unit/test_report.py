@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 
 from deepresearch.policies.citations import find_unresolved
-from deepresearch.report import NO_ANSWER_LEAD, Footer, body_of, render, source_entries
+from deepresearch.report import (
+    NO_ANSWER_LEAD,
+    Footer,
+    body_of,
+    render,
+    render_body,
+    source_entries,
+)
 from deepresearch.schemas import Finding, Report, ReportSection, Source, Usage
 
 A = "https://news.example/apple"
@@ -72,9 +79,9 @@ def test_layout() -> None:
         "- Total net sales were $81,797 million. [1][2]\n- Services grew."
     )
     assert _section(md, "Sources").splitlines() == [
-        f"1. 2023 Q3 AAPL.pdf — 2023 Q3 AAPL.pdf, p. 4 (`{B}`)",
-        f"2. Apple results — {A}",
-        f"3. {C}",
+        "1. 2023 Q3 AAPL.pdf, p. 4",  # its id names nothing more than the file and the page
+        f"2. Apple results — <{A}>",
+        f"3. <{C}>",
     ]
 
 
@@ -114,12 +121,44 @@ def test_round_trip_numbers_point_at_the_right_sources() -> None:
     sources = dict(re.findall(r"^(\d+)\. (.*)$", _section(md, "Sources"), re.M))
     finding = _section(md, "Findings").splitlines()[0]
     cited = re.findall(r"\[(\d+)\]", finding)
-    assert sorted(sources[n].split(" — ")[0] for n in cited) == [
+    assert sorted(re.split(" — |, ", sources[n])[0] for n in cited) == [
         "2023 Q3 AAPL.pdf",
         "Apple results",
     ]
     entries = source_entries(_report())
     assert [(e.n, e.url) for e in entries] == [(1, B), (2, A), (3, C)]
+
+
+def test_each_source_says_each_thing_once() -> None:
+    """Title, place, link and cited places, none repeated (issue: "1. 2023 Q3 AAPL.pdf — 2023 Q3
+    AAPL.pdf, p. 10 (doc:2023 Q3 AAPL.pdf#page=10) — cited: p. 10")."""
+    fragment = f"{A}#:~:text=Net%20sales"
+    sources = (
+        Source(
+            url=B, title="2023 Q3 AAPL.pdf", location="2023 Q3 AAPL.pdf, p. 4", cited_at=("p. 4",)
+        ),
+        Source(url="doc:q/x y.pdf#page=2", title="x y.pdf", location="q/x y.pdf, p. 2"),
+        Source(url="doc:r/a.pdf#page=3", title="Quarterly report", location="r/a.pdf, p. 3"),
+        Source(url=A, title="Apple results", location=A, cited_at=(fragment,)),
+        Source(url="https://e.example/a b<c>", title="", location="https://e.example/a b<c>"),
+        Source(url="doc:x#page=1", title="Deck", location="", cited_at=("slide 1",)),
+    )
+    lines = [
+        line.split(". ", 1)[1]
+        for line in render_body(
+            _report(sources=sources, answer_citations=tuple(s.url for s in sources), sections=())
+        )
+        .split("## Sources\n\n")[1]
+        .splitlines()
+    ]
+    assert lines == [
+        "2023 Q3 AAPL.pdf — cited: p. 4",
+        "q/x y.pdf, p. 2",  # the folder is kept: the path says more than the file name
+        "Quarterly report, r/a.pdf, p. 3",
+        f"Apple results — <{A}> — cited: [passage 1]({fragment})",
+        "<https://e.example/a%20b%3Cc%3E>",
+        "Deck — `doc:x#page=1` — cited: slide 1",  # an id that names more than the title
+    ]
 
 
 def test_hostile_text_cannot_break_the_structure() -> None:

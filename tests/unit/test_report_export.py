@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
 
 from deepresearch.policies.citations import cite_marker, format_numbers
 from deepresearch.policies.report_path import report_name
-from deepresearch.report import Footer, render
+from deepresearch.report import Footer, render, source_view
 from deepresearch.report_export import render_as, render_html, render_json
 from deepresearch.schemas import Finding, Report, ReportSection, Source, Usage
 
@@ -61,10 +62,14 @@ def test_json_is_versioned_and_numbers_match_the_markdown() -> None:
     titles = {s["n"]: s for s in doc["sources"]}
     assert [s["n"] for s in doc["sources"]] == [1, 2, 3, 4]
     assert titles[1]["url"] == B and titles[2]["url"] == A  # numbered by first citation
-    for n, source in titles.items():  # the Markdown's Sources list uses the same numbers
-        assert re.search(rf"^{n}\. .*{re.escape(source['url'][:12])}", md, re.M) or (
-            source["url"] == source["location"] and f"{n}. " in md
-        )
+    listed = dict(re.findall(r"^(\d+)\. (.*)$", md.split("## Sources")[1], re.M))
+    page = render_html(REPORT, FOOTER)
+    for n, source in titles.items():  # the Markdown and the page use the same numbers
+        view = source_view(Source.model_validate({k: v for k, v in source.items() if k != "n"}))
+        assert listed[str(n)].lstrip("<").startswith(view.title)
+        item = re.search(rf'<li id="source-{n}">(.*?)</li>', page)
+        assert item and html.escape(view.title, quote=True) in item.group(1)
+    assert listed["1"] == "2023 Q3 AAPL.pdf, p. 4" and "AAPL.pdf — " not in md
     claims = doc["sections"][0]["claims"]
     assert claims[0] == {"text": "Total net sales were $81,797 million.", "citations": [1, 2]}
     assert claims[1]["citations"] == []  # an unread source is never cited

@@ -14,9 +14,9 @@ import pytest
 from aiohttp import web
 from pydantic import SecretStr
 
-from deepresearch import runs
+from deepresearch import driver, runs
 from deepresearch.config.settings import Settings, load_settings
-from deepresearch.schemas import Event, Request, RunSummary
+from deepresearch.schemas import Event, Report, Request, RunResult, RunSummary
 from deepresearch.service import sse
 from deepresearch.service.app import create_app
 from deepresearch.storage import RunDir
@@ -164,6 +164,57 @@ async def test_bad_requests_are_422_with_a_clear_body(serve: Serve, tmp_path: Pa
     assert not (tmp_path / "state" / "runs").exists() or not any(
         (tmp_path / "state" / "runs").iterdir()
     )
+
+
+def _finish_without_ray(prep: driver.Prepared, **_: object) -> RunSummary:
+    """``driver.execute`` minus the actors: the report file is rendered and saved for real."""
+    report = Report(query=prep.request.query, title="T", answer="A.", sections=(), sources=())
+    result = RunResult(request=prep.request, status="completed", report=report)
+    summary = driver.finish(prep, result, 0.1)
+    prep.run_dir.write_text(runs.SUMMARY, summary.model_dump_json())
+    return summary
+
+
+@pytest.mark.parametrize(
+    ("given", "content_type", "starts"),
+    [
+        ("JSON", "application/json", "{"),
+        ("html", "text/html", "<!DOCTYPE html>"),
+        (None, "text/markdown", "# T"),
+    ],
+)
+async def test_the_report_comes_in_the_format_asked_for(
+    serve: Serve,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    given: str | None,
+    content_type: str,
+    starts: str,
+) -> None:
+    monkeypatch.setattr(driver, "execute", _finish_without_ray)
+    client = await serve(settings_in(tmp_path))
+    body = {"query": "What changed?"}
+    created = await client.post("/runs", json=body | ({"format": given} if given else {}))
+    assert created.status_code == 202, created.text
+    run_id = created.json()["run_id"]
+    for _ in range(500):  # the run finishes in its worker thread
+        if (await client.get(f"/runs/{run_id}")).json()["status"] == "completed":
+            break
+        await asyncio.sleep(0.01)
+    report = await client.get(f"/runs/{run_id}/report")
+    assert report.status_code == 200
+    assert report.headers["content-type"].startswith(content_type)
+    assert report.text.startswith(starts)
+    if content_type == "text/html":
+        assert "default-src 'none'" in report.headers["content-security-policy"]
+
+
+async def test_a_bad_format_is_422_and_starts_nothing(serve: Serve, tmp_path: Path) -> None:
+    client = await serve(settings_in(tmp_path))
+    bad = await client.post("/runs", json={"query": "q", "format": "pdf"})
+    assert bad.status_code == 422
+    assert [d["field"] for d in bad.json()["details"]] == ["format"]
+    assert not (tmp_path / "state" / "runs").exists()
 
 
 def test_sse_formatting_and_resume_point() -> None:

@@ -28,6 +28,14 @@ def test_options_become_nested_settings_and_unset_ones_are_left_alone(tmp_path: 
     assert merged.state_dir == tmp_path  # not the client's to choose
 
 
+@pytest.mark.parametrize("given", ["html", "HTML", " Html "])
+def test_the_report_format_is_any_case_like_the_cli_flag(given: str) -> None:
+    body = RunCreate(query="q", format=given)  # type: ignore[arg-type]
+    assert overrides(body) == {"run": {"format": "html"}}
+    assert settings_for(load_settings(None, env={}), body).run.format == "html"
+    assert settings_for(load_settings(None, env={}), RunCreate(query="q")).run.format == "md"
+
+
 def test_search_chain_is_split_like_the_cli_flag() -> None:
     merged = settings_for(load_settings(None, env={}), RunCreate(query="q", search="local, grep"))
     assert merged.search.providers == ("local", "grep")
@@ -41,6 +49,8 @@ def test_search_chain_is_split_like_the_cli_flag() -> None:
         ({"query": "q", "mode": "slow"}, "mode", "'quick' or 'deep'"),
         ({"query": "q", "max_parallel": 0}, "max_parallel", "greater than or equal to 1"),
         ({"query": "q", "output_dir": "/etc"}, "output_dir", "unknown field"),
+        ({"query": "q", "format": "pdf"}, "format", "'md', 'json' or 'html'"),
+        ({"query": "q", "format": 3}, "format", "'md', 'json' or 'html'"),
     ],
 )
 def test_bad_bodies_name_the_field(body: dict[str, object], field: str, message: str) -> None:
