@@ -14,7 +14,12 @@ from deepresearch.service.submission import RunCreate, describe_errors, override
 
 
 def test_options_become_nested_settings_and_unset_ones_are_left_alone(tmp_path: Path) -> None:
-    base = load_settings(None, {"state_dir": tmp_path, "deep": {"max_parallel": 2}}, env={})
+    flags = {
+        "state_dir": tmp_path,
+        "deep": {"max_parallel": 2},
+        "service": {"corpus_roots": [tmp_path]},
+    }
+    base = load_settings(None, flags, env={})
     body = RunCreate(query="q", mode="deep", corpus=str(tmp_path), max_time_s=30, llm="extractive")
     assert overrides(body) == {
         "run": {"mode": "deep", "max_time_s": 30},
@@ -23,7 +28,7 @@ def test_options_become_nested_settings_and_unset_ones_are_left_alone(tmp_path: 
     }
     merged = settings_for(base, body)
     assert merged.run.mode == "deep" and merged.run.max_time_s == 30
-    assert merged.corpus.path == tmp_path
+    assert merged.corpus.path == tmp_path.resolve()
     assert merged.deep.max_parallel == 2  # from the service's settings
     assert merged.state_dir == tmp_path  # not the client's to choose
 
