@@ -90,10 +90,10 @@ async def record_failure(
     prep: driver.Prepared,
     reason: str,
     duration_s: float,
-    delays: tuple[float, ...] = RETRY_DELAYS_S,
+    delays: tuple[float, ...] | None = None,
 ) -> bool:
     """Write the run's ``failed`` summary, retrying while writes fail; False if it never could."""
-    for delay in (*delays, None):
+    for delay in (*(RETRY_DELAYS_S if delays is None else delays), None):
         try:
             await asyncio.to_thread(_write_failed, prep, reason, duration_s)
             return True
