@@ -93,7 +93,7 @@ def create_exclusive(
     for attempt in range(attempts):
         path = directory / make_name(attempt)
         try:
-            fd = os.open(path, flags, 0o644)
+            fd = os.open(path, flags, 0o600)  # a report quotes private sources: owner only
         except FileExistsError:
             continue
         except FileNotFoundError:
