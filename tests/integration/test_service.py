@@ -185,6 +185,10 @@ async def test_cancel_keeps_the_checkpoint_and_shows_interrupted(
     assert tail[-1].data["status"] == "completed"
 
 
+def mode_of(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
 async def test_reports_land_privately_under_the_state_dir(
     serve: Serve, small_corpus: Path, make_settings: Any, tmp_path: Path
 ) -> None:
@@ -199,6 +203,5 @@ async def test_reports_land_privately_under_the_state_dir(
     summary = (await client.get(f"/runs/{run_id}")).json()["summary"]
     report = Path(summary["report_path"])
     assert report.parent == tmp_path / "state" / "reports"
-    assert report.stat().st_mode & 0o777 == 0o600
-    assert report.parent.stat().st_mode & 0o777 == 0o700
+    assert mode_of(report) == 0o600 and mode_of(report.parent) == 0o700
     assert (await client.get("/runs")).json()["active"] == 0
