@@ -99,3 +99,38 @@ def test_the_service_loggers_are_quieted_and_restored(caplog: pytest.LogCaptureF
     finally:
         unquiet(repeat)
     assert repeat not in logging.getLogger("asyncio").filters
+
+
+async def test_serve_listens_through_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deep-research serve`` itself applies the cap and the guard (Ray joining faked away)."""
+    from deepresearch import cli_serve, runtime
+
+    monkeypatch.setattr(runtime, "connect", lambda settings: None)
+    monkeypatch.setattr(runtime, "disconnect", lambda connection: None)
+    flags = {"state_dir": tmp_path / "state", "service": {"max_connections": 1}}
+    settings = load_settings(None, flags, env={})
+    stop = asyncio.Event()
+    listening: asyncio.Queue[str] = asyncio.Queue()
+    serving = asyncio.create_task(
+        cli_serve.serve(settings, "127.0.0.1", 0, None, listening.put_nowait, stop)
+    )
+    try:
+        url = await asyncio.wait_for(listening.get(), 30)
+        port = int(url.rsplit(":", 1)[1])
+        held = await asyncio.open_connection("127.0.0.1", port)
+        refused = await asyncio.wait_for(get_runs(port), 10)
+        assert refused.startswith(b"HTTP/1.1 503")
+        held[1].close()
+        await held[1].wait_closed()
+        answer = b""
+        for _ in range(50):  # the server notices the close on its next loop turn
+            answer = await asyncio.wait_for(get_runs(port), 10)
+            if answer.startswith(b"HTTP/1.1 200"):
+                break
+        assert answer.startswith(b"HTTP/1.1 200")
+        assert b"X-Content-Type-Options: nosniff" in answer
+    finally:
+        stop.set()
+        await asyncio.wait_for(serving, 30)
