@@ -62,6 +62,27 @@ def _auth_middleware(token: SecretStr) -> Any:
     return auth
 
 
+SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.ENOMEM)
+
+
+def _unavailable(exc: OSError) -> web.Response:
+    response = _error(503, f"the service is short of resources ({exc.strerror}); try again later")
+    response.headers["Retry-After"] = "10"
+    return response
+
+
+@web.middleware
+async def _short_of_resources(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Out of descriptors (or space, or memory) is a 503 the client can retry, not a 500."""
+    try:
+        return await handler(request)
+    except OSError as exc:
+        if exc.errno not in SHORT_OF:
+            raise
+        log.warning("%s %s: %s", request.method, request.path, exc)
+        return _unavailable(exc)
+
+
 class _AccessLogger(AbstractAccessLogger):
     """Method, path and status only: a query string may carry an access token."""
 
@@ -106,10 +127,8 @@ def submission_error(exc: Exception) -> web.Response:
         return _error(422, str(exc))
     if isinstance(exc, TimeoutError):
         return _error(504, str(exc) or "preparing the run took too long")
-    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOSPC):
-        response = _error(503, f"the service cannot start a run now ({exc.strerror})")
-        response.headers["Retry-After"] = "10"
-        return response
+    if isinstance(exc, OSError) and exc.errno in SHORT_OF:
+        return _unavailable(exc)
     if isinstance(exc, StorageError):
         return _error(500, str(exc))
     log.error("starting a run failed: %s: %s", type(exc).__name__, exc)
@@ -274,9 +293,10 @@ async def static(request: web.Request) -> web.Response:
 
 
 def _middlewares(settings: Settings, token: SecretStr | None, hosts: Iterable[str]) -> list[Any]:
-    """Outermost first: Host, then cross-origin writes and content type, then the token."""
+    """Outermost first: 503 when short of resources, Host, cross-origin writes and content
+    type, then the token."""
     names = guard.allowed_names(hosts, settings.service.allowed_hosts)
-    chain = [guard.host_middleware(names), guard.check_writes]
+    chain = [_short_of_resources, guard.host_middleware(names), guard.check_writes]
     if token is not None:
         chain.append(_auth_middleware(token))
     return chain

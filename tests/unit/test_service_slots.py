@@ -173,7 +173,7 @@ async def test_out_of_descriptors_at_submission_is_503_and_frees_the_slot(
     fake.prepare_error = OSError(errno.EMFILE, "Too many open files")
     for _ in range(2):
         sent = await http.post("/runs", json={"query": QUERY})
-        assert sent.status_code == 503 and "Too many open files" in sent.json()["error"]
+        assert sent.status_code == 503 and "Too many open files" in sent.json()["error"], sent.text
         assert sent.headers["Retry-After"]
     assert manager.running() == 0
     fake.prepare_error = RuntimeError("unexpected")
@@ -231,3 +231,19 @@ def test_service_reports_go_under_the_state_dir_privately(tmp_path: Path) -> Non
     assert reports.is_dir() and reports.stat().st_mode & 0o777 == 0o700
     chosen = RunManager(settings_in(tmp_path, service={"output_dir": tmp_path / "elsewhere"}), 1)
     assert chosen.settings.run.output_dir == tmp_path / "elsewhere"
+
+
+async def test_reading_runs_without_descriptors_is_503_and_the_service_goes_on(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    http, _ = await client(settings_in(tmp_path))
+    real = runs.list_runs
+
+    def no_descriptors(state_dir: Path) -> Any:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(runs, "list_runs", no_descriptors)
+    short = await http.get("/runs")
+    assert short.status_code == 503 and short.headers["Retry-After"]
+    monkeypatch.setattr(runs, "list_runs", real)
+    assert (await http.get("/runs")).status_code == 200
