@@ -22,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from deepresearch import driver
 from deepresearch.config.settings import Settings
@@ -32,6 +33,17 @@ from deepresearch.service.submission import RunCreate, settings_for
 from deepresearch.storage import new_run_id
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+async def within(future: asyncio.Future[T], limit_s: float) -> asyncio.Future[T] | None:
+    """``future`` once it is done, or None (and the future cancelled) after ``limit_s`` seconds:
+    a deadline that cannot be confused with a TimeoutError the work itself raised."""
+    done, _ = await asyncio.wait({future}, timeout=limit_s)
+    if not done:
+        future.cancel()
+        return None
+    return future
 
 
 @dataclass
@@ -91,13 +103,14 @@ class RunManager:
         started = time.monotonic()
         timeout = self.settings.service.prepare_timeout_s
         mode = body.mode or settings.run.mode
-        work = functools.partial(driver.prepare, body.query, mode, settings, run_id)
-        try:
-            prep = await asyncio.wait_for(in_thread(work, f"prepare-{run_id}"), timeout)
-        except TimeoutError:
+        work = functools.partial(driver.prepare, body.query, mode, settings, run_id=run_id)
+        preparing = await within(in_thread(work, f"prepare-{run_id}"), timeout)
+        if preparing is None:
             stop.set()
             ready.set_exception(TimeoutError(f"preparing the run took longer than {timeout:g} s"))
             return
+        try:
+            prep = preparing.result()
         except Exception as exc:
             ready.set_exception(exc)
             return
@@ -108,14 +121,16 @@ class RunManager:
         run_id = prep.request.run_id
         deadline = prep.settings.run.max_time_s + self.settings.service.deadline_grace_s
         work = functools.partial(driver.execute, prep, llm=self._llm, should_stop=stop.is_set)
-        try:
-            await asyncio.wait_for(in_thread(work, f"run-{run_id}"), deadline)
-        except RunInterrupted:
-            log.info("run %s interrupted; checkpoint kept", run_id)
-        except TimeoutError:
+        running = await within(in_thread(work, f"run-{run_id}"), deadline)
+        if running is None:
             stop.set()  # if it ever wakes up it stops; its slot is free already
             reason = f"the run was still going {deadline:g} s after it started and was abandoned"
             await self._fail(prep, reason, started)
+            return
+        try:
+            running.result()
+        except RunInterrupted:
+            log.info("run %s interrupted; checkpoint kept", run_id)
         except Exception as exc:  # the run failed: say so honestly instead of looking "stopped"
             await self._fail(prep, str(exc) or type(exc).__name__, started)
 
