@@ -134,3 +134,55 @@ async def test_serve_listens_through_the_gate(
     finally:
         stop.set()
         await asyncio.wait_for(serving, 30)
+
+
+SERVE_WITH_FEW_DESCRIPTORS = """
+import asyncio, resource, sys
+from pathlib import Path
+from deepresearch import cli_serve, runtime
+from deepresearch.config.settings import load_settings
+
+runtime.connect = lambda settings: None  # no Ray: only the HTTP side is under test
+runtime.disconnect = lambda connection: None
+flags = {"state_dir": Path(sys.argv[1]), "service": {"max_connections": 16, "request_timeout_s": 1.0}}
+settings = load_settings(None, flags, env={})
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+asyncio.run(cli_serve.serve(settings, "127.0.0.1", 0, None, lambda url: print(url, flush=True)))
+"""
+
+
+async def test_a_flood_of_connections_under_a_low_descriptor_limit(tmp_path: Path) -> None:
+    """``serve`` in a process allowed 64 descriptors, sent 150 idle connections: the excess is
+    refused at once, the service keeps answering, and its log stays short."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SERVE_WITH_FEW_DESCRIPTORS,
+        str(tmp_path / "state"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        url = (await asyncio.wait_for(proc.stdout.readline(), 120)).decode().strip()
+        port = int(url.rsplit(":", 1)[1])
+        flood = [await asyncio.open_connection("127.0.0.1", port) for _ in range(150)]
+        answers = await asyncio.gather(*(asyncio.wait_for(r.read(), 30) for r, _ in flood))
+        for _, writer in flood:
+            writer.close()
+        refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
+        assert len(refused) >= 150 - 16 and all(a in (b"",) for a in answers if a not in refused)
+        assert (await asyncio.wait_for(get_runs(port), 30)).startswith(b"HTTP/1.1 200")
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        body = b'{"query": "   "}'
+        writer.write(
+            b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+        )
+        assert (await asyncio.wait_for(reader.read(), 30)).startswith(b"HTTP/1.1 422")
+        writer.close()
+    finally:
+        proc.terminate()
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    log = err.decode()
+    assert "Traceback" not in log and log.count("\n") < 40, log[-2000:]
