@@ -131,6 +131,12 @@ def serve_cmd(
         "ray.address": address,
     }
     settings = load_settings(config_file, overrides_from_flags(flags))
+    if host in ("0.0.0.0", "::", "") and not settings.service.allowed_hosts:
+        click.echo(
+            f"deep-research: listening on {host or 'all addresses'}, but only loopback names are "
+            "answered; add the names clients use with --allow-host (service.allowed_hosts)",
+            err=True,
+        )
     asyncio.run(serve(settings, host, port, token))
 
 
