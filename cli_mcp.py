@@ -14,11 +14,27 @@ from deepresearch.config.settings import load_settings, overrides_from_flags
 @config_option()
 @click.option("--address", default=None, help="Ray address to join (default: a local Ray).")
 @click.option("--output-dir", type=click.Path(path_type=Path), default=None)
-def mcp_cmd(config_file: Path | None, address: str | None, output_dir: Path | None) -> None:
+@click.option(
+    "--corpus-root",
+    "corpus_roots",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A folder under which the tool's corpus argument may lie (repeatable; none: refused).",
+)
+def mcp_cmd(
+    config_file: Path | None,
+    address: str | None,
+    output_dir: Path | None,
+    corpus_roots: tuple[Path, ...],
+) -> None:
     """Serve a `research` tool over stdio for MCP clients (coding agents, chat apps)."""
     from deepresearch.mcp_server import serve_stdio
 
-    flags = {"ray.address": address, "run.output_dir": output_dir}
+    flags = {
+        "ray.address": address,
+        "run.output_dir": output_dir,
+        "service.corpus_roots": corpus_roots or None,
+    }
     serve_stdio(load_settings(config_file, overrides_from_flags(flags)))
 
 

@@ -1,7 +1,9 @@
 """``deep-research serve``: the research service (HTTP API + web page) on this machine's Ray.
 
 Refuses to listen beyond loopback without ``DEEP_RESEARCH_API_TOKEN``: anyone who can reach the
-port could otherwise start runs (spending provider money) and read every report.
+port could otherwise start runs (spending provider money) and read every report. Connections are
+capped and timed (``service.max_connections``, ``service.request_timeout_s``) so slow or idle
+clients cannot use up the file descriptors that runs need.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ async def serve(
     from aiohttp import web
 
     from deepresearch.service.app import ACCESS_LOGGER, create_app
+    from deepresearch.service.connections import ConnectionGate, quiet_repeats, unquiet
 
     connection = await asyncio.to_thread(runtime.connect, settings.ray)
     stop = stop or asyncio.Event()
@@ -53,17 +56,28 @@ async def serve(
         # Outside the main thread (tests) this fails and the caller sets ``stop`` instead.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, stop.set)
-    runner = web.AppRunner(create_app(settings, token), access_log_class=ACCESS_LOGGER)
+    limits = settings.service
+    runner = web.AppRunner(
+        create_app(settings, token, hosts=(host,)),
+        access_log_class=ACCESS_LOGGER,
+        keepalive_timeout=limits.request_timeout_s,
+    )
     await runner.setup()
+    repeats = quiet_repeats()
+    server: asyncio.Server | None = None
     try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        bound = runner.addresses[0]
+        assert runner.server is not None
+        gate = ConnectionGate(runner.server, limits.max_connections, limits.request_timeout_s)
+        server = await loop.create_server(gate, host, port, reuse_address=True)
+        bound = server.sockets[0].getsockname()
         url = f"http://{host}:{bound[1]}"
         (on_listening or (lambda u: click.echo(f"deep-research: serving on {u}", err=True)))(url)
         await stop.wait()
     finally:
+        if server is not None:
+            server.close()
         await runner.cleanup()  # stops running runs first: checkpoints kept, status interrupted
+        unquiet(repeats)
         runtime.disconnect(connection)
 
 
@@ -77,6 +91,19 @@ async def serve(
     default=None,
     help="Default corpus folder for runs that do not name one.",
 )
+@click.option(
+    "--corpus-root",
+    "corpus_roots",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A folder under which clients may name a corpus (repeatable; none: clients may not).",
+)
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    help="A Host name to answer besides loopback and --host (repeatable; e.g. a proxy's name).",
+)
 @click.option("--max-runs", type=int, default=None, help="Runs at once; more get HTTP 429.")
 @click.option("--address", default=None, help="Ray address to join (default: start a local Ray).")
 def serve_cmd(
@@ -84,6 +111,8 @@ def serve_cmd(
     port: int,
     config_file: Path | None,
     corpus: Path | None,
+    corpus_roots: tuple[Path, ...],
+    allowed_hosts: tuple[str, ...],
     max_runs: int | None,
     address: str | None,
 ) -> None:
@@ -94,8 +123,20 @@ def serve_cmd(
         raise click.UsageError(
             f"refusing to listen on {host} without {TOKEN_ENV} set (anyone could start runs)"
         )
-    flags = {"corpus.path": corpus, "service.max_runs": max_runs, "ray.address": address}
+    flags = {
+        "corpus.path": corpus,
+        "service.corpus_roots": corpus_roots or None,
+        "service.allowed_hosts": allowed_hosts or None,
+        "service.max_runs": max_runs,
+        "ray.address": address,
+    }
     settings = load_settings(config_file, overrides_from_flags(flags))
+    if host in ("0.0.0.0", "::", "") and not settings.service.allowed_hosts:
+        click.echo(
+            f"deep-research: listening on {host or 'all addresses'}, but only loopback names are "
+            "answered; add the names clients use with --allow-host (service.allowed_hosts)",
+            err=True,
+        )
     asyncio.run(serve(settings, host, port, token))
 
 

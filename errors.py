@@ -63,6 +63,10 @@ class CorpusError(InputError):
         self.reason = reason
 
 
+class CorpusRefused(CorpusError):
+    """A client named a corpus outside the roots the operator allowed (``service.corpus_roots``)."""
+
+
 class StorageError(DeepResearchError):
     """A file or directory we must write cannot be written."""
 

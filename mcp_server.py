@@ -23,6 +23,7 @@ from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, QueryGated
 from deepresearch.policies.progress import ProgressState, advance
 from deepresearch.schemas import Event, RunSummary
+from deepresearch.service.corpus_roots import check_corpus
 
 INSTRUCTIONS = (
     "research(query) investigates a question across the configured sources (a local corpus "
@@ -58,11 +59,14 @@ def run_research(
     corpus: str | None,
     on_events: Callable[[list[Event]], None],
 ) -> tuple[RunSummary, str]:
-    """One blocking run (prepare, execute) with the tool's arguments over the server's settings."""
+    """One blocking run (prepare, execute) with the tool's arguments over the server's settings.
+
+    The tool's ``corpus`` comes from whatever model drives the client, so it is held to the same
+    ``service.corpus_roots`` as the HTTP service's (CorpusRefused outside them)."""
     from deepresearch import driver
 
     if corpus is not None:
-        path = Path(corpus).expanduser()
+        path = check_corpus(corpus, settings.service.corpus_roots)
         settings = settings.model_copy(
             update={"corpus": settings.corpus.model_copy(update={"path": path})}
         )
@@ -89,7 +93,8 @@ def build_server(settings: Settings) -> MCPServer:
         Args:
             query: the question to research.
             mode: "quick" (one researcher) or "deep" (planner, parallel researchers, evaluator).
-            corpus: a folder of documents on the server's machine to search (optional).
+            corpus: a folder of documents on the server's machine to search (optional; only
+                under the server's configured corpus roots).
         """
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event | None] = asyncio.Queue()

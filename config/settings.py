@@ -219,11 +219,18 @@ class SimulateSettings(Section):
 
 
 class ServiceSettings(Section):
-    """``deep-research serve``: runs at once (more get 429), SSE heartbeat, Retry-After."""
+    """``deep-research serve`` (and MCP's corpus check): what clients may ask for and how much."""
 
     max_runs: int = Field(4, ge=1, le=256)
     heartbeat_s: float = Field(10.0, gt=0)
     retry_after_s: int = Field(10, ge=1)
+    corpus_roots: tuple[Path, ...] = ()  # a client's corpus must lie under one; none: refused
+    allowed_hosts: tuple[str, ...] = ()  # Host names answered besides loopback and the bound one
+    output_dir: Path | None = None  # reports of service runs; default: <state_dir>/reports
+    max_connections: int = Field(256, ge=1, le=65_536)
+    request_timeout_s: float = Field(30.0, gt=0)  # headers, then a body, must arrive this fast
+    prepare_timeout_s: float = Field(300.0, gt=0)  # checking input and indexing the corpus
+    deadline_grace_s: float = Field(120.0, ge=0)  # past run.max_time_s a run is abandoned
 
 
 class Settings(BaseSettings):

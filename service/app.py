@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
@@ -22,10 +24,10 @@ from pydantic import SecretStr, ValidationError
 
 from deepresearch import runs
 from deepresearch.config.settings import Settings
-from deepresearch.errors import ConfigError, InputError, QueryGated, StorageError
+from deepresearch.errors import ConfigError, CorpusRefused, InputError, QueryGated, StorageError
 from deepresearch.policies.progress import ProgressState, advance
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.service import sse
+from deepresearch.service import guard, sse
 from deepresearch.service.runner import RunManager
 from deepresearch.service.submission import RunCreate, describe_errors, gated_body
 
@@ -34,6 +36,7 @@ MANAGER = web.AppKey("manager", RunManager)
 SETTINGS = web.AppKey("settings", Settings)
 PUBLIC = ("/", "/favicon.ico")
 REPORT_TYPES = {".md": "text/markdown", ".json": "application/json", ".html": "text/html"}
+MAX_RUN_ID = 64
 
 
 def _error(code: int, message: str, **extra: Any) -> web.Response:
@@ -60,6 +63,27 @@ def _auth_middleware(token: SecretStr) -> Any:
     return auth
 
 
+SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.ENOMEM)
+
+
+def _unavailable(exc: OSError) -> web.Response:
+    response = _error(503, f"the service is short of resources ({exc.strerror}); try again later")
+    response.headers["Retry-After"] = "10"
+    return response
+
+
+@web.middleware
+async def _short_of_resources(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Out of descriptors (or space, or memory) is a 503 the client can retry, not a 500."""
+    try:
+        return await handler(request)
+    except OSError as exc:
+        if exc.errno not in SHORT_OF:
+            raise
+        log.warning("%s %s: %s", request.method, request.path, exc)
+        return _unavailable(exc)
+
+
 class _AccessLogger(AbstractAccessLogger):
     """Method, path and status only: a query string may carry an access token."""
 
@@ -69,20 +93,57 @@ class _AccessLogger(AbstractAccessLogger):
 
 def _run_dir(request: web.Request) -> Any:
     manager = request.app[MANAGER]
+    run_id = request.match_info["run_id"]
     try:
-        return runs.open_run(manager.state_dir, request.match_info["run_id"])
-    except InputError as exc:
+        if len(run_id) > MAX_RUN_ID:
+            raise InputError("not a run id")  # a name too long for the filesystem: not a 500
+        return runs.open_run(manager.state_dir, run_id)
+    except (InputError, OSError) as exc:
+        message = str(exc) if isinstance(exc, InputError) else "no such run"
         raise web.HTTPNotFound(
-            text=json.dumps({"error": str(exc)}), content_type="application/json"
+            text=json.dumps({"error": message}), content_type="application/json"
         ) from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+async def read_json(request: web.Request) -> Any:
+    """The body as JSON; ValueError for bad JSON (NaN and Infinity included, nesting too deep),
+    TimeoutError when it trickles in slower than ``service.request_timeout_s``."""
+    timeout = request.app[SETTINGS].service.request_timeout_s
+    text = await asyncio.wait_for(request.text(), timeout)
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def submission_error(exc: Exception) -> web.Response:
+    """The reply to a run that could not be started: the client's fault (4xx) or ours (5xx)."""
+    if isinstance(exc, CorpusRefused):
+        return _error(403, str(exc))
+    if isinstance(exc, InputError | ConfigError):
+        return _error(422, str(exc))
+    if isinstance(exc, TimeoutError):
+        return _error(504, str(exc) or "preparing the run took too long")
+    if isinstance(exc, OSError) and exc.errno in SHORT_OF:
+        return _unavailable(exc)
+    if isinstance(exc, StorageError):
+        return _error(500, str(exc))
+    log.error("starting a run failed: %s: %s", type(exc).__name__, exc)
+    return _error(500, f"the run could not be started ({type(exc).__name__}: {exc})")
 
 
 async def create_run(request: web.Request) -> web.Response:
     manager = request.app[MANAGER]
     try:
-        raw = await request.json()
-    except ValueError:
-        return _error(422, "the body is not valid JSON")
+        raw = await read_json(request)
+    except TimeoutError:
+        return _error(408, "the body took too long to arrive")
+    except ValueError as exc:
+        return _error(422, f"the body is not valid JSON ({exc})")
     try:
         body = RunCreate.model_validate(raw)
     except ValidationError as exc:
@@ -91,10 +152,8 @@ async def create_run(request: web.Request) -> web.Response:
         run_id = await manager.start(body)
     except QueryGated as gated:  # the intent gate answered: no run, the reply instead
         return web.json_response(gated_body(gated, body.query), status=200)
-    except (InputError, ConfigError) as exc:
-        return _error(422, str(exc))
-    except StorageError as exc:
-        return _error(500, str(exc))
+    except Exception as exc:
+        return submission_error(exc)
     if run_id is None:
         retry = request.app[SETTINGS].service.retry_after_s
         response = _error(429, f"{manager.max_runs} runs are already going; try again later")
@@ -110,12 +169,17 @@ async def list_runs(request: web.Request) -> web.Response:
         data = asdict(row)
         if manager.is_active(row.run_id) and data["status"] not in sse.TERMINAL:
             data["status"] = "running"
+        elif row.run_id in manager.failures:
+            data["status"] = "failed"
         rows.append(data)
-    return web.json_response({"runs": rows})
+    return web.json_response(
+        {"runs": rows, "active": manager.running(), "max_runs": manager.max_runs}
+    )
 
 
-def describe(run_dir: Any, active: bool) -> dict[str, Any]:
-    """Status, usage and live progress of one run, from its files (blocking: call in a thread)."""
+def describe(run_dir: Any, active: bool, failure: str | None = None) -> dict[str, Any]:
+    """Status, usage and live progress of one run, from its files (blocking: call in a thread);
+    ``failure`` is the reason of a failed run whose summary could not be written."""
     record = runs.read_record(run_dir)
     summary = runs.read_summary(run_dir)
     events = run_dir.read_events()
@@ -125,6 +189,8 @@ def describe(run_dir: Any, active: bool) -> dict[str, Any]:
     status: str
     if summary is not None:
         status = summary.status
+    elif failure is not None:
+        status = "failed"
     else:
         status = "running" if active else runs.status_of(run_dir)
     return {
@@ -146,14 +212,17 @@ def describe(run_dir: Any, active: bool) -> dict[str, Any]:
         },
         "usage": summary.usage.model_dump() if summary else None,
         "summary": summary.model_dump(mode="json") if summary else None,
+        **({"reason": failure} if failure is not None and summary is None else {}),
     }
 
 
 async def get_run(request: web.Request) -> web.Response:
     run_dir = _run_dir(request)
-    active = request.app[MANAGER].is_active(request.match_info["run_id"])
+    manager = request.app[MANAGER]
+    run_id = request.match_info["run_id"]
+    active = manager.is_active(run_id)
     try:
-        data = await asyncio.to_thread(describe, run_dir, active)
+        data = await asyncio.to_thread(describe, run_dir, active, manager.failures.get(run_id))
     except StorageError as exc:
         return _error(500, str(exc))
     return web.json_response(data)
@@ -163,9 +232,12 @@ async def run_events(request: web.Request) -> web.StreamResponse:
     run_dir = _run_dir(request)
     manager = request.app[MANAGER]
     run_id = request.match_info["run_id"]
-    after = sse.parse_last_event_id(
-        request.headers.get("Last-Event-ID"), request.query.get("last_event_id")
-    )
+    try:
+        after = sse.parse_last_event_id(
+            request.headers.get("Last-Event-ID"), request.query.get("last_event_id")
+        )
+    except InputError as exc:
+        return _error(422, str(exc))
     return await sse.stream(
         request,
         run_dir,
@@ -229,12 +301,27 @@ async def static(request: web.Request) -> web.Response:
     return web.Response(body=body, content_type=kind, charset="utf-8")
 
 
+def _middlewares(settings: Settings, token: SecretStr | None, hosts: Iterable[str]) -> list[Any]:
+    """Outermost first: 503 when short of resources, Host, cross-origin writes and content
+    type, then the token."""
+    names = guard.allowed_names(hosts, settings.service.allowed_hosts)
+    chain = [_short_of_resources, guard.host_middleware(names), guard.check_writes]
+    if token is not None:
+        chain.append(_auth_middleware(token))
+    return chain
+
+
 def create_app(
-    settings: Settings, token: SecretStr | None = None, llm: LLMProvider | None = None
+    settings: Settings,
+    token: SecretStr | None = None,
+    llm: LLMProvider | None = None,
+    *,
+    hosts: Iterable[str] = (),
 ) -> web.Application:
-    """The service; the caller has joined Ray (``runtime.connect``) before serving it."""
-    middlewares = [_auth_middleware(token)] if token is not None else []
-    app = web.Application(middlewares=middlewares)
+    """The service; the caller has joined Ray (``runtime.connect``) before serving it. ``hosts``
+    are the names it is bound to (Host headers answered besides loopback names)."""
+    app = web.Application(middlewares=_middlewares(settings, token, hosts))
+    app.on_response_prepare.append(guard.add_security_headers)
     app[SETTINGS] = settings
     app[MANAGER] = RunManager(settings, settings.service.max_runs, llm)
 

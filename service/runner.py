@@ -1,9 +1,15 @@
-"""The service's run manager: a capped set of runs, each ``driver.execute`` in a worker thread.
+"""The service's run manager: a capped set of runs, each ``driver.execute`` in its own thread.
 
 Ray is joined once by the service; every run's ``execute`` then finds it initialized and reuses
 it. A run belongs to the manager, not to any HTTP request, so a client that disconnects (or never
 watches) changes nothing; only ``cancel`` (``DELETE /runs/{id}``) or service shutdown stops a run,
 through ``should_stop``: the driver's Ctrl-C path, so the checkpoint stays and the run is resumable.
+
+A slot is the run's entry in ``_active``: taken in ``start`` before anything can wait, and given
+back by a done-callback of the run's own task, so it is freed on every ending (success, failure,
+cancel, crash, deadline) and ``GET /runs`` counts exactly the slots held. Blocking work (prepare,
+execute) runs in a thread of its own under a deadline: a run stuck in a read that never returns
+is failed and its slot freed, and its thread cannot starve the threads other requests use.
 """
 
 from __future__ import annotations
@@ -11,20 +17,33 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import secrets
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
-from deepresearch import driver, runs
+from deepresearch import driver
 from deepresearch.config.settings import Settings
 from deepresearch.errors import RunInterrupted
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.schemas import RunSummary
+from deepresearch.service.outcome import in_thread, record_failure, service_settings
 from deepresearch.service.submission import RunCreate, settings_for
+from deepresearch.storage import new_run_id
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+async def within(future: asyncio.Future[T], limit_s: float) -> asyncio.Future[T] | None:
+    """``future`` once it is done, or None (and the future cancelled) after ``limit_s`` seconds:
+    a deadline that cannot be confused with a TimeoutError the work itself raised."""
+    done, _ = await asyncio.wait({future}, timeout=limit_s)
+    if not done:
+        future.cancel()
+        return None
+    return future
 
 
 @dataclass
@@ -38,14 +57,11 @@ class RunManager:
     """At most ``max_runs`` runs at once; ``start`` returns None when that many are going."""
 
     def __init__(self, settings: Settings, max_runs: int, llm: LLMProvider | None = None) -> None:
-        self.settings = settings
+        self.settings = service_settings(settings)
         self.max_runs = max_runs
         self._llm = llm
         self._active: dict[str, ActiveRun] = {}
-        self._reserved = 0  # slots held by requests still in ``prepare``
-        # A run holds its thread for its whole life: its own pool, so runs never starve the
-        # default executor that SSE streams and ``prepare`` use.
-        self._threads = ThreadPoolExecutor(max_runs, thread_name_prefix="deep-research-run")
+        self.failures: dict[str, str] = {}  # failed runs whose summary could not be written
 
     @property
     def state_dir(self) -> Path:
@@ -58,38 +74,74 @@ class RunManager:
         return len(self._active)
 
     async def start(self, body: RunCreate) -> str | None:
-        """Validate and prepare the run (InputError/ConfigError on bad input, QueryGated when the
-        intent gate answers instead), then start it."""
-        if len(self._active) + self._reserved >= self.max_runs:
+        """Check and prepare the run (InputError/ConfigError/StorageError on bad input, TimeoutError
+        when preparing passes its deadline, QueryGated when the intent gate answers instead), then
+        start it; None when every slot is taken."""
+        settings = settings_for(self.settings, body)  # before taking a slot: nothing to undo
+        if len(self._active) >= self.max_runs:
             return None
-        self._reserved += 1
-        try:
-            settings = settings_for(self.settings, body)
-            mode = body.mode or settings.run.mode
-            # The intent gate runs in prepare: a gated query raises QueryGated, no run starts.
-            work = functools.partial(driver.prepare, body.query, mode, settings, llm=self._llm)
-            prep = await asyncio.to_thread(work)
-        finally:
-            self._reserved -= 1
-        run_id = prep.request.run_id
+        run_id = new_run_id(time.time(), secrets.token_bytes(3))
+        ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         stop = threading.Event()
-        task = asyncio.create_task(self._run(prep, stop), name=f"run-{run_id}")
-        self._active[run_id] = ActiveRun(run_id, stop, task)
-        return run_id
+        task = asyncio.create_task(self._life(run_id, body, settings, stop, ready), name=run_id)
+        self._active[run_id] = ActiveRun(run_id, stop, task)  # the slot, taken with no await
+        task.add_done_callback(functools.partial(self._release, run_id, ready))
+        return await asyncio.shield(ready)
 
-    async def _run(self, prep: driver.Prepared, stop: threading.Event) -> None:
-        run_id = prep.request.run_id
+    def _release(self, run_id: str, ready: asyncio.Future[str], task: asyncio.Task[None]) -> None:
+        self._active.pop(run_id, None)
+        if not ready.done():  # the task ended (or was cancelled) before it said anything
+            ready.set_exception(RuntimeError(f"run {run_id} ended before it started"))
+
+    async def _life(
+        self,
+        run_id: str,
+        body: RunCreate,
+        settings: Settings,
+        stop: threading.Event,
+        ready: asyncio.Future[str],
+    ) -> None:
         started = time.monotonic()
+        timeout = self.settings.service.prepare_timeout_s
+        mode = body.mode or settings.run.mode
+        # The intent gate runs in prepare: a gated query raises QueryGated, no run starts.
+        work = functools.partial(
+            driver.prepare, body.query, mode, settings, run_id=run_id, llm=self._llm
+        )
+        preparing = await within(in_thread(work, f"prepare-{run_id}"), timeout)
+        if preparing is None:
+            stop.set()
+            ready.set_exception(TimeoutError(f"preparing the run took longer than {timeout:g} s"))
+            return
         try:
-            work = functools.partial(driver.execute, prep, llm=self._llm, should_stop=stop.is_set)
-            await asyncio.get_running_loop().run_in_executor(self._threads, work)
+            prep = preparing.result()
+        except Exception as exc:
+            ready.set_exception(exc)
+            return
+        ready.set_result(run_id)
+        await self._execute(prep, stop, started)
+
+    async def _execute(self, prep: driver.Prepared, stop: threading.Event, started: float) -> None:
+        run_id = prep.request.run_id
+        deadline = prep.settings.run.max_time_s + self.settings.service.deadline_grace_s
+        work = functools.partial(driver.execute, prep, llm=self._llm, should_stop=stop.is_set)
+        running = await within(in_thread(work, f"run-{run_id}"), deadline)
+        if running is None:
+            stop.set()  # if it ever wakes up it stops; its slot is free already
+            reason = f"the run was still going {deadline:g} s after it started and was abandoned"
+            await self._fail(prep, reason, started)
+            return
+        try:
+            running.result()
         except RunInterrupted:
             log.info("run %s interrupted; checkpoint kept", run_id)
         except Exception as exc:  # the run failed: say so honestly instead of looking "stopped"
-            log.warning("run %s failed: %s", run_id, exc)
-            _write_failed(prep, str(exc) or type(exc).__name__, time.monotonic() - started)
-        finally:
-            self._active.pop(run_id, None)
+            await self._fail(prep, str(exc) or type(exc).__name__, started)
+
+    async def _fail(self, prep: driver.Prepared, reason: str, started: float) -> None:
+        log.warning("run %s failed: %s", prep.request.run_id, reason)
+        if not await record_failure(prep, reason, time.monotonic() - started):
+            self.failures[prep.request.run_id] = reason  # shown by GET /runs/{id} instead
 
     async def cancel(self, run_id: str, wait_s: float = 60.0) -> bool:
         """Ask a run to stop and wait (up to ``wait_s``) until it has; False if it is not running."""
@@ -108,18 +160,3 @@ class RunManager:
             tasks.append(active.task)
         if tasks:
             await asyncio.wait(tasks, timeout=wait_s)
-        self._threads.shutdown(wait=False)
-
-
-def _write_failed(prep: driver.Prepared, reason: str, duration_s: float) -> None:
-    if runs.read_summary(prep.run_dir) is not None:
-        return
-    summary = RunSummary(
-        run_id=prep.request.run_id,
-        status="failed",
-        mode=prep.request.mode,
-        query=prep.request.query,
-        duration_s=round(duration_s, 3),
-        reason=reason,
-    )
-    prep.run_dir.write_text(runs.SUMMARY, summary.model_dump_json(indent=2))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from deepresearch import runs
+from deepresearch.errors import InputError
 from deepresearch.schemas import Event
 from deepresearch.storage import RunDir
 
@@ -33,10 +34,18 @@ def format_end(status: str) -> bytes:
 
 
 def parse_last_event_id(header: str | None, query: str | None = None) -> int:
-    """The seq to resume after: the ``Last-Event-ID`` header, else ``?last_event_id=``, else 0."""
+    """The seq to resume after: the ``Last-Event-ID`` header, else ``?last_event_id=``, else 0.
+
+    Only plain ASCII decimals of sane length (InputError otherwise): ``"²".isdigit()`` is true
+    but ``int("²")`` fails, and a 5,000-digit number is nobody's sequence number.
+    """
     for value in (header, query):
-        if value is not None and value.strip().isdigit():
-            return int(value.strip())
+        if value is None or not value.strip():
+            continue
+        text = value.strip()
+        if not (text.isascii() and text.isdigit() and len(text) <= 18):
+            raise InputError("Last-Event-ID / last_event_id must be a non-negative integer")
+        return int(text)
     return 0
 
 

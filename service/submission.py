@@ -3,7 +3,8 @@
 The body is checked by a strict pydantic model (unknown fields are errors), then merged over the
 service's own settings and validated again as a whole tree, so a client can only tighten or pick
 among options the CLI also offers; where reports are written and the state directory stay the
-operator's choice.
+operator's choice, and a corpus must lie under the operator's ``service.corpus_roots``. Types are
+strict: ``"3"`` is not a number and ``Infinity`` or ``NaN`` is not a limit.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from deepresearch.config.settings import Settings
 from deepresearch.errors import ConfigError, QueryGated
+from deepresearch.service.corpus_roots import check_corpus
 
 
 class RunCreate(BaseModel):
     """The JSON body of ``POST /runs``; every option mirrors a ``deep-research run`` flag."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     query: str = Field(min_length=1, max_length=100_000)
     mode: Literal["quick", "deep"] | None = None
@@ -63,9 +65,13 @@ def overrides(body: RunCreate) -> dict[str, Any]:
 
 
 def settings_for(base: Settings, body: RunCreate) -> Settings:
-    """``base`` with the body's options applied, validated as one tree (ConfigError on a bad value)."""
+    """``base`` with the body's options applied, validated as one tree (ConfigError on a bad value,
+    CorpusRefused for a corpus outside the roots)."""
     data = base.model_dump()
-    for section, values in overrides(body).items():
+    chosen = overrides(body)
+    if body.corpus is not None:
+        chosen["corpus"]["path"] = check_corpus(body.corpus, base.service.corpus_roots)
+    for section, values in chosen.items():
         data[section] = {**data[section], **values}
     try:
         return Settings.model_validate(data)

@@ -102,7 +102,16 @@ def test_the_page_runs_research_and_links_citations(service: tuple[str, Path]) -
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 600})
-            page.goto(url)
+            blocked: list[str] = []  # the page must work under its own CSP: nothing refused
+            page.on(
+                "console",
+                lambda msg: (
+                    blocked.append(msg.text) if "Content Security Policy" in msg.text else None
+                ),
+            )
+            loaded = page.goto(url)
+            assert loaded is not None
+            assert "script-src 'self'" in loaded.headers.get("content-security-policy", "")
             page.fill("#query", QUERY)
             page.select_option("#mode", "deep")
             page.click("#submit")
@@ -129,6 +138,7 @@ def test_the_page_runs_research_and_links_citations(service: tuple[str, Path]) -
                 " return r.top >= 0 && r.bottom <= window.innerHeight; }"
             )
             assert page.locator("#report li[id^=source-]").count() >= 1
+            assert blocked == []
         finally:
             browser.close()
 

@@ -39,7 +39,15 @@ async def test_research_tool_returns_the_report_with_progress(
     out.mkdir()
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "deepresearch", "mcp", "--output-dir", str(out)],
+        args=[
+            "-m",
+            "deepresearch",
+            "mcp",
+            "--output-dir",
+            str(out),
+            "--corpus-root",
+            str(small_corpus.parent),
+        ],
         env=server_env(tmp_path),
     )
     progress: list[tuple[float, float | None, str | None]] = []
@@ -70,6 +78,9 @@ async def test_research_tool_returns_the_report_with_progress(
         assert bad.is_error
         assert "query is empty" in bad.content[0].text
 
+        outside = await session.call_tool("research", {"query": "What?", "corpus": "/etc"})
+        assert outside.is_error and "corpus roots" in outside.content[0].text
+
     assert progress, "no progress notifications arrived"
     values = [value for value, _, _ in progress]
     assert values == sorted(values) and len(set(values)) == len(values)
@@ -86,3 +97,29 @@ def test_progress_relay_is_strictly_increasing() -> None:
     values = [step[0] for step in steps if step is not None]
     assert values and values == sorted(values) and len(set(values)) == len(values)
     assert all(v <= 100 for v in values)
+
+
+def test_the_tool_refuses_a_corpus_outside_the_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepresearch import driver
+    from deepresearch.config.settings import load_settings
+    from deepresearch.errors import CorpusRefused
+    from deepresearch.mcp_server import run_research
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a refused corpus must not reach prepare")
+
+    monkeypatch.setattr(driver, "prepare", never)
+    root = tmp_path / "root"
+    root.mkdir()
+    secret = tmp_path / "private"
+    secret.mkdir(mode=0o700)
+    (root / "escape").symlink_to(secret, target_is_directory=True)
+    closed = load_settings(None, {"state_dir": tmp_path / "state"}, env={})
+    with pytest.raises(CorpusRefused, match="corpus_roots is empty"):
+        run_research(closed, "What?", "quick", str(secret), lambda events: None)
+    rooted = load_settings(None, {"service": {"corpus_roots": [root]}}, env={})
+    for corpus in ("/etc", str(secret), str(root / "escape")):
+        with pytest.raises(CorpusRefused, match="corpus roots"):
+            run_research(rooted, "What?", "quick", corpus, lambda events: None)

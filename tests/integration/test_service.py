@@ -183,3 +183,25 @@ async def test_cancel_keeps_the_checkpoint_and_shows_interrupted(
     assert after.status_code == 202
     tail = await events_until_end(client, after.json()["run_id"])
     assert tail[-1].data["status"] == "completed"
+
+
+def mode_of(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+async def test_reports_land_privately_under_the_state_dir(
+    serve: Serve, small_corpus: Path, make_settings: Any, tmp_path: Path
+) -> None:
+    configured = make_settings(small_corpus)
+    no_output = configured.model_copy(
+        update={"run": configured.run.model_copy(update={"output_dir": None})}
+    )
+    client = await serve(no_output)
+    run_id = await start_run(client, query=QUERY, mode="quick")
+    messages = await events_until_end(client, run_id)
+    assert messages[-1].data["status"] == "completed"
+    summary = (await client.get(f"/runs/{run_id}")).json()["summary"]
+    report = Path(summary["report_path"])
+    assert report.parent == tmp_path / "state" / "reports"
+    assert mode_of(report) == 0o600 and mode_of(report.parent) == 0o700
+    assert (await client.get("/runs")).json()["active"] == 0

@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from deepresearch import driver, runs
 from deepresearch.config.settings import Settings, load_settings
+from deepresearch.errors import InputError
 from deepresearch.schemas import Event, Report, Request, RunResult, RunSummary
 from deepresearch.service import sse
 from deepresearch.service.app import create_app
@@ -224,8 +225,10 @@ def test_sse_formatting_and_resume_point() -> None:
     assert json.loads(body.split("data: ", 1)[1]) == event.model_dump(mode="json")
     assert sse.parse_last_event_id("12") == 12
     assert sse.parse_last_event_id(None, "4") == 4
-    assert sse.parse_last_event_id("x", "y") == 0
-    assert sse.parse_last_event_id("-3") == 0
+    assert sse.parse_last_event_id(None, None) == 0
+    for bad in ("x", "-3", "\u00b2", "1" * 5000):  # "²".isdigit() is true, int("²") fails
+        with pytest.raises(InputError):
+            sse.parse_last_event_id(bad)
 
 
 async def test_events_read_in_a_thread_do_not_block_the_loop(tmp_path: Path) -> None:

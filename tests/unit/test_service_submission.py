@@ -9,12 +9,18 @@ from pydantic import ValidationError
 
 from deepresearch.cli_serve import is_loopback
 from deepresearch.config.settings import load_settings
-from deepresearch.errors import ConfigError
+from deepresearch.errors import ConfigError, CorpusError, CorpusRefused
+from deepresearch.service.corpus_roots import check_corpus
 from deepresearch.service.submission import RunCreate, describe_errors, overrides, settings_for
 
 
 def test_options_become_nested_settings_and_unset_ones_are_left_alone(tmp_path: Path) -> None:
-    base = load_settings(None, {"state_dir": tmp_path, "deep": {"max_parallel": 2}}, env={})
+    flags = {
+        "state_dir": tmp_path,
+        "deep": {"max_parallel": 2},
+        "service": {"corpus_roots": [tmp_path]},
+    }
+    base = load_settings(None, flags, env={})
     body = RunCreate(query="q", mode="deep", corpus=str(tmp_path), max_time_s=30, llm="extractive")
     assert overrides(body) == {
         "run": {"mode": "deep", "max_time_s": 30},
@@ -23,7 +29,7 @@ def test_options_become_nested_settings_and_unset_ones_are_left_alone(tmp_path: 
     }
     merged = settings_for(base, body)
     assert merged.run.mode == "deep" and merged.run.max_time_s == 30
-    assert merged.corpus.path == tmp_path
+    assert merged.corpus.path == tmp_path.resolve()
     assert merged.deep.max_parallel == 2  # from the service's settings
     assert merged.state_dir == tmp_path  # not the client's to choose
 
@@ -86,3 +92,58 @@ def test_a_bad_value_for_the_whole_tree_is_a_config_error() -> None:
 )
 def test_loopback_hosts(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_strict_types_no_coercion_and_only_finite_numbers() -> None:
+    for body in (
+        {"query": "q", "max_parallel": "3"},
+        {"query": "q", "max_cost_usd": float("inf")},
+        {"query": "q", "max_time_s": float("nan")},
+        {"query": "q", "max_parallel": 2.5},
+        {"query": 42},
+    ):
+        with pytest.raises(ValidationError):
+            RunCreate.model_validate(body)
+    ok = RunCreate.model_validate({"query": "q", "max_time_s": 30, "max_cost_usd": 0.5})
+    assert ok.max_time_s == 30.0 and ok.max_cost_usd == 0.5
+
+
+def test_a_corpus_must_lie_under_a_root_after_symlinks(tmp_path: Path) -> None:
+    root = tmp_path / "corpora"
+    (root / "team" / "docs").mkdir(parents=True)
+    secret = tmp_path / "private"
+    secret.mkdir(mode=0o700)
+    (root / "escape").symlink_to(secret, target_is_directory=True)
+    (root / "team" / "inner").symlink_to(root / "team" / "docs", target_is_directory=True)
+    (root / "file.txt").write_text("x")
+
+    assert check_corpus(str(root / "team" / "docs"), [root]) == (root / "team" / "docs").resolve()
+    assert check_corpus(str(root / "team" / "inner"), [root]) == (root / "team" / "docs").resolve()
+    assert check_corpus(str(root), [root]) == root.resolve()
+    refused = [
+        "/etc",
+        str(secret),
+        str(root / "escape"),  # a link inside the root that points out
+        str(root / "team" / ".." / ".." / "private"),
+        str(root / "missing"),
+        "corpora/team",  # relative: relative to what?
+        "~/",
+    ]
+    for corpus in refused:
+        with pytest.raises(CorpusRefused):
+            check_corpus(corpus, [root])
+    with pytest.raises(CorpusError, match="not a folder"):
+        check_corpus(str(root / "file.txt"), [root])
+    with pytest.raises(CorpusRefused, match="corpus_roots is empty"):
+        check_corpus(str(root / "team"), [])
+    with pytest.raises(CorpusRefused):
+        check_corpus(str(root / "team"), [tmp_path / "no-such-root"])
+
+
+def test_settings_for_checks_the_client_corpus_against_the_roots(tmp_path: Path) -> None:
+    base = load_settings(None, {"service": {"corpus_roots": [tmp_path / "ok"]}}, env={})
+    (tmp_path / "ok").mkdir()
+    with pytest.raises(CorpusRefused):
+        settings_for(base, RunCreate(query="q", corpus="/etc"))
+    chosen = settings_for(base, RunCreate(query="q", corpus=str(tmp_path / "ok")))
+    assert chosen.corpus.path == (tmp_path / "ok").resolve()

@@ -45,7 +45,13 @@ def test_create_exclusive_writes_new_file(tmp_path: Path) -> None:
     path = create_exclusive(tmp_path, lambda i: f"r-{i}.md", b"hello")
     assert path == tmp_path / "r-0.md"
     assert path.read_bytes() == b"hello"
-    assert (path.stat().st_mode & 0o777) == 0o600  # a report holds the user's private text
+    assert (path.stat().st_mode & 0o777) == 0o600  # private whatever the umask
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_create_exclusive_never_overwrites(tmp_path: Path) -> None:

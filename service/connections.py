@@ -1,0 +1,140 @@
+"""How many connections the service holds and for how long, and how loudly it complains.
+
+Each open connection costs a file descriptor. Without a cap, many idle or slow clients exhaust
+the process's descriptors, after which ``accept()`` fails in a loop and every run that needs to
+open a file fails too. So: at most ``max_connections`` at once (the next gets a bare 503 and is
+closed), a connection must send its first request's headers within ``request_timeout_s``, idle
+keep-alive connections close after the same time, and repeated identical log records (the
+``accept()`` error above) are let through once per window with a count of what was dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\n\r\n"
+)
+END_OF_HEADERS = b"\r\n\r\n"
+
+
+@dataclass
+class ConnectionGate:
+    """A protocol factory around aiohttp's: counts connections and enforces the header deadline."""
+
+    inner: Callable[[], asyncio.Protocol]
+    max_connections: int
+    request_timeout_s: float
+    open: int = 0
+    refused: int = 0
+    expired: int = 0
+
+    def __call__(self) -> asyncio.Protocol:
+        return _Guarded(self)
+
+
+class _Guarded(asyncio.Protocol):
+    def __init__(self, gate: ConnectionGate) -> None:
+        self.gate = gate
+        self.inner: asyncio.Protocol | None = None
+        self.transport: asyncio.BaseTransport | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.tail = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        if self.gate.open >= self.gate.max_connections:
+            self.gate.refused += 1
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.write(BUSY)
+            transport.close()
+            return
+        self.gate.open += 1
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(self.gate.request_timeout_s, self._expire)
+        self.inner = self.gate.inner()
+        self.inner.connection_made(transport)
+
+    def _expire(self) -> None:
+        self.gate.expired += 1
+        if self.transport is not None:
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self.timer is not None:
+            seen = self.tail + data
+            if END_OF_HEADERS in seen:
+                self.timer.cancel()  # later requests are aiohttp's keep-alive timeout's business
+                self.timer = None
+            self.tail = seen[-3:]
+        if self.inner is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received() if self.inner is not None else None
+
+    def pause_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.inner is not None:
+            self.gate.open -= 1
+            self.inner.connection_lost(exc)
+            self.inner = None
+
+
+class RepeatFilter(logging.Filter):
+    """Lets a record through once per ``window_s`` per (logger, message, exception type)."""
+
+    def __init__(self, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.window_s = window_s
+        self.clock = clock
+        self._last: dict[tuple[str, str, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else ""
+        key = (record.name, str(record.msg), kind)
+        now = self.clock()
+        seen = self._last.get(key)
+        if seen is not None and now - seen[0] < self.window_s:
+            self._last[key] = (seen[0], seen[1] + 1)
+            return False
+        dropped = seen[1] if seen is not None else 0
+        self._last[key] = (now, 0)
+        if dropped:
+            record.msg = (
+                f"{record.msg} (and {dropped} more like it in the last {self.window_s:g} s)"
+            )
+        if len(self._last) > 1000:  # bounded: forget the oldest keys
+            for stale in sorted(self._last, key=lambda k: self._last[k][0])[:500]:
+                del self._last[stale]
+        return True
+
+
+NOISY_LOGGERS = ("asyncio", "aiohttp.server", "aiohttp.web")  # not access: one line each
+
+
+def quiet_repeats(window_s: float = 60.0) -> RepeatFilter:
+    """Install one ``RepeatFilter`` on the loggers that repeat under descriptor exhaustion."""
+    repeat = RepeatFilter(window_s)
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).addFilter(repeat)
+    return repeat
+
+
+def unquiet(repeat: RepeatFilter) -> None:
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).removeFilter(repeat)

@@ -1,0 +1,188 @@
+"""Connections cannot use up the service's file descriptors: a cap (the next one gets a 503 and is
+closed), a deadline for a request's headers, and repeated log records rate-limited so a failing
+``accept()`` cannot flood the log. Real sockets on 127.0.0.1, aiohttp's own request handler."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from deepresearch.config.settings import load_settings
+from deepresearch.service.app import create_app
+from deepresearch.service.connections import ConnectionGate, RepeatFilter, quiet_repeats, unquiet
+
+
+@pytest.fixture()
+async def gated(tmp_path: Path) -> AsyncIterator[tuple[int, ConnectionGate]]:
+    settings = load_settings(None, {"state_dir": tmp_path / "state"}, env={})
+    runner = web.AppRunner(create_app(settings))
+    await runner.setup()
+    assert runner.server is not None
+    gate = ConnectionGate(runner.server, max_connections=2, request_timeout_s=0.5)
+    server = await asyncio.get_running_loop().create_server(gate, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1], gate
+    server.close()
+    await runner.cleanup()
+
+
+async def get_runs(port: int) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    data = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    return data
+
+
+async def test_connections_past_the_cap_get_503_and_the_service_keeps_serving(
+    gated: tuple[int, ConnectionGate],
+) -> None:
+    port, gate = gated
+    idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    refused = await asyncio.wait_for(reader.read(), 10)  # closed at once
+    assert refused.startswith(b"HTTP/1.1 503") and gate.refused == 1
+    writer.close()
+    # The idle ones (no request at all) are closed when the header deadline passes...
+    for idle_reader, idle_writer in idle:
+        assert await asyncio.wait_for(idle_reader.read(), 10) == b""
+        idle_writer.close()
+    assert gate.expired == 2
+    # ...and then a real request is served again.
+    answer = await get_runs(port)
+    assert answer.startswith(b"HTTP/1.1 200") and b'"runs"' in answer
+
+
+async def test_a_request_trickling_its_headers_is_cut_off(
+    gated: tuple[int, ConnectionGate],
+) -> None:
+    port, gate = gated
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")  # never finished
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
+    assert gate.expired == 1 and gate.open == 0
+    assert (await get_runs(port)).startswith(b"HTTP/1.1 200")
+
+
+def test_repeated_records_pass_once_per_window_with_a_count() -> None:
+    now = [0.0]
+    repeat = RepeatFilter(window_s=60.0, clock=lambda: now[0])
+
+    def record(msg: str) -> logging.LogRecord:
+        try:
+            raise OSError(24, "Too many open files")
+        except OSError:
+            info = sys.exc_info()
+        return logging.LogRecord("asyncio", logging.ERROR, "x", 1, msg, None, info)
+
+    passed = [repeat.filter(record("socket.accept() out of system resource")) for _ in range(1000)]
+    assert passed.count(True) == 1
+    assert repeat.filter(record("another problem"))  # a different message is not held back
+    now[0] = 61.0
+    later = record("socket.accept() out of system resource")
+    assert repeat.filter(later) and "999 more" in str(later.msg)
+
+
+def test_the_service_loggers_are_quieted_and_restored(caplog: pytest.LogCaptureFixture) -> None:
+    repeat = quiet_repeats()
+    try:
+        with caplog.at_level(logging.ERROR, logger="asyncio"):
+            for _ in range(500):
+                logging.getLogger("asyncio").error("socket.accept() out of system resource")
+        assert len(caplog.records) == 1
+    finally:
+        unquiet(repeat)
+    assert repeat not in logging.getLogger("asyncio").filters
+
+
+async def test_serve_listens_through_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deep-research serve`` itself applies the cap and the guard (Ray joining faked away)."""
+    from deepresearch import cli_serve, runtime
+
+    monkeypatch.setattr(runtime, "connect", lambda settings: None)
+    monkeypatch.setattr(runtime, "disconnect", lambda connection: None)
+    flags = {"state_dir": tmp_path / "state", "service": {"max_connections": 1}}
+    settings = load_settings(None, flags, env={})
+    stop = asyncio.Event()
+    listening: asyncio.Queue[str] = asyncio.Queue()
+    serving = asyncio.create_task(
+        cli_serve.serve(settings, "127.0.0.1", 0, None, listening.put_nowait, stop)
+    )
+    try:
+        url = await asyncio.wait_for(listening.get(), 30)
+        port = int(url.rsplit(":", 1)[1])
+        held = await asyncio.open_connection("127.0.0.1", port)
+        refused = await asyncio.wait_for(get_runs(port), 10)
+        assert refused.startswith(b"HTTP/1.1 503")
+        held[1].close()
+        await held[1].wait_closed()
+        answer = b""
+        for _ in range(50):  # the server notices the close on its next loop turn
+            answer = await asyncio.wait_for(get_runs(port), 10)
+            if answer.startswith(b"HTTP/1.1 200"):
+                break
+        assert answer.startswith(b"HTTP/1.1 200")
+        assert b"X-Content-Type-Options: nosniff" in answer
+    finally:
+        stop.set()
+        await asyncio.wait_for(serving, 30)
+
+
+SERVE_WITH_FEW_DESCRIPTORS = """
+import asyncio, resource, sys
+from pathlib import Path
+from deepresearch import cli_serve, runtime
+from deepresearch.config.settings import load_settings
+
+runtime.connect = lambda settings: None  # no Ray: only the HTTP side is under test
+runtime.disconnect = lambda connection: None
+flags = {"state_dir": Path(sys.argv[1]), "service": {"max_connections": 16, "request_timeout_s": 1.0}}
+settings = load_settings(None, flags, env={})
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+asyncio.run(cli_serve.serve(settings, "127.0.0.1", 0, None, lambda url: print(url, flush=True)))
+"""
+
+
+async def test_a_flood_of_connections_under_a_low_descriptor_limit(tmp_path: Path) -> None:
+    """``serve`` in a process allowed 64 descriptors, sent 150 idle connections: the excess is
+    refused at once, the service keeps answering, and its log stays short."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SERVE_WITH_FEW_DESCRIPTORS,
+        str(tmp_path / "state"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        url = (await asyncio.wait_for(proc.stdout.readline(), 120)).decode().strip()
+        port = int(url.rsplit(":", 1)[1])
+        flood = [await asyncio.open_connection("127.0.0.1", port) for _ in range(150)]
+        answers = await asyncio.gather(*(asyncio.wait_for(r.read(), 30) for r, _ in flood))
+        for _, writer in flood:
+            writer.close()
+        refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
+        assert len(refused) >= 150 - 16 and all(a in (b"",) for a in answers if a not in refused)
+        assert (await asyncio.wait_for(get_runs(port), 30)).startswith(b"HTTP/1.1 200")
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        body = b'{"query": "   "}'
+        writer.write(
+            b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+        )
+        assert (await asyncio.wait_for(reader.read(), 30)).startswith(b"HTTP/1.1 422")
+        writer.close()
+    finally:
+        proc.terminate()
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    log = err.decode()
+    assert "Traceback" not in log and log.count("\n") < 40, log[-2000:]
