@@ -37,7 +37,9 @@ class FakeDriver:
         self.execute: Callable[[driver.Prepared], Any] = lambda prep: None
         self.executing = threading.Event()
 
-    def prepare(self, query: str, mode: Mode, settings: Settings, run_id: str) -> driver.Prepared:
+    def prepare(
+        self, query: str, mode: Mode, settings: Settings, run_id: str, llm: object = None
+    ) -> driver.Prepared:
         if self.prepare_hangs:
             self.release.wait(30)  # a read that never returns (until the test ends)
         if self.prepare_error is not None:
