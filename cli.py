@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from deepresearch import __version__, cli_plan, driver
+from deepresearch import STARTED_AT, __version__, cli_plan, driver
 from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, RunInterrupted
@@ -185,6 +185,8 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
     prep = driver.prepare(
         query, settings.run.mode, settings, follow_up_of=options["follow_up"], plan=plan
     )
+    if not review:  # wall time counts from the command's start (imports too), not a person's review
+        prep = dataclasses.replace(prep, started=STARTED_AT)
     _execute(prep, as_json)
 
 
@@ -216,7 +218,9 @@ def _gate(query: str, settings: Settings, as_json: bool) -> None:
 def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""
     settings = load_settings(config_file)
-    prep = driver.prepare_resume(run_id, _state_dir(settings))
+    prep = dataclasses.replace(
+        driver.prepare_resume(run_id, _state_dir(settings)), started=STARTED_AT
+    )
     if address is not None:
         ray_settings = prep.settings.ray.model_copy(update={"address": address})
         prep = dataclasses.replace(

@@ -8,6 +8,7 @@ validated. Provider API keys are not part of this tree: they come from their usu
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from importlib import resources
@@ -27,6 +28,7 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from deepresearch.config.section import Section
@@ -69,6 +71,8 @@ class RaySettings(Section):
     object_store_memory_mb: int = Field(256, ge=75)
     include_dashboard: bool = False
     auth_mode: Literal["disabled", "token"] = "disabled"
+    job_python: str = Field("python", min_length=1)  # `submit`: the job's Python on the cluster
+    connect_timeout_s: float = Field(30.0, gt=0, le=3600)  # joining an address gives up after this
     researcher: ActorPlacement = ActorPlacement()  # e.g. resources: {researcher_node: 1}
     evaluator: ActorPlacement = ActorPlacement()
 
@@ -274,10 +278,14 @@ def default_user_config() -> Path:
 
 
 def _read_yaml(text: str, origin: str) -> dict[str, Any]:
+    if "\x00" in text:  # a binary file decoded by luck: YAML would only say something obscure
+        raise ConfigError(origin, "not a YAML text file (it holds binary data)")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(origin, f"not valid YAML ({str(exc).splitlines()[0]})") from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise ConfigError(origin, "not a settings file (nested too deeply)") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -298,6 +306,8 @@ def _user_data(config_file: Path | None) -> dict[str, Any]:
         text = path.read_text("utf-8")
     except OSError as exc:
         raise ConfigError(str(path), f"cannot read config file ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "not a YAML text file (not UTF-8)") from None
     return _read_yaml(text, str(path))
 
 
@@ -351,7 +361,24 @@ def load_settings(
         loaded = _Loaded()
     except ValidationError as exc:
         raise _format(exc) from None
+    except SettingsError as exc:  # an env value that should be JSON (a list or mapping) is not
+        raise _bad_json_env(environ, exc) from None
+    except RecursionError:
+        raise ConfigError("config", "settings nested too deeply") from None
     return Settings.model_validate(loaded.model_dump())
+
+
+def _bad_json_env(environ: Mapping[str, str], exc: SettingsError) -> ConfigError:
+    """Name the variable whose JSON value pydantic-settings could not parse."""
+    for key, value in environ.items():
+        if not key.upper().startswith(ENV_PREFIX) or value.strip()[:1] not in ("[", "{"):
+            continue
+        try:
+            json.loads(value)
+        except ValueError:
+            return ConfigError(key, "not valid JSON (list and mapping values are JSON)")
+    detail = " ".join(str(exc).split())[:200]
+    return ConfigError("environment", f"{detail} (list and mapping values are JSON)")
 
 
 def _check_env_keys(environ: Mapping[str, str]) -> None:
