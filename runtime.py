@@ -113,6 +113,11 @@ def probe(address: str, timeout_s: float) -> None:
     raise ClusterError(address, f"cannot connect ({reason}): is the Ray head running there?")
 
 
+def _not_main_thread_note(record: logging.LogRecord) -> bool:
+    """Ray's note that it left SIGTERM alone off the main thread: wanted (ours stays), not news."""
+    return "SIGTERM handler is not set" not in record.getMessage()
+
+
 def _bounded(action: Any, timeout_s: float) -> None:
     """Run ``action`` in a daemon thread; ``TimeoutError`` if it has not returned in time."""
     outcome: list[BaseException | None] = []
@@ -125,8 +130,13 @@ def _bounded(action: Any, timeout_s: float) -> None:
             outcome.append(exc)
 
     thread = threading.Thread(target=work, name="ray-join", daemon=True)
-    thread.start()
-    thread.join(timeout_s)
+    worker_log = logging.getLogger("ray._private.worker")
+    worker_log.addFilter(_not_main_thread_note)
+    try:
+        thread.start()
+        thread.join(timeout_s)
+    finally:
+        worker_log.removeFilter(_not_main_thread_note)
     if not outcome:
         raise TimeoutError
     if outcome[0] is not None:
