@@ -17,6 +17,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import shlex
@@ -220,7 +221,8 @@ def client(address: str, auth_mode: str) -> Any:
     from deepresearch.runtime import set_auth_mode
 
     set_auth_mode(auth_mode)  # decided by us, never left to an earlier process
-
+    # The SDK logs each package upload at INFO on stderr: chatter between our one-line messages.
+    logging.getLogger("ray").setLevel(logging.WARNING)
     try:
         return JobSubmissionClient(address)
     except Exception as exc:
