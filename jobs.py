@@ -222,7 +222,8 @@ def client(address: str, auth_mode: str) -> Any:
 
     set_auth_mode(auth_mode)  # decided by us, never left to an earlier process
     # The SDK logs each package upload at INFO on stderr: chatter between our one-line messages.
-    logging.getLogger("ray").setLevel(logging.WARNING)
+    for name in ("ray", "ray.dashboard.modules.dashboard_sdk", "ray.dashboard.modules.job.sdk"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         return JobSubmissionClient(address)
     except Exception as exc:
@@ -249,6 +250,8 @@ def call(address: str, auth_mode: str, action: Callable[[], Any]) -> Any:
 
 
 AGENT_NOT_READY = "No available agent"
+# A busy head may drop the connection mid-request; before the job exists, trying again is safe.
+TRANSIENT = (AGENT_NOT_READY, "Connection aborted", "RemoteDisconnected")
 
 
 def submit(
@@ -261,8 +264,10 @@ def submit(
     """Submit ``sub``; retried while the head has no job agent yet.
 
     A head that just started (or a busy one) answers 500 "No available agent to submit job,
-    please try again later" before any job exists, so retrying with the same id is safe."""
+    please try again later" before any job exists, or drops the connection, so retrying with the
+    same id is safe: a retry that finds the id taken means the dropped request went through."""
     deadline = clock() + wait_s
+    retried = False
     while True:
         try:
             jobs.submit_job(
@@ -273,8 +278,11 @@ def submit(
             )
             return
         except Exception as exc:
-            if AGENT_NOT_READY not in str(exc) or clock() > deadline:
+            if retried and "already exists" in str(exc):
+                return
+            if not any(word in str(exc) for word in TRANSIENT) or clock() > deadline:
                 raise
+        retried = True
         sleep(2.0)
 
 

@@ -178,3 +178,28 @@ def test_a_job_that_fails_still_ends_json_lines_with_an_object(
     last = json_lines(captured.out)[-1]
     assert last["status"] == "failed" and last["report_path"] is None
     assert "boom" in last["reason"] and "boom" in captured.err
+
+
+class DroppingHead:
+    """Drops the first request after creating the job (the reply is what got lost)."""
+
+    def __init__(self) -> None:
+        self.jobs: set[str] = set()
+        self.calls = 0
+
+    def submit_job(self, **kw: Any) -> str:
+        self.calls += 1
+        job_id = str(kw["submission_id"])
+        if job_id in self.jobs:
+            raise RuntimeError(f"Job with submission_id {job_id} already exists.")
+        self.jobs.add(job_id)
+        if self.calls == 1:
+            raise ConnectionError("('Connection aborted.', RemoteDisconnected('closed'))")
+        return job_id
+
+
+def test_a_dropped_submit_is_retried_and_a_job_already_created_counts(tmp_path: Path) -> None:
+    sub = jobs.build_submission(spec(), tmp_path, environ={})
+    head = DroppingHead()
+    jobs.submit(head, sub, sleep=lambda _: None)
+    assert head.calls == 2 and head.jobs == {sub.job_id}
