@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from deepresearch import STARTED_AT, __version__, cli_plan, driver
+from deepresearch import STARTED_AT, __version__, cli_plan, driver, runs
 from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, RunInterrupted
@@ -59,7 +59,13 @@ def _execute(prep: driver.Prepared, as_json: bool) -> None:
             summary = driver.execute(prep, display.update)
     except RunInterrupted:
         if as_json:
-            click.echo(json.dumps({"run_id": prep.request.run_id, "status": "interrupted"}))
+            row = {"run_id": prep.request.run_id, "status": "interrupted", "report_path": None}
+            click.echo(json.dumps(row))
+        raise
+    except Exception:
+        ended = runs.read_summary(prep.run_dir) if as_json else None
+        if ended is not None:  # --json stays JSON: the failed run's summary, then the error line
+            click.echo(ended.model_dump_json())
         raise
     _report(summary, as_json)
 

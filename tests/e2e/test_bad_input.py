@@ -91,8 +91,10 @@ def test_a_query_that_is_not_utf8_writes_nothing(tmp_path: Path) -> None:
 
 def test_an_address_where_nothing_listens_fails_in_seconds(tmp_path: Path) -> None:
     """Ray alone retries for about ten minutes; the subprocess timeout is the bound here."""
-    proc = cli("run", QUERY, "--address", "127.0.0.1:1", cwd=tmp_path, timeout=90)
+    proc = cli("run", QUERY, "--address", "127.0.0.1:1", "--json", cwd=tmp_path, timeout=90)
     assert_one_line(proc, "cannot connect")
+    ended = json.loads(proc.stdout)  # --json stays JSON when the run fails
+    assert ended["status"] == "failed" and ended["report_path"] is None
     listed = cli("runs", "list", "--json", cwd=tmp_path)
     [row] = [json.loads(line) for line in listed.stdout.splitlines()]
     assert row["status"] == "failed"  # not "running", then "stopped"
