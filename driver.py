@@ -7,7 +7,6 @@ half-started run behind. ``execute`` then follows the EventLog's stream while th
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import signal
@@ -273,34 +272,11 @@ def execute(
         ray.get(log.close.remote())
         return summary
     except BaseException as exc:
-        _record_ending(prep, exc)
+        runs.record_ending(prep.run_dir, prep.request, time.monotonic() - prep.started, exc)
         raise
     finally:
         if connection is not None:
             runtime.disconnect(connection)
-
-
-def _record_ending(prep: Prepared, exc: BaseException) -> None:
-    """A run that ended without a summary (Ray failed to start, a model failed, Ctrl-C during
-    start-up) gets one, so ``runs list`` says ``failed``/``interrupted``, never ``stopped``."""
-    if runs.read_summary(prep.run_dir) is not None:
-        return
-    interrupted = isinstance(exc, KeyboardInterrupt | RunInterrupted)
-    reason = (
-        "interrupted; continue with: deep-research resume " + prep.request.run_id
-        if interrupted
-        else (str(exc) or type(exc).__name__)
-    )
-    summary = RunSummary(
-        run_id=prep.request.run_id,
-        status="interrupted" if interrupted else "failed",
-        mode=prep.request.mode,
-        query=prep.request.query,
-        duration_s=round(time.monotonic() - prep.started, 3),
-        reason=" ".join(reason.split())[:500],
-    )
-    with contextlib.suppress(StorageError):  # the original error matters more than this one
-        prep.run_dir.write_text(runs.SUMMARY, summary.model_dump_json(indent=2))
 
 
 def _interrupted(prep: Prepared, coordinator: Any) -> None:

@@ -8,14 +8,13 @@ validated. Provider API keys are not part of this tree: they come from their usu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     Field,
     ValidationError,
@@ -31,6 +30,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from deepresearch.config.files import default_data, user_data
 from deepresearch.config.section import Section
 from deepresearch.config.trust import (
     FollowUpSettings,
@@ -272,45 +272,6 @@ class _MappingSource(PydanticBaseSettingsSource):
         return dict(self._data)
 
 
-def default_user_config() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or "~/.config"
-    return Path(base).expanduser() / "deep-research" / "config.yaml"
-
-
-def _read_yaml(text: str, origin: str) -> dict[str, Any]:
-    if "\x00" in text:  # a binary file decoded by luck: YAML would only say something obscure
-        raise ConfigError(origin, "not a YAML text file (it holds binary data)")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(origin, f"not valid YAML ({str(exc).splitlines()[0]})") from None
-    except RecursionError:  # PyYAML composes nested nodes recursively
-        raise ConfigError(origin, "not a settings file (nested too deeply)") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(origin, "must be a mapping of settings")
-    return data
-
-
-def _default_data() -> dict[str, Any]:
-    text = resources.files("deepresearch.config").joinpath("default.yaml").read_text("utf-8")
-    return _read_yaml(text, "default.yaml")
-
-
-def _user_data(config_file: Path | None) -> dict[str, Any]:
-    path = config_file if config_file is not None else default_user_config()
-    if config_file is None and not path.exists():
-        return {}
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), f"cannot read config file ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(str(path), "not a YAML text file (not UTF-8)") from None
-    return _read_yaml(text, str(path))
-
-
 def _format(exc: ValidationError) -> ConfigError:
     first = exc.errors()[0]
     key = ".".join(str(p) for p in first["loc"]) or "config"
@@ -328,8 +289,8 @@ def load_settings(
     env: Mapping[str, str] | None = None,
 ) -> Settings:
     """Build and validate the tree once; every problem becomes a one-line ``ConfigError``."""
-    default = _default_data()
-    user = _user_data(config_file)
+    default = default_data()
+    user = user_data(config_file)
     environ = dict(os.environ if env is None else env)
 
     class _Loaded(Settings):
@@ -370,15 +331,14 @@ def load_settings(
 
 def _bad_json_env(environ: Mapping[str, str], exc: SettingsError) -> ConfigError:
     """Name the variable whose JSON value pydantic-settings could not parse."""
+    hint = "not valid JSON (list and mapping values are JSON)"
     for key, value in environ.items():
-        if not key.upper().startswith(ENV_PREFIX) or value.strip()[:1] not in ("[", "{"):
-            continue
-        try:
-            json.loads(value)
-        except ValueError:
-            return ConfigError(key, "not valid JSON (list and mapping values are JSON)")
-    detail = " ".join(str(exc).split())[:200]
-    return ConfigError("environment", f"{detail} (list and mapping values are JSON)")
+        if key.upper().startswith(ENV_PREFIX) and value.strip()[:1] in ("[", "{"):
+            with contextlib.suppress(ValueError):
+                json.loads(value)
+                continue
+            return ConfigError(key, hint)
+    return ConfigError("environment", f"{' '.join(str(exc).split())[:200]}: {hint}")
 
 
 def _check_env_keys(environ: Mapping[str, str]) -> None:
