@@ -1,3 +1,7 @@
-from deepresearch.cli import main
+from deepresearch.preflight import require
+
+require()  # a Python without the dependencies gets one line naming them, not an ImportError
+
+from deepresearch.cli import main  # noqa: E402
 
 main()

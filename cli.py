@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from deepresearch import __version__, cli_plan, driver, follow_up
+from deepresearch import STARTED_AT, __version__, cli_plan, driver, follow_up, runs
 from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
@@ -61,7 +61,13 @@ def _execute(prep: driver.Prepared, as_json: bool) -> None:
             summary = driver.execute(prep, display.update)
     except RunInterrupted:
         if as_json:
-            click.echo(json.dumps({"run_id": prep.request.run_id, "status": "interrupted"}))
+            row = {"run_id": prep.request.run_id, "status": "interrupted", "report_path": None}
+            click.echo(json.dumps(row))
+        raise
+    except Exception:
+        ended = runs.read_summary(prep.run_dir) if as_json else None
+        if ended is not None:  # --json stays JSON: the failed run's summary, then the error line
+            click.echo(ended.model_dump_json())
         raise
     _report(summary, as_json)
 
@@ -197,6 +203,8 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
             plan=plan,
             intent=intent,
         )
+        if not review:  # wall time counts from the command's start (imports too), not a review
+            prep = dataclasses.replace(prep, started=STARTED_AT)
     except QueryGated as gated:
         answer_gated(gated, query.strip(), as_json)
     _execute(prep, as_json)
@@ -223,7 +231,9 @@ def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
 def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""
     settings = load_settings(config_file)
-    prep = driver.prepare_resume(run_id, _state_dir(settings))
+    prep = dataclasses.replace(
+        driver.prepare_resume(run_id, _state_dir(settings)), started=STARTED_AT
+    )
     if address is not None:
         ray_settings = prep.settings.ray.model_copy(update={"address": address})
         prep = dataclasses.replace(

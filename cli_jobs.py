@@ -5,6 +5,7 @@ Also the hidden ``job-run`` command, which is what a submitted job executes on t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -14,7 +15,7 @@ from typing import Any
 
 import click
 
-from deepresearch import jobs
+from deepresearch import STARTED_AT, jobs
 from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
@@ -62,18 +63,27 @@ def _save_report(found: jobs.JobReport, output_dir: Path) -> Path:
     return create_exclusive(directory, name, found.report.encode("utf-8"))
 
 
-def _finish(job_id: str, run_id: str, status: str, logs: str, output_dir: Path) -> None:
+def _finish(
+    job_id: str, run_id: str, status: str, logs: str, output_dir: Path, as_json: bool = False
+) -> None:
     """Save the downloaded report and exit like ``run`` would (0, 3 no answer, 130 stopped; a
-    query the intent gate answered: its reply, exit 0, 3 or 2 by outcome)."""
+    query the intent gate answered: its reply, exit 0, 3 or 2 by outcome).
+
+    With ``as_json`` the last stdout line is the run's summary as one object, ``job_id`` added and
+    ``report_path`` the downloaded file (so stdout stays JSON lines)."""
     gated = jobs.parse_gate_line(logs, run_id)
     if gated is not None:
         from deepresearch.cli import answer_gated
 
-        answer_gated(QueryGated(gated.outcome, gated.reply, gated.reason), gated.query, False)
+        answer_gated(QueryGated(gated.outcome, gated.reply, gated.reason), gated.query, as_json)
     found = jobs.parse_report_block(logs, run_id)
     if found is not None:
         path = _save_report(found, output_dir)
-        click.echo(str(path))
+        if as_json:
+            row = {"job_id": job_id, **found.summary.model_dump(mode="json")}
+            click.echo(json.dumps({**row, "report_path": str(path)}))
+        else:
+            click.echo(str(path))
         if found.summary.status == "no_answer":
             click.echo(printable(f"deep-research: no answer: {found.summary.reason}"), err=True)
             raise SystemExit(3)
@@ -108,7 +118,28 @@ def _finish(job_id: str, run_id: str, status: str, logs: str, output_dir: Path) 
 @click.option("--max-parallel", type=int, default=None)
 @click.option("--max-time", type=float, default=None)
 @click.option("--max-upload-mb", type=float, default=jobs.DEFAULT_MAX_UPLOAD_MB, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the job and run ids as JSON.")
+@click.option(
+    "--python",
+    "job_python",
+    default=None,
+    help="The job's Python on the cluster (default: ray.job_python, 'python' on the head's PATH).",
+)
+@click.option(
+    "--ship-deps",
+    is_flag=True,
+    help="Install the dependencies with the job (Ray runtime_env pip; needs a package index).",
+)
+@click.option(
+    "--no-preflight",
+    is_flag=True,
+    help="Skip the check that the cluster's Python has the dependencies.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="JSON lines on stdout: the job and run ids; with --follow, then the run's summary.",
+)
 @_auth_option
 @_config
 def submit_cmd(query: str, address: str, **o: Any) -> None:
@@ -122,6 +153,9 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
     output_dir = Path(o["output_dir"] or default_directory(settings.run.output_dir))
     if o["follow"]:
         check_output_dir(output_dir)  # fail before the job runs, not after
+    job_python = o["job_python"] or settings.ray.job_python
+    if o["ship_deps"] and job_python != "python":
+        raise click.UsageError("--ship-deps installs into the job's own environment: drop --python")
     run_args: list[str] = []
     for flag in ("mode", "llm", "model", "search", "max_parallel", "max_time"):
         if o[flag] is not None:
@@ -135,10 +169,15 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
         run_args=tuple(run_args),
         auth_mode=auth_mode,
         max_upload_mb=o["max_upload_mb"],
+        pip=jobs.shipped_requirements() if o["ship_deps"] else (),
+        python=job_python,
     )
     with tempfile.TemporaryDirectory(prefix="deep-research-pkg-") as staging:
-        sub = jobs.build_submission(spec, jobs.stage_package(Path(staging)))
+        package = jobs.stage_package(Path(staging))
+        sub = jobs.build_submission(spec, package)
         api = jobs.client(address, auth_mode)
+        if not (o["no_preflight"] or o["ship_deps"]):
+            jobs.call(address, auth_mode, lambda: jobs.preflight(api, spec, package))
         jobs.call(address, auth_mode, lambda: jobs.submit(api, sub))
     if o["as_json"]:
         click.echo(json.dumps({"job_id": sub.job_id, "run_id": sub.run_id}))
@@ -152,7 +191,14 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
             click.echo(line, err=True)
 
     status, logs = jobs.call(address, auth_mode, lambda: jobs.follow(api, sub.job_id, show))
-    _finish(sub.job_id, sub.run_id, status, logs, output_dir)
+    try:
+        _finish(sub.job_id, sub.run_id, status, logs, output_dir, o["as_json"])
+    except DeepResearchError as exc:  # the final JSON line says how it ended, stderr says why
+        if o["as_json"]:
+            ended = "interrupted" if isinstance(exc, RunInterrupted) else "failed"
+            row = {"job_id": sub.job_id, "run_id": sub.run_id, "status": ended}
+            click.echo(json.dumps({**row, "report_path": None, "reason": str(exc)}))
+        raise
 
 
 @click.group("jobs")
@@ -293,12 +339,14 @@ def job_run_cmd(query: str, run_id: str, **o: Any) -> None:
     }
     settings = load_settings(None, overrides_from_flags(flags))
     try:
-        prep = jobs.prepare_as(run_id, query, settings.run.mode, settings)
+        prep = dataclasses.replace(
+            jobs.prepare_as(run_id, query, settings.run.mode, settings), started=STARTED_AT
+        )
     except QueryGated as gated:  # the job ends with the gate's outcome: no run, no report
         from deepresearch.intent_gate import exit_code, gate_summary
 
         click.echo(jobs.gate_line(run_id, gate_summary(gated, query.strip())))
-        click.echo(f"deep-research: {gated.reply}", err=True)
+        click.echo(printable(f"deep-research: {gated.reply}"), err=True)
         raise SystemExit(exit_code(gated)) from None
     summary = driver.execute(prep, _print_event)
     report = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""

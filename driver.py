@@ -43,12 +43,18 @@ class Prepared:
     resume: dict[str, Any] | None = None  # the checkpoint to continue from
     start_seq: int = 0  # events already in events.jsonl (a resumed run appends after them)
     seed: FollowUpSeed | None = None  # what a follow-up run inherits from its earlier run
+    # time.monotonic() when the run was asked for: the wall time reported counts from here
+    started: float = field(default_factory=time.monotonic)
 
 
 def check_query(query: str, settings: Settings) -> str:
     text = query.strip()
     if not text:
         raise InputError("the query is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable argv bytes arrive as lone surrogates
+        raise InputError("the query is not valid UTF-8 text") from None
     limit = settings.run.max_query_chars
     if len(text) > limit:
         raise InputError(f"the query is {len(text)} characters long; the limit is {limit}")
@@ -95,6 +101,7 @@ def prepare(
     query with no topic raises ``QueryGated`` before anything exists. ``llm`` is the model it may
     ask (default: the configured one); ``intent`` is a verdict the caller already obtained (the
     CLI gates before a plan is reviewed)."""
+    begun = time.monotonic()
     text = check_query(query, settings)
     if intent is None:  # a follow-up is judged with the earlier question's subject
         intent_gate.screen(follow_up.question_for(text, follow_up_of, settings), settings, llm)
@@ -117,9 +124,11 @@ def prepare(
             }
         )
     output_dir = check_output_dir(default_directory(settings.run.output_dir))
+    # The index is built (or a bad corpus refused, or Ctrl-C'd) before the run directory exists,
+    # so a run that never started leaves nothing behind.
+    warnings = build_index(settings)
     run_id = run_id or new_run_id(time.time(), secrets.token_bytes(3))
     run_dir = RunDir.create(settings.resolved_state_dir(), run_id)
-    warnings = build_index(settings)
     request = Request(
         run_id=run_id,
         query=text,
@@ -129,11 +138,22 @@ def prepare(
         plan=plan,
     )
     runs.write_record(run_dir, request, settings, output_dir)
-    return Prepared(settings, request, run_dir, output_dir, warnings, keys, search_keys, seed=seed)
+    return Prepared(
+        settings,
+        request,
+        run_dir,
+        output_dir,
+        warnings,
+        keys,
+        search_keys,
+        seed=seed,
+        started=begun,
+    )
 
 
 def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     """Everything needed to continue ``run_id``: its settings, request and verified checkpoint."""
+    begun = time.monotonic()
     run_dir = RunDir.existing(state_dir, run_id)
     record = runs.read_record(run_dir)
     summary = runs.read_summary(run_dir)
@@ -171,6 +191,7 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
         checkpoint,
         start_seq,
         seed,
+        begun,
     )
 
 
@@ -189,14 +210,15 @@ def execute(
     """Run the actors for ``prep`` on Ray (local or joined) and write the report file.
 
     ``should_stop`` is polled a few times a second; when it says so (a service cancelling a run),
-    the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable."""
+    the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable.
+    Every ending writes ``summary.json`` with an honest status (a failure is ``failed``)."""
     from deepresearch.actors.event_log import EventLog
     from deepresearch.actors.hosted import HostedCoordinator, start_crew
 
-    started = time.monotonic()
-    connection = runtime.connect(prep.settings.ray)
+    connection: runtime.Connection | None = None
     coordinator: Any = None
     try:
+        connection = runtime.connect(prep.settings.ray)
         fu = prep.settings.follow_up
         log = runtime.spawn(
             EventLog,
@@ -232,24 +254,29 @@ def execute(
             crew,
             seed.model_copy(update={"docs": ()}) if seed is not None else None,
         )
+        research_started = time.monotonic()
         result_ref = coordinator.run.remote()
         try:
             result, last = _follow(log, result_ref, on_events, should_stop)
         except KeyboardInterrupt:
-            _interrupted(prep, coordinator, time.monotonic() - started)
+            _interrupted(prep, coordinator)
             raise RunInterrupted(prep.request.run_id) from None
-        summary = finish(prep, result, time.monotonic() - started)
+        summary = finish(prep, result, time.monotonic() - research_started)
         import ray
 
         ray.get(log.write_text.remote("summary.json", summary.model_dump_json(indent=2)))
         on_events(ray.get(log.wait.remote(last, 0.0)))
         ray.get(log.close.remote())
         return summary
+    except BaseException as exc:
+        runs.record_ending(prep.run_dir, prep.request, time.monotonic() - prep.started, exc)
+        raise
     finally:
-        runtime.disconnect(connection)
+        if connection is not None:
+            runtime.disconnect(connection)
 
 
-def _interrupted(prep: Prepared, coordinator: Any, duration_s: float) -> None:
+def _interrupted(prep: Prepared, coordinator: Any) -> None:
     """Stop the actors and record the interruption; the last checkpoint stands for ``resume``.
     A second Ctrl-C during this exits at once."""
     if threading.current_thread() is threading.main_thread():
@@ -260,7 +287,7 @@ def _interrupted(prep: Prepared, coordinator: Any, duration_s: float) -> None:
         status="interrupted",
         mode=prep.request.mode,
         query=prep.request.query,
-        duration_s=round(duration_s, 3),
+        duration_s=round(time.monotonic() - prep.started, 3),
         reason="interrupted; continue with: deep-research resume " + prep.request.run_id,
     )
     prep.run_dir.write_text("summary.json", summary.model_dump_json(indent=2))
@@ -297,10 +324,14 @@ def _follow(
             return result, last
 
 
-def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
-    """Render and save the report (exclusive create; a clash picks a new hash)."""
+def finish(prep: Prepared, result: RunResult, research_s: float) -> RunSummary:
+    """Render and save the report (exclusive create; a clash picks a new hash).
+
+    ``duration_s`` is the wall time since the run was asked for (imports, index, Ray start-up
+    included); ``research_s`` only the actors' work, from the coordinator's start to its result."""
     usage = result.usage
     report = result.report
+    wall_s = round(time.monotonic() - prep.started, 2)
 
     def make_name(attempt: int) -> str:
         salt = prep.request.run_id if attempt == 0 else f"{prep.request.run_id}:{attempt}"
@@ -313,7 +344,8 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
             mode=prep.request.mode,
             providers=result.providers,
             usage=usage,
-            duration_s=round(duration_s, 2),
+            duration_s=wall_s,
+            research_s=round(research_s, 2),
             notes=_follow_up_footer(prep.seed),
         )
         return render_as(prep.settings.run.format, report, footer).encode("utf-8")
@@ -327,7 +359,8 @@ def finish(prep: Prepared, result: RunResult, duration_s: float) -> RunSummary:
         report_path=str(path),
         sources=source_entries(report),
         usage=usage,
-        duration_s=round(duration_s, 3),
+        duration_s=wall_s,
+        research_s=round(research_s, 2),
         providers=result.providers,
         limited_by=result.limited_by,
         reason=result.reason,

@@ -1,7 +1,10 @@
 """Submitting a run as a Ray Job, and bringing its report back.
 
-The job runs ``python -m deepresearch job-run`` on the cluster with this package shipped in the
-``runtime_env`` (``py_modules``), so the cluster needs no install of it. The report travels back in
+The job runs ``python -m deepresearch job-run`` on the cluster with this package's source shipped
+in the ``runtime_env`` (``py_modules``); its third-party dependencies must be in that Python (or
+shipped with ``--ship-deps`` as a ``pip`` list). ``python`` is whatever the head's PATH offers, so
+a tiny preflight job first checks that Python and says what to do when it lacks something (a head
+started from a virtualenv that is not on its PATH: pass ``--python``). The report travels back in
 the job's own logs as one delimited, base64-encoded, hashed block: logs are the one channel every
 Jobs server keeps, and the encoding means no report text can be mistaken for a delimiter or be
 mangled by log handling. Provider keys travel only as ``runtime_env`` env vars the user names with
@@ -11,8 +14,10 @@ mangled by log handling. Provider keys travel only as ``runtime_env`` env vars t
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import shlex
@@ -65,6 +70,7 @@ class JobSpec:
     auth_mode: str = "disabled"
     max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB
     pip: tuple[str, ...] = ()  # requirements to install on the cluster (default: none)
+    python: str = "python"  # the interpreter the job runs on the cluster
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ def passed_env(names: Sequence[str], environ: Mapping[str, str]) -> dict[str, st
 
 def build_entrypoint(spec: JobSpec) -> str:
     """The shell command the job runs; holds the query and flags, never a secret."""
-    args = ["python", "-m", "deepresearch", "job-run", "--run-id", spec.run_id]
+    args = [spec.python, "-m", "deepresearch", "job-run", "--run-id", spec.run_id]
     if spec.corpus is not None:
         args += ["--corpus", "."]  # the uploaded working_dir is the job's current directory
     elif spec.remote_corpus is not None:
@@ -237,7 +243,9 @@ def client(address: str, auth_mode: str) -> Any:
     from deepresearch.runtime import set_auth_mode
 
     set_auth_mode(auth_mode)  # decided by us, never left to an earlier process
-
+    # The SDK logs each package upload at INFO on stderr: chatter between our one-line messages.
+    for name in ("ray", "ray.dashboard.modules.dashboard_sdk", "ray.dashboard.modules.job.sdk"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         return JobSubmissionClient(address)
     except Exception as exc:
@@ -264,6 +272,8 @@ def call(address: str, auth_mode: str, action: Callable[[], Any]) -> Any:
 
 
 AGENT_NOT_READY = "No available agent"
+# A busy head may drop the connection mid-request; before the job exists, trying again is safe.
+TRANSIENT = (AGENT_NOT_READY, "Connection aborted", "RemoteDisconnected")
 
 
 def submit(
@@ -276,8 +286,10 @@ def submit(
     """Submit ``sub``; retried while the head has no job agent yet.
 
     A head that just started (or a busy one) answers 500 "No available agent to submit job,
-    please try again later" before any job exists, so retrying with the same id is safe."""
+    please try again later" before any job exists, or drops the connection, so retrying with the
+    same id is safe: a retry that finds the id taken means the dropped request went through."""
     deadline = clock() + wait_s
+    retried = False
     while True:
         try:
             jobs.submit_job(
@@ -288,8 +300,11 @@ def submit(
             )
             return
         except Exception as exc:
-            if AGENT_NOT_READY not in str(exc) or clock() > deadline:
+            if retried and "already exists" in str(exc):
+                return
+            if not any(word in str(exc) for word in TRANSIENT) or clock() > deadline:
                 raise
+        retried = True
         sleep(2.0)
 
 
@@ -324,6 +339,69 @@ def follow(
         if deadline is not None and clock() > deadline:
             raise ClusterError("", f"job {job_id} did not finish in {timeout_s:g}s")
         sleep(poll_s)
+
+
+# --- the preflight: does the cluster's Python have what the job needs? ------------------------
+
+
+def preflight_submission(spec: JobSpec, package_dir: Path) -> Submission:
+    """A job that only runs ``preflight.py`` (stdlib only) under the Python the run would use."""
+    entrypoint = shlex.join([spec.python, "-m", "deepresearch.preflight"])
+    runtime_env = {"py_modules": [str(package_dir)], "env_vars": {"PYTHONUNBUFFERED": "1"}}
+    metadata = {"tool": f"{TOOL_TAG}-preflight", "run_id": spec.run_id}
+    job_id = job_id_for(spec.run_id) + "-preflight"
+    return Submission(job_id, spec.run_id, entrypoint, runtime_env, metadata)
+
+
+def preflight_problem(status: str, logs: str, python: str) -> str:
+    """What is wrong with the cluster's Python, from the preflight job's end; "" when nothing."""
+    from deepresearch import preflight
+
+    for line in logs.splitlines():
+        if line.startswith(preflight.MARKER + " "):
+            found = json.loads(line[len(preflight.MARKER) + 1 :])
+            return preflight.problem(found)
+    tail = [line for line in logs.splitlines() if line.strip()][-1:] or [f"job {status}"]
+    return f"{python!r} cannot run there ({tail[0][:200]})"
+
+
+def preflight(
+    jobs: Any,
+    spec: JobSpec,
+    package_dir: Path,
+    timeout_s: float = 120.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Run the preflight job and raise one ``ClusterError`` line saying what to do if it fails."""
+    sub = preflight_submission(spec, package_dir)
+    submit(jobs, sub)
+    try:
+        status, logs = follow(jobs, sub.job_id, lambda lines: None, 0.25, clock, sleep, timeout_s)
+    finally:
+        # A check, not a run: keep the job list clean (a job still running or gone: harmless).
+        with contextlib.suppress(Exception):
+            jobs.delete_job(sub.job_id)
+    problem = preflight_problem(status, logs, spec.python)
+    if problem:
+        raise ClusterError(
+            "",
+            f"the job's Python on the cluster, {problem}: install ray-deep-research in the "
+            "Python that runs Ray on the head and pass --python /path/to/its/bin/python "
+            "(ray.job_python), or pass --ship-deps to install the dependencies with the job",
+        )
+
+
+def shipped_requirements() -> tuple[str, ...]:
+    """This install's runtime requirements as a ``pip`` list for the job (Ray is already there)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        lines = requires("ray-deep-research") or []
+    except PackageNotFoundError:
+        raise InputError("--ship-deps needs ray-deep-research installed here") from None
+    kept = [line for line in lines if "extra ==" not in line]
+    return tuple(line for line in kept if not re.match(r"ray\b(?![-_])", line))
 
 
 # --- inside the job ---------------------------------------------------------------------------

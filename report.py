@@ -31,8 +31,9 @@ class Footer:
     mode: str
     providers: Mapping[str, str] = field(default_factory=dict)  # role -> provider
     usage: Usage = field(default_factory=Usage)
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # wall time since the run was asked for (Ray start-up included)
     notes: tuple[str, ...] = ()
+    research_s: float = 0.0  # the actors' work alone, from the coordinator's start to its result
 
 
 def _neutralize_line(line: str) -> str:
@@ -213,6 +214,14 @@ def verification_line(v: Verification) -> str:
     return line
 
 
+def duration_line(footer: Footer) -> str:
+    """Both times, named, so a wall clock and the report never disagree about what was timed."""
+    line = f"Duration: {footer.duration_s:.1f} s total"
+    if footer.research_s:
+        line += f", research {footer.research_s:.1f} s (the rest: start-up, corpus index, Ray)"
+    return line
+
+
 def _footer_block(footer: Footer, verification: Verification | None = None) -> str:
     providers = ", ".join(f"{role}: {name}" for role, name in footer.providers.items()) or "none"
     lines = [
@@ -221,7 +230,7 @@ def _footer_block(footer: Footer, verification: Verification | None = None) -> s
         f"- Mode: {inline(footer.mode)}",
         f"- Providers: {inline(providers)}",
         f"- Usage: {_usage_line(footer.usage)}",
-        f"- Duration: {footer.duration_s:.1f} s",
+        f"- {duration_line(footer)}",
     ]
     if verification is not None:
         lines.append(f"- {verification_line(verification)}")

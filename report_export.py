@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from deepresearch.policies.citations import NUMERIC_MARKER, ResolvedReport, resolve
-from deepresearch.report import NO_ANSWER_LEAD, Footer, render, source_view
+from deepresearch.report import NO_ANSWER_LEAD, Footer, duration_line, render, source_view
 from deepresearch.schemas import Report, Source, Verification
 from deepresearch.text.terminal import printable
 
@@ -80,6 +80,7 @@ def run_record(footer: Footer) -> dict[str, Any]:
         "providers": dict(footer.providers),
         "usage": footer.usage.model_dump(mode="json"),
         "duration_s": footer.duration_s,
+        "research_s": footer.research_s,
         "notes": list(footer.notes),
     }
 
@@ -183,7 +184,7 @@ def _footer_html(footer: Footer, report: Report | None = None) -> str:
         f"Usage: {usage.llm_calls} LLM calls, {usage.input_tokens:,} tokens in / "
         f"{usage.output_tokens:,} out, cost ${usage.cost_usd:.4f}, {usage.search_calls} searches, "
         f"{usage.fetches} fetches",
-        f"Duration: {footer.duration_s:.1f} s",
+        _esc(duration_line(footer)),
         *(_esc(n) for n in footer.notes if n.strip()),
     ]
     checked = _verification_line(report) if report is not None else None

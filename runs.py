@@ -8,6 +8,7 @@ only, so ``runs`` and ``attach`` work from a second terminal without joining Ray
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -20,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from deepresearch.config.settings import Settings
-from deepresearch.errors import InputError, StorageError
+from deepresearch.errors import InputError, RunInterrupted, StorageError
 from deepresearch.schemas import Event, Request, RunSummary
 from deepresearch.storage import RunDir
 
@@ -75,6 +76,29 @@ def read_summary(run_dir: RunDir) -> RunSummary | None:
         return RunSummary.model_validate_json(path.read_text("utf-8"))
     except (OSError, ValidationError):
         return None
+
+
+def record_ending(run_dir: RunDir, request: Request, duration_s: float, exc: BaseException) -> None:
+    """A run that ended without a summary (Ray failed to start, a model failed, Ctrl-C during
+    start-up) gets one, so ``runs list`` says ``failed``/``interrupted``, never ``stopped``."""
+    if read_summary(run_dir) is not None:
+        return
+    interrupted = isinstance(exc, KeyboardInterrupt | RunInterrupted)
+    reason = (
+        "interrupted; continue with: deep-research resume " + request.run_id
+        if interrupted
+        else (str(exc) or type(exc).__name__)
+    )
+    summary = RunSummary(
+        run_id=request.run_id,
+        status="interrupted" if interrupted else "failed",
+        mode=request.mode,
+        query=request.query,
+        duration_s=round(duration_s, 3),
+        reason=" ".join(reason.split())[:500],
+    )
+    with contextlib.suppress(StorageError):  # the original error matters more than this one
+        run_dir.write_text(SUMMARY, summary.model_dump_json(indent=2))
 
 
 def _run_dirs(state_dir: Path) -> Iterator[RunDir]:

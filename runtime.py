@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import socket
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,19 +58,89 @@ def connect(settings: RaySettings) -> Connection:
     if address:
         # Ray Client forwards only what it knows; the namespace is what matters for a joined run.
         kwargs = {"namespace": common["namespace"]} if address.startswith("ray://") else common
+        probe(address, settings.connect_timeout_s)
         try:
-            ray.init(address=address, **kwargs)
+            _bounded(lambda: ray.init(address=address, **kwargs), settings.connect_timeout_s)
+        except TimeoutError:
+            raise ClusterError(
+                address,
+                f"no Ray cluster answered within {settings.connect_timeout_s:g} s (is it a Ray "
+                "GCS address? raise ray.connect_timeout_s if the cluster is just slow)",
+            ) from None
         except Exception as exc:
             raise ClusterError(address, explain_join_failure(exc, settings.auth_mode)) from None
         return Connection(started_here=False, address=address)
-    ray.init(
-        address="local",  # always a fresh local instance, never a stale one left on the machine
-        num_cpus=settings.num_cpus,
-        include_dashboard=settings.include_dashboard,
-        object_store_memory=settings.object_store_memory_mb * 1024 * 1024,
-        **common,
-    )
+    try:
+        ray.init(
+            address="local",  # always a fresh local instance, never a stale one on the machine
+            num_cpus=settings.num_cpus,
+            include_dashboard=settings.include_dashboard,
+            object_store_memory=settings.object_store_memory_mb * 1024 * 1024,
+            **common,
+        )
+    except Exception as exc:
+        if "timed out during startup" not in str(exc):
+            raise
+        raise ClusterError("", START_TIMEOUT) from None
     return Connection(started_here=True, address="local")
+
+
+# Ray 2.x gives a starting node a fixed 30 s to register; no setting of ours or Ray's raises it,
+# so the message names what does help: a lighter start, or one long-lived Ray that runs join.
+START_TIMEOUT = (
+    "the local Ray did not start within Ray's 30 s limit (the machine is busy or short of "
+    "memory): try again, lower ray.num_cpus or ray.object_store_memory_mb, or start Ray once "
+    "with `ray start --head` and join it with --address auto (ray.address, "
+    "DEEP_RESEARCH_RAY__ADDRESS=auto)"
+)
+
+
+def probe(address: str, timeout_s: float) -> None:
+    """Fail in seconds when nothing listens at ``host:port`` (Ray itself retries for minutes)."""
+    target = address.removeprefix("ray://")
+    if address == "auto" or "://" in target or ":" not in target:
+        return  # "auto" is found from this machine's Ray files; a Jobs URL is not joined here
+    host, _, port_text = target.rpartition(":")
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ClusterError(address, "not a host:port address (e.g. 10.0.0.5:6379 or auto)")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port_text)), timeout_s):
+            return
+    except TimeoutError:
+        reason = f"no answer within {timeout_s:g} s (ray.connect_timeout_s)"
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+    raise ClusterError(address, f"cannot connect ({reason}): is the Ray head running there?")
+
+
+def _not_main_thread_note(record: logging.LogRecord) -> bool:
+    """Ray's note that it left SIGTERM alone off the main thread: wanted (ours stays), not news."""
+    return "SIGTERM handler is not set" not in record.getMessage()
+
+
+def _bounded(action: Any, timeout_s: float) -> None:
+    """Run ``action`` in a daemon thread; ``TimeoutError`` if it has not returned in time."""
+    outcome: list[BaseException | None] = []
+
+    def work() -> None:
+        try:
+            action()
+            outcome.append(None)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=work, name="ray-join", daemon=True)
+    worker_log = logging.getLogger("ray._private.worker")
+    worker_log.addFilter(_not_main_thread_note)
+    try:
+        thread.start()
+        thread.join(timeout_s)
+    finally:
+        worker_log.removeFilter(_not_main_thread_note)
+    if not outcome:
+        raise TimeoutError
+    if outcome[0] is not None:
+        raise outcome[0]
 
 
 def set_auth_mode(mode: str) -> None:

@@ -222,7 +222,8 @@ class RunSummary(Message):
     report_path: str | None = None
     sources: tuple[SourceEntry, ...] = ()
     usage: Usage = Usage()
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # wall time since the run was asked for (Ray start-up included)
+    research_s: float = 0.0  # the actors' work alone: coordinator start to result
     providers: dict[str, str] = Field(default_factory=dict)
     limited_by: str | None = None
     reason: str = ""

@@ -8,13 +8,13 @@ validated. Provider API keys are not part of this tree: they come from their usu
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     Field,
     ValidationError,
@@ -27,8 +27,10 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
+from deepresearch.config.files import default_data, user_data
 from deepresearch.config.section import Section
 from deepresearch.config.trust import (
     FollowUpSettings,
@@ -69,6 +71,8 @@ class RaySettings(Section):
     object_store_memory_mb: int = Field(256, ge=75)
     include_dashboard: bool = False
     auth_mode: Literal["disabled", "token"] = "disabled"
+    job_python: str = Field("python", min_length=1)  # `submit`: the job's Python on the cluster
+    connect_timeout_s: float = Field(30.0, gt=0, le=3600)  # joining an address gives up after this
     researcher: ActorPlacement = ActorPlacement()  # e.g. resources: {researcher_node: 1}
     evaluator: ActorPlacement = ActorPlacement()
 
@@ -275,39 +279,6 @@ class _MappingSource(PydanticBaseSettingsSource):
         return dict(self._data)
 
 
-def default_user_config() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or "~/.config"
-    return Path(base).expanduser() / "deep-research" / "config.yaml"
-
-
-def _read_yaml(text: str, origin: str) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(origin, f"not valid YAML ({str(exc).splitlines()[0]})") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(origin, "must be a mapping of settings")
-    return data
-
-
-def _default_data() -> dict[str, Any]:
-    text = resources.files("deepresearch.config").joinpath("default.yaml").read_text("utf-8")
-    return _read_yaml(text, "default.yaml")
-
-
-def _user_data(config_file: Path | None) -> dict[str, Any]:
-    path = config_file if config_file is not None else default_user_config()
-    if config_file is None and not path.exists():
-        return {}
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), f"cannot read config file ({exc.strerror})") from None
-    return _read_yaml(text, str(path))
-
-
 def _format(exc: ValidationError) -> ConfigError:
     first = exc.errors()[0]
     key = ".".join(str(p) for p in first["loc"]) or "config"
@@ -325,8 +296,8 @@ def load_settings(
     env: Mapping[str, str] | None = None,
 ) -> Settings:
     """Build and validate the tree once; every problem becomes a one-line ``ConfigError``."""
-    default = _default_data()
-    user = _user_data(config_file)
+    default = default_data()
+    user = user_data(config_file)
     environ = dict(os.environ if env is None else env)
 
     class _Loaded(Settings):
@@ -358,7 +329,23 @@ def load_settings(
         loaded = _Loaded()
     except ValidationError as exc:
         raise _format(exc) from None
+    except SettingsError as exc:  # an env value that should be JSON (a list or mapping) is not
+        raise _bad_json_env(environ, exc) from None
+    except RecursionError:
+        raise ConfigError("config", "settings nested too deeply") from None
     return Settings.model_validate(loaded.model_dump())
+
+
+def _bad_json_env(environ: Mapping[str, str], exc: SettingsError) -> ConfigError:
+    """Name the variable whose JSON value pydantic-settings could not parse."""
+    hint = "not valid JSON (list and mapping values are JSON)"
+    for key, value in environ.items():
+        if key.upper().startswith(ENV_PREFIX) and value.strip()[:1] in ("[", "{"):
+            with contextlib.suppress(ValueError):
+                json.loads(value)
+                continue
+            return ConfigError(key, hint)
+    return ConfigError("environment", f"{' '.join(str(exc).split())[:200]}: {hint}")
 
 
 def _check_env_keys(environ: Mapping[str, str]) -> None:

@@ -1,5 +1,8 @@
 """``deep-research submit --follow`` against a real ``ray start --head`` on loopback ports.
 
+The head is started from this virtualenv without it on the head's PATH (as ``/opt/venv/bin/ray
+start`` from a service would be): a job's bare ``python`` is then some other Python, and submit
+must say so before the run (preflight) and work once told which Python to use (``--python``).
 The head runs in its own process group with its own RAY_TMPDIR, and only that group is ended
 (never ``ray stop``, which would stop every Ray on the machine).
 """
@@ -35,9 +38,10 @@ def free_port() -> int:
 
 def base_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "RAY_"))}
+    path = [d for d in env.get("PATH", "").split(os.pathsep) if Path(d).resolve() != BIN.resolve()]
     env.update(
         {
-            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",  # the job's `python` is this venv's
+            "PATH": os.pathsep.join(path),  # the head's PATH lacks this venv: no workaround
             "RAY_AUTH_MODE": "disabled",
             "XDG_CONFIG_HOME": str(tmp / "xdg"),
             "HOME": str(tmp / "home"),  # no ~/.ray/auth_token from earlier runs on the machine
@@ -128,31 +132,34 @@ def test_submit_follow_downloads_report_and_keeps_keys_secret(
     out = tmp_path / "out"
     out.mkdir()
     query = "What were ACME Corp total net sales for the quarter ended March 31, 2024?"
-    proc = cli(
-        [
-            "submit",
-            query,
-            "--address",
-            url,
-            "--corpus",
-            str(small_corpus),
-            "--follow",
-            "--output-dir",
-            str(out),
-            "--pass-env",
-            "OPENAI_API_KEY",
-        ],
-        env,
-        tmp_path,
-    )
+    submit = ["submit", query, "--address", url, "--corpus", str(small_corpus), "--follow"]
+    submit += ["--output-dir", str(out), "--pass-env", "OPENAI_API_KEY", "--json"]
+
+    # The head's bare `python` lacks the dependencies: one line before any run, naming the fix.
+    refused = cli(submit, env, tmp_path)
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    assert "Traceback" not in refused.stderr and refused.stdout == ""
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1, refused.stderr
+    line = lines[0]
+    assert "lacks" in line and "--python" in line and "--ship-deps" in line
+    listed = cli(["jobs", "list", "--address", url], env, tmp_path)
+    assert listed.stdout.strip() == ""  # no run was submitted (and the check cleaned up)
+
+    proc = cli([*submit, "--python", str(BIN / "python")], env, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert SECRET not in proc.stdout + proc.stderr
-    report_path = Path(proc.stdout.strip().splitlines()[-1])
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]  # every stdout line is JSON
+    assert set(rows[0]) == {"job_id", "run_id"}
+    final = rows[-1]
+    assert final["status"] == "completed" and final["run_id"] == rows[0]["run_id"]
+    assert final["job_id"] == rows[0]["job_id"]
+    assert final["duration_s"] >= final["research_s"] > 0
+    report_path = Path(final["report_path"])
     assert report_path.parent == out
     text = report_path.read_text("utf-8")
     assert "1,234" in text
-    job_line = next(line for line in proc.stderr.splitlines() if line.startswith("job "))
-    job_id = job_line.split()[1]
+    job_id = rows[0]["job_id"]
 
     from ray.job_submission import JobSubmissionClient
 

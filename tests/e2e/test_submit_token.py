@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_submit import base_env, cli, free_port, head_args
+from test_submit import BIN, base_env, cli, free_port, head_args
 
 QUERY = "What were ACME Corp total net sales for the quarter ended March 31, 2024?"
 
@@ -108,7 +108,7 @@ def test_submit_with_token_auth_on(
     out = tmp_path / "out"
     out.mkdir()
     submit = ["submit", QUERY, "--address", head.url, "--corpus", str(small_corpus), "--follow"]
-    submit += ["--output-dir", str(out)]
+    submit += ["--output-dir", str(out), "--python", str(BIN / "python")]
 
     # (b) without the token and with auth disabled: one line that names token auth, exit 2.
     refused = one_line_error(cli([*submit, "--auth-mode", "disabled"], head.env, tmp_path))

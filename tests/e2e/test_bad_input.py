@@ -1,0 +1,139 @@
+"""Bad input that used to escape as ``internal error`` (exit 1) or hang: each is exit 2 and one line.
+
+The installed CLI as a subprocess. None of these start Ray: validation comes first, and a join
+to an address where nothing answers gives up within seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+EXE = shutil.which("deep-research", path=str(Path(sys.executable).parent)) or "deep-research"
+QUERY = "What were ACME Corp total net sales for the quarter?"
+
+
+def cli(
+    *args: str | bytes, cwd: Path, env_extra: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "RAY_"))}
+    env.update(
+        {
+            "DEEP_RESEARCH_STATE_DIR": str(cwd / "state"),
+            "RAY_AUTH_MODE": "disabled",
+            "XDG_CONFIG_HOME": str(cwd / "xdg"),
+            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(cwd / "cache"),
+            "LC_ALL": "C.UTF-8",
+        }
+    )
+    env.update(env_extra or {})
+    return subprocess.run(
+        [EXE, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+    )
+
+
+def assert_one_line(proc: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert needle.lower() in lines[0].lower(), lines[0]
+
+
+def run_dirs(cwd: Path) -> list[Path]:
+    root = cwd / "state" / "runs"
+    return sorted(root.iterdir()) if root.is_dir() else []
+
+
+def test_a_binary_config_file(tmp_path: Path) -> None:
+    binary = tmp_path / "ls.bin"
+    binary.write_bytes(Path(sys.executable).resolve().read_bytes()[:4096])
+    assert_one_line(cli("run", QUERY, "--config", str(binary), cwd=tmp_path), "not a YAML text")
+    assert run_dirs(tmp_path) == []
+
+
+def test_a_config_nested_5000_deep(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("run: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert_one_line(cli("run", QUERY, "--config", str(deep), cwd=tmp_path), "nested too deeply")
+
+
+def test_an_env_list_value_that_is_not_json(tmp_path: Path) -> None:
+    proc = cli("run", QUERY, cwd=tmp_path, env_extra={"DEEP_RESEARCH_LLM__FALLBACK": "[not json"})
+    assert_one_line(proc, "DEEP_RESEARCH_LLM__FALLBACK")
+
+
+def test_serve_on_a_port_out_of_range(tmp_path: Path) -> None:
+    assert_one_line(cli("serve", "--port", "70000", cwd=tmp_path), "70000")
+
+
+def test_a_query_that_is_not_utf8_writes_nothing(tmp_path: Path) -> None:
+    proc = cli("run", b"What were ACME \xff\xfe net sales?", "--no-gate", cwd=tmp_path)
+    assert_one_line(proc, "not valid UTF-8")
+    assert run_dirs(tmp_path) == []
+
+
+def test_an_address_where_nothing_listens_fails_in_seconds(tmp_path: Path) -> None:
+    """Ray alone retries for about ten minutes; the subprocess timeout is the bound here."""
+    proc = cli("run", QUERY, "--address", "127.0.0.1:1", "--json", cwd=tmp_path, timeout=90)
+    assert_one_line(proc, "cannot connect")
+    ended = json.loads(proc.stdout)  # --json stays JSON when the run fails
+    assert ended["status"] == "failed" and ended["report_path"] is None
+    listed = cli("runs", "list", "--json", cwd=tmp_path)
+    [row] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert row["status"] == "failed"  # not "running", then "stopped"
+
+
+@pytest.fixture()
+def silent_port() -> Iterator[int]:
+    """A port that accepts connections and never says a word (not a Ray GCS)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(conn)
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield int(server.getsockname()[1])
+    server.close()
+    for conn in accepted:
+        conn.close()
+
+
+def test_an_address_that_never_answers_gives_up_at_the_configured_timeout(
+    tmp_path: Path, silent_port: int
+) -> None:
+    proc = cli(
+        "run",
+        QUERY,
+        "--address",
+        f"127.0.0.1:{silent_port}",
+        cwd=tmp_path,
+        env_extra={"DEEP_RESEARCH_RAY__CONNECT_TIMEOUT_S": "3"},
+        timeout=90,
+    )
+    assert_one_line(proc, "no Ray cluster answered within 3 s")
+    assert "ray.connect_timeout_s" in proc.stderr

@@ -1,0 +1,181 @@
+"""Every ending of a run is on disk honestly, and a run that never started leaves nothing behind.
+
+No Ray here: the driver's Ray calls are replaced, so what is tested is the driver's own bookkeeping
+(summary statuses, durations, when the run directory is created) and the start-up messages.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from deepresearch import driver, runs, runtime
+from deepresearch.config.settings import RaySettings, Settings, load_settings, overrides_from_flags
+from deepresearch.errors import ClusterError, CorpusError, InputError, LLMUnavailable
+from deepresearch.report import body_of
+from deepresearch.schemas import Report, Request, RunResult
+from deepresearch.storage import RunDir
+
+
+def make_settings(tmp: Path, **flags: object) -> Settings:
+    (tmp / "out").mkdir(exist_ok=True)
+    base: dict[str, object] = {
+        "state_dir": tmp / "state",
+        "run.output_dir": tmp / "out",
+        "corpus.cache_dir": tmp / "cache",
+        "search.providers": "local",
+    }
+    base.update(flags)
+    return load_settings(None, overrides_from_flags(base), env={})
+
+
+def run_dirs(tmp: Path) -> list[Path]:
+    root = tmp / "state" / "runs"
+    return sorted(root.iterdir()) if root.is_dir() else []
+
+
+def corpus(tmp: Path) -> Path:
+    folder = tmp / "docs"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nACME Corp net sales were $1,234 million.\n")
+    return folder
+
+
+QUERY = "What were ACME Corp net sales?"
+
+
+def test_a_corpus_that_is_a_file_leaves_no_run_directory(tmp_path: Path) -> None:
+    file = tmp_path / "notes.md"
+    file.write_text("not a folder")
+    with pytest.raises(CorpusError):
+        driver.prepare(QUERY, "quick", make_settings(tmp_path, **{"corpus.path": file}))
+    assert run_dirs(tmp_path) == []
+
+
+def test_a_missing_corpus_leaves_no_run_directory(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    with pytest.raises(CorpusError):
+        driver.prepare(QUERY, "quick", make_settings(tmp_path, **{"corpus.path": missing}))
+    assert run_dirs(tmp_path) == []
+
+
+def test_ctrl_c_while_indexing_leaves_no_run_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path, **{"corpus.path": corpus(tmp_path)})
+
+    def interrupted(_settings: Settings) -> tuple[tuple[str, str], ...]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(driver, "build_index", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        driver.prepare(QUERY, "quick", settings)
+    assert run_dirs(tmp_path) == []
+
+
+def test_a_query_that_is_not_utf8_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    undecodable = b"What were ACME \xff\xfe sales?".decode("utf-8", "surrogateescape")
+    with pytest.raises(InputError, match="UTF-8"):
+        driver.prepare(undecodable, "quick", make_settings(tmp_path))
+    assert run_dirs(tmp_path) == []
+
+
+def prepared(tmp_path: Path) -> driver.Prepared:
+    return driver.prepare(
+        QUERY, "quick", make_settings(tmp_path, **{"corpus.path": corpus(tmp_path)})
+    )
+
+
+def fake_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Actors that are never started: connect, spawn and the crew are stand-ins."""
+    monkeypatch.setattr(runtime, "connect", lambda _s: runtime.Connection(False, "fake"))
+    monkeypatch.setattr(runtime, "disconnect", lambda _c: None)
+    monkeypatch.setattr(runtime, "spawn", lambda *a, **k: mock.MagicMock())
+    monkeypatch.setattr("deepresearch.actors.hosted.start_crew", lambda *a, **k: mock.MagicMock())
+
+
+def test_a_run_that_fails_on_the_model_is_listed_failed_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prep = prepared(tmp_path)
+    fake_ray(monkeypatch)
+
+    def model_down(*_args: Any) -> Any:
+        raise LLMUnavailable("writer", ("openai",), "HTTP 500 from the server")
+
+    monkeypatch.setattr(driver, "_follow", model_down)
+    with pytest.raises(LLMUnavailable):
+        driver.execute(prep)
+    summary = runs.read_summary(prep.run_dir)
+    assert summary is not None and summary.status == "failed"
+    assert "HTTP 500" in summary.reason
+    [row] = runs.list_runs(tmp_path / "state")
+    assert row.status == "failed"
+
+
+def test_ctrl_c_while_ray_starts_is_listed_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prep = prepared(tmp_path)
+
+    def ctrl_c(_settings: RaySettings) -> runtime.Connection:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runtime, "connect", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        driver.execute(prep)
+    summary = runs.read_summary(prep.run_dir)
+    assert summary is not None and summary.status == "interrupted"
+    assert f"resume {prep.request.run_id}" in summary.reason
+
+
+def test_a_slow_ray_start_is_one_line_that_names_the_way_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def slow(**_kwargs: Any) -> None:
+        raise Exception(
+            "The current node timed out during startup. This could happen because some of the "
+            "raylet failed to startup or the GCS has become overloaded."
+        )
+
+    monkeypatch.setattr(runtime.ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(runtime.ray, "init", slow)
+    with pytest.raises(ClusterError) as info:
+        runtime.connect(RaySettings())
+    message = str(info.value)
+    assert info.value.exit_code == 2 and "\n" not in message
+    assert "ray.address" in message and "DEEP_RESEARCH_RAY__ADDRESS" in message
+    assert "ray.num_cpus" in message
+
+
+def test_an_address_with_nothing_listening_fails_in_seconds() -> None:
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match="cannot connect"):
+        runtime.probe("127.0.0.1:1", 5.0)
+    assert time.monotonic() - started < 5.0
+    with pytest.raises(ClusterError, match="host:port"):
+        runtime.probe("127.0.0.1:99999", 5.0)
+    runtime.probe("auto", 5.0)  # found from this machine's Ray files, not probed
+
+
+def test_wall_time_and_research_time_are_both_reported(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path)
+    request = Request(run_id="20260101-120000-abcdef", query=QUERY)
+    run_dir = RunDir.create(tmp_path / "state", request.run_id)
+    prep = driver.Prepared(
+        settings, request, run_dir, tmp_path / "out", (), started=time.monotonic() - 12.0
+    )
+    report = Report(query=QUERY, title="ACME", answer="Sales rose.", sections=(), sources=())
+    summary = driver.finish(
+        prep, RunResult(request=request, status="completed", report=report), 3.0
+    )
+    assert summary.duration_s >= 12.0  # since the run was asked for: start-up included
+    assert summary.research_s == 3.0
+    text = Path(summary.report_path or "").read_text("utf-8")
+    footer = text.split("\n---\n")[-1]
+    assert f"Duration: {summary.duration_s:.1f} s total, research 3.0 s" in footer
+    assert "Duration" not in body_of(text)  # run-varying facts stay below the final rule
