@@ -14,7 +14,8 @@ from deepresearch.schemas import Finding, Report, ReportSection, ResearcherRepor
 
 EXTRACTIVE_NOTE = (
     "Written without a language model (extractive mode): every statement below is a sentence or "
-    "table row quoted from the cited source."
+    "table row quoted from the cited source; figure lines and tables in the Answer hold nothing "
+    "but a cited table row's label, unit, column headers and cells."
 )
 SEARCH_LIMITED_NOTE = (
     "Search was limited: at least one search provider was unavailable during the run."

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from deepresearch.text.question import analyze
+
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
@@ -25,7 +27,7 @@ PERIOD_RE = re.compile(
             rf"|period)|weeks?)\s+end(?:ed|ing)\s+(?:on\s+)?{_DATE}",
             rf"\b{_ORD}\s+(?:fiscal\s+)?quarter(?:\s+of)?(?:\s+(?:fiscal\s+(?:year\s+)?)?{_YEAR})?",
             rf"\b{_ORD}\s+half(?:\s+of)?(?:\s+(?:fiscal\s+)?{_YEAR})?",
-            rf"\bQ[1-4]\s*(?:FY\s*)?'?(?:{_YEAR}|\d{{2}})\b",
+            rf"\bQ[1-4]\s*(?:FY\s*)?'?(?:{_YEAR}|\d{{2}})\b(?![-\w])",  # not "Q3 10-Q"
             rf"\b(?:FY|fiscal\s+(?:year\s+)?)\s*'?(?:{_YEAR}|\d{{2}})\b",
             rf"\bH[12]\s*{_YEAR}\b",
             rf"\b{_DATE}\b",
@@ -248,9 +250,29 @@ def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ())
     return out[: max(1, max_queries)] if out else [question.strip()]
 
 
+def entity_metric_questions(query: str, max_subtasks: int) -> list[str]:
+    """A comparison of several entities: one question per entity x metric, each naming its
+    entity and the query's periods (one per entity, metrics joined, when that is too many)."""
+    q = analyze(query)
+    if q.shape != "comparison" or len(q.entities) < 2 or not q.metrics:
+        return []
+    when = " ".join(p.text for p in q.periods)
+    tail = f" in {when}?" if when else "?"
+    if len(q.entities) * len(q.metrics) <= max(1, max_subtasks):
+        return [f"What was {e}'s {m}{tail}" for e in q.entities for m in q.metrics]
+    joined = ", ".join(q.metrics[:-1]) + f" and {q.metrics[-1]}" if len(q.metrics) > 1 else q.metrics[0]
+    return [f"What were {e}'s {joined}{tail}" for e in q.entities][: max(1, max_subtasks)]
+
+
 def sub_questions(query: str, max_subtasks: int) -> list[str]:
-    """One question per resolved coordination; the query itself when nothing splits."""
+    """One question per entity x metric of a comparison, else one per resolved coordination;
+    the query itself when nothing splits."""
     tokens, periods = tokenize(query)
+    names = analyze(query).entities
+    named = all(any(n in render(v, periods) for n in names) for v in expand(tokens))
+    planned = [] if named else entity_metric_questions(query, max_subtasks)
+    if planned:
+        return planned
     variants = expand(tokens)
     if len(variants) <= 1:
         return [query.strip()]
