@@ -287,7 +287,9 @@ def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "gold_doc_recall": round(sum(o.gold for o in outcomes) / n, 4) if n else 0.0,
         "figure_recall": round(sum(recalls) / len(recalls), 4) if recalls else None,
         "figure_questions": len(recalls),
-        "answer_figure_recall": mean([o.answer_recall for o in outcomes if o.answer_recall is not None]),
+        "answer_figure_recall": mean(
+            [o.answer_recall for o in outcomes if o.answer_recall is not None]
+        ),
         "answered": mean([float(o.answered) for o in outcomes if o.answered is not None]),
         "evidence_figure_recall": mean(
             [o.evidence_recall for o in outcomes if o.evidence_recall is not None]

@@ -55,7 +55,9 @@ def match(row: TableRow, wanted: set[str]) -> float:
     title = set(terms(row.title))
     if not wanted or not (label & wanted):
         return 0.0
-    return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.2 * len(label - wanted)
+    return (
+        2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.2 * len(label - wanted)
+    )
 
 
 def _date_key(header: str) -> tuple[int, int, int] | None:
@@ -89,9 +91,7 @@ def _cite(sources: tuple[int, ...]) -> str:
 
 def _best(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
     scored = [(match(r.row, wanted), r) for r in rows]
-    return sorted(
-        ((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order)
-    )
+    return sorted(((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order))
 
 
 def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, Row] | None:
@@ -196,4 +196,4 @@ def compose(
     return text, tuple(dict.fromkeys(n for r in used for n in r.sources))
 
 
-__all__ = ["Row", "compose", "comparison_lines", "figure_line", "match", "pick_cell", "trend_table"]
+__all__ = ["Row", "comparison_lines", "compose", "figure_line", "match", "pick_cell", "trend_table"]

@@ -9,6 +9,7 @@ metrics, dates and quarter labels are periods. It names no company and no docume
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -24,7 +25,16 @@ _MONTH = (
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 _DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}}),?\s+((?:19|20)\d{{2}})\b", re.IGNORECASE)
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+}
 _QUARTER = re.compile(
     r"\b(?:Q([1-4])\s*(?:FY\s*)?'?((?:19|20)\d{2}|\d{2}(?![\w-]))?"
     r"|((?:19|20)\d{2})\s*Q([1-4])"
@@ -60,7 +70,7 @@ _EXPLAIN = re.compile(
 )
 _LIST = re.compile(
     r"^\s*(?:list|name|enumerate)\b|\bwhat (?:are|were) (?:the |some |its |their )?"
-    r"(?:main |key |primary |major |significant |different )?\w+s\b|\bwhich \w+s\b",
+    r"(?:main |key |primary |major |significant |different )?(?:\w+\s){0,2}?\w+s\b|\bwhich \w+s\b",
     re.IGNORECASE,
 )
 _FIGURE = re.compile(
@@ -78,7 +88,7 @@ _NOT_NAMES = {
     "q1", "q2", "q3", "q4", "fy", "h1", "h2", "sec", "gaap", "non-gaap", "us", "u.s", "usd",
     "eps", "ceo", "cfo", "form", "quarter", "fiscal", "i", "based", "according", "across",
     "during", "between", "from", "to", "on", "at", "by", "with", "its", "their", "total", "net",
-    "if", "so", "then", "also", "has", "had", "as",
+    "if", "so", "then", "also", "had", "as",
     *(m for m in _MONTHS), *(m[:3] for m in _MONTHS),
 }  # fmt: skip
 # Words that frame the question (shape, document, time) rather than name what is measured.
@@ -92,19 +102,20 @@ _FRAME = {
     "recent", "last", "current", "across", "over", "time", "trend", "trends", "change",
     "changed", "changes", "compare", "compared", "comparison", "between", "versus", "vs", "vs.",
     "much", "many", "amount", "value", "figure", "during", "as", "per", "each", "both", "all",
-    "any", "some", "did", "can", "could", "would", "please", "tell", "me", "give", "show",
+    "any", "some", "can", "could", "would", "please", "tell", "me", "give", "show",
     "list", "describe", "explain", "about", "there", "than", "into", "within", "q1", "q2",
     "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
     "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
     "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
-    "sec", "provide", "provided", "stated", "state", "say", "says", "according", "mentioned",
+    "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
     "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
     "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",
     "significant", "notable", "major", "key", "main", "primary", "considerable", "substantial",
-    "identified", "identifiable", "might", "may", "potentially", "potential", "any", "there",
-    "been", "seen", "reporting", "timeframe", "throughout", "disclosed", "previous", "prior",
-    "ones", "same", "how", "other", "such", "these", "those", "qs", "10-qs", "outline",
+    "identified", "identifiable", "might", "may", "potentially", "potential", "seen", "reporting", "timeframe", "throughout", "disclosed", "previous", "prior",
+    "ones", "same", "other", "such", "qs", "10-qs", "outline",
     "summarize", "comparing", "shift", "shifts", "variations", "trended", "alterations",
+    "one", "two", "four", "five", "seven", "eight", "ten", "higher",
+    "lower", "larger", "smaller", "bigger", "past", "next",
 }  # fmt: skip
 _WORD = re.compile(r"[\w&'’.-]*\w|[.?!]")
 
@@ -194,7 +205,9 @@ def entities_of(text: str) -> tuple[str, ...]:
         bare = _strip_possessive(word)
         name = bool(_NAME.fullmatch(bare)) and bare.lower().rstrip(".") not in _NOT_NAMES
         opens = i == 0 or words[i - 1] in {".", "?", "!"}  # "Compare ..." opens a sentence
-        first = opens and not word.endswith(("'s", "’s"))
+        joined = i + 1 < len(words) and words[i + 1].lower() in {"vs", "vs.", "versus", "and", "or"}
+        acronym = sum(c.isupper() for c in bare) >= 2
+        first = opens and not (word.endswith(("'s", "’s")) or joined or acronym)
         if name and not first and not re.fullmatch(r"Q[1-4]|FY\d*|H[12]", bare):
             run.append(bare.rstrip("."))
             if bare != word:
@@ -205,7 +218,9 @@ def entities_of(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def metrics_of(text: str, entities: tuple[str, ...], periods: tuple[Period, ...]) -> tuple[str, ...]:
+def metrics_of(
+    text: str, entities: tuple[str, ...], periods: tuple[Period, ...]
+) -> tuple[str, ...]:
     """Metric phrases: runs of content words between frame words, split at "and" / commas."""
     for p in periods:
         text = text.replace(p.text, " | ")
@@ -228,7 +243,7 @@ def metrics_of(text: str, entities: tuple[str, ...], periods: tuple[Period, ...]
 
 def _coordinated(text: str, entities: tuple[str, ...]) -> bool:
     """Two names joined by and / or / vs / with ("Apple's and Microsoft's", "A vs B")."""
-    for a, b in zip(entities, entities[1:], strict=False):
+    for a, b in itertools.pairwise(entities):
         gap = rf"{re.escape(a)}(?:'s|’s|')?,?\s+(?:and|or|vs\.?|versus|with|to)\s+(?:the\s+)?"
         if re.search(gap + re.escape(b), text):
             return True
@@ -240,6 +255,8 @@ def _shape(text: str, entities: tuple[str, ...], periods: tuple[Period, ...]) ->
         return "comparison"
     if _TREND.search(text) or len({p.text for p in periods if p.year}) >= 2:
         return "trend"
+    if _LIST.search(text) and not re.match(r"\s*(?:why|how)\b", text, re.I):
+        return "list"
     if _EXPLAIN.search(text) and not _FIGURE.search(text):
         return "explanation"
     if _COMPARE.search(text) and len(entities) >= 2:

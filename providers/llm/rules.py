@@ -260,7 +260,9 @@ def entity_metric_questions(query: str, max_subtasks: int) -> list[str]:
     tail = f" in {when}?" if when else "?"
     if len(q.entities) * len(q.metrics) <= max(1, max_subtasks):
         return [f"What was {e}'s {m}{tail}" for e in q.entities for m in q.metrics]
-    joined = ", ".join(q.metrics[:-1]) + f" and {q.metrics[-1]}" if len(q.metrics) > 1 else q.metrics[0]
+    joined = (
+        ", ".join(q.metrics[:-1]) + f" and {q.metrics[-1]}" if len(q.metrics) > 1 else q.metrics[0]
+    )
     return [f"What were {e}'s {joined}{tail}" for e in q.entities][: max(1, max_subtasks)]
 
 

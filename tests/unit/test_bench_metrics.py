@@ -223,7 +223,9 @@ def test_aggregate_reports_answer_and_evidence_recall() -> None:
             "q", "t", "completed", 1.0, True, ev, answer_recall=ans, answered=ok, evidence_recall=ev
         )
 
-    result = bench.aggregate([outcome(1.0, True, 1.0), outcome(0.0, False, 0.5), outcome(None, None, None)])
+    result = bench.aggregate(
+        [outcome(1.0, True, 1.0), outcome(0.0, False, 0.5), outcome(None, None, None)]
+    )
     assert result["answer_figure_recall"] == 0.5
     assert result["answered"] == 0.5
     assert result["evidence_figure_recall"] == 0.75
