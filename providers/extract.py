@@ -87,6 +87,8 @@ def extract_path(path: Path) -> ExtractedDoc:
 def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
     import pypdfium2 as pdfium
 
+    from deepresearch.text.pdf_tables import page_text
+
     try:
         pdf = pdfium.PdfDocument(source)
     except pdfium.PdfiumError as exc:
@@ -98,8 +100,7 @@ def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
         for index in range(len(pdf)):
             page = pdf[index]
             textpage = page.get_textpage()
-            text: str = textpage.get_text_range()
-            pages.append(text.replace("\r\n", "\n").replace("\r", "\n"))
+            pages.append(page_text(textpage))
             textpage.close()
             page.close()
     finally:
