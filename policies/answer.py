@@ -96,13 +96,19 @@ def _best(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
 
 def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, Row] | None:
     """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell."""
-    for _, r in _best(rows, _metric_terms(q)):
+    found: list[tuple[float, int, str, Row]] = []
+    for score, r in _best(rows, _metric_terms(q)):
         cell = pick_cell(r.row, q)
         if cell is not None:
             header, value = cell
+            # among equally named rows, the one that says its unit and its column's length
+            score += 0.3 * bool(r.row.unit) + 0.3 * bool(_QUARTER_HEADER.search(header))
             text = f"{lead}{r.row.label}{_unit(r.row)}, {header}: {value} {_cite(r.sources)}."
-            return text, r
-    return None
+            found.append((score, r.order, text, r))
+    if not found:
+        return None
+    _, _, text, r = max(found, key=lambda item: (item[0], -item[1]))
+    return text, r
 
 
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:

@@ -158,7 +158,8 @@ def answer_write(task: WriteTask) -> WriteDraft:
         [sec.heading for sec in task.sections],
     )
     if composed is not None:  # the figure / table first, then the best quoted prose
-        prose = [t for t in picked if not parse_row(t)][:2]
+        asked = rules.find_periods(task.query)  # prose about another period would mislead
+        prose = [t for t in picked if not parse_row(t) and all(p in t for p in asked[:1])][:2]
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
