@@ -153,3 +153,14 @@ def test_a_composed_figure_that_the_row_does_not_state_is_dropped() -> None:
     )
     checked = verify.check_report(report, {a: (Evidence(url=a, quote=Q3),)}, 0.5)
     assert [c.ok for c in checked.checks] == [False, True]
+
+
+def test_a_model_writer_is_told_the_shape_and_how_to_read_a_row() -> None:
+    from deepresearch.prompts import render_task
+
+    task = _task("How have Initech's total net sales changed over time?", [(Q3, "doc:q3.pdf")])
+    system, user = render_task(task, {"type": "object"})
+    assert "Markdown table with one line per period, in time order" in system
+    assert "is a table row" in system and Q3 in user
+    figure = _task("What was Initech's total net sales in Q3 2023?", [(Q3, "doc:q3.pdf")])
+    assert "one figure" in render_task(figure, {"type": "object"})[0]
