@@ -116,16 +116,18 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     best = _best(rows, _metric_terms(q))
     if not best:
         return None
-    _, top = best[0]
-    label = " ".join(top.row.label.lower().split())
-    same = [r for s, r in best if " ".join(r.row.label.lower().split()) == label]
+    top = best[0][1]
+    top_score = best[0][0]
+    same = [r for s, r in best if s >= top_score - 0.5]  # the same line item in every filing
     points: dict[tuple[int, int, int], tuple[str, str, Row]] = {}
     for r in same:
-        cells = [(h, v) for h, v in r.row.cells if v not in _BLANK]
-        quarter = [c for c in cells if _QUARTER_HEADER.search(c[0])] or cells
-        for header, value in quarter:
+        seen: set[tuple[int, int, int]] = set()
+        for header, value in r.row.cells:
             key = _date_key(header)
-            if key is not None and key not in points:
+            if key is None or key in seen or _LONG_HEADER.search(header):
+                continue
+            seen.add(key)  # a date's first column is its quarter; a repeat is year-to-date
+            if value not in _BLANK and key not in points:
                 points[key] = (header, value, r)
     if len(points) < 2:
         return None

@@ -164,3 +164,24 @@ def test_a_model_writer_is_told_the_shape_and_how_to_read_a_row() -> None:
     assert "is a table row" in system and Q3 in user
     figure = _task("What was Initech's total net sales in Q3 2023?", [(Q3, "doc:q3.pdf")])
     assert "one figure" in render_task(figure, {"type": "object"})[0]
+
+
+def test_a_trend_takes_each_dates_quarter_column_not_the_year_to_date_repeat() -> None:
+    mdna = format_row(
+        TableRow(
+            "",
+            "",
+            "Total net sales",
+            (
+                ("June 25, 2022", "82,959"),
+                ("Three Months Ended June 26, 2021", "81,434"),
+                ("Change", "2 %"),
+                ("June 25, 2022", "304,182"),  # the nine-month column lost its span header
+                ("Nine Months Ended June 26, 2021", "282,457"),
+            ),
+        )
+    )
+    composed = compose("How have Initech's total net sales changed over time?", [(mdna, (1,), 0)])
+    assert composed is not None
+    values = [line.split("|")[2].split()[0] for line in composed[0].splitlines()[4::2]]
+    assert values == ["81,434", "82,959"]
