@@ -115,8 +115,9 @@ _FRAME = {
     "ones", "same", "other", "such", "qs", "10-qs", "outline",
     "summarize", "comparing", "shift", "shifts", "variations", "trended", "alterations",
     "one", "two", "four", "five", "seven", "eight", "ten", "higher",
-    "lower", "larger", "smaller", "bigger", "past", "next",
+    "lower", "larger", "smaller", "bigger", "past", "next", "then", "also",
 }  # fmt: skip
+FRAME_WORDS = frozenset(_FRAME)  # for scorers that weigh what a question is about
 _WORD = re.compile(r"[\w&'’.-]*\w|[.?!]")
 
 
@@ -287,4 +288,13 @@ def analyze(text: str) -> Question:
     )
 
 
-__all__ = ["Period", "Question", "Shape", "analyze", "entities_of", "metrics_of", "periods_of"]
+__all__ = [
+    "FRAME_WORDS",
+    "Period",
+    "Question",
+    "Shape",
+    "analyze",
+    "entities_of",
+    "metrics_of",
+    "periods_of",
+]

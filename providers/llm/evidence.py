@@ -22,7 +22,9 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     flags = boilerplate([(docs.get(u.source, str(u.source)), u.text) for u in units])
     kept = [u for u, bad in zip(units, flags, strict=True) if not bad]
     q = analyze(question)
-    wanted = {t for word in q.metric_words for t in terms(word)}
+    # the first name is the subject (a filing calls it "the Company"); later names are what is
+    # measured of it ("Apple's Services segment") or its peers, and count as topic words
+    wanted = {t for word in (*q.metric_words, *q.entities[1:]) for t in terms(word)}
     on_topic = [u for u in kept if not off_topic(u.terms, wanted)]
     return on_topic or kept
 
