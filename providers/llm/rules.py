@@ -237,10 +237,15 @@ def dedupe(texts: list[str]) -> list[str]:
 
 
 def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ()) -> list[str]:
-    """The cleaned question first, then one query per resolved coordination, then steering."""
+    """The cleaned question first, then one query per resolved coordination, then the question's
+    entities, metrics and periods alone, then steering."""
     tokens, periods = tokenize(question)
+    q = analyze(question)
+    # what the question is about, without the words that frame it ("trends", "reported periods")
+    focused = " ".join([*q.entities, *q.metrics, *(p.text for p in q.periods)])
     candidates = [keywords(tokens, periods)]
     candidates += [keywords(v, periods) for v in expand(tokens)]
+    candidates += [focused] if q.entities and q.metrics else []
     if notes:
         note_tokens, note_periods = tokenize(notes[-1])
         steer = keywords(note_tokens, note_periods).split()[:6]
