@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.providers.llm.sentences import _NAME, terms
 from deepresearch.schemas import SearchHit
-from deepresearch.text.question import FRAME_WORDS
 
 PREFIX = 5  # terms sharing this many leading characters match ("operational" ~ "operating")
 # Irregular forms the light stemmer cannot join: a question about what was "sold" is answered by
@@ -83,9 +82,7 @@ def key_terms(question: str, cfg: ScoringSettings) -> tuple[KeyTerm, ...]:
     boilerplate (``cfg.generic_terms``) is left out too. Capitalized words are names (the company,
     place or product asked about) and weigh ``cfg.name_weight``.
     """
-    # question boilerplate: the configured terms and the words that frame a question's shape,
-    # document or time ("significant change ... over the reported quarters")
-    generic = set(terms(" ".join((*cfg.generic_terms, *FRAME_WORDS))))
+    generic = set(terms(" ".join(cfg.generic_terms)))
     names = {t for w in _NAME.findall(question) for t in normalized_terms(w)}
     out: list[KeyTerm] = []
     for t in dict.fromkeys(normalized_terms(question)):
