@@ -78,3 +78,21 @@ def test_evidence_units_drop_certifications_and_name_only_sentences() -> None:
     assert [u.text for u in units] == [
         "Net revenue for the quarter was $5,120 million, up 7% from the prior year quarter."
     ]
+
+
+def test_a_models_quoted_certification_is_not_kept_as_a_finding() -> None:
+    from deepresearch.config.settings import load_settings
+    from deepresearch.policies.sufficiency import check_findings
+    from deepresearch.schemas import Finding
+
+    cfg = load_settings(None, {}, env={}).scoring
+    cert = Finding(
+        text="I, Jane Roe, certify that I have reviewed this quarterly report of Initech Corp.",
+        citations=("doc:x.pdf#page=40",),
+    )
+    fact = Finding(
+        text="Initech's net revenue was $5,120 million.", citations=("doc:x.pdf#page=3",)
+    )
+    sources = ["Initech net revenue was $5,120 million in the quarter. I certify the report."]
+    check = check_findings("What was Initech's net revenue?", [cert, fact], sources, cfg, False)
+    assert check.kept == (fact,) and check.dropped == 1
