@@ -163,7 +163,8 @@ def comparison_lines(
         for g in groups:
             sub = analyze(headings[g]) if g < len(headings) else q
             sub = sub if sub.metric_words else q
-            found = figure_line([r for r in rows if r.group == g], sub)
+            lead = f"{sub.entities[0]}: " if sub.entities else ""  # the entity its heading names
+            found = figure_line([r for r in rows if r.group == g], sub, lead)
             if found:
                 lines.append(found[0])
                 used.append(found[1])

@@ -75,8 +75,8 @@ def test_a_comparison_gives_one_line_per_entity_sub_question() -> None:
     )
     assert composed is not None
     assert composed[0].split("\n\n") == [
-        "Total net sales (in millions), Three Months Ended July 1, 2023: 81,797 [1].",
-        "Total revenue (in millions), Three Months Ended June 30, 2023: 56,189 [2].",
+        "Initech: Total net sales (in millions), Three Months Ended July 1, 2023: 81,797 [1].",
+        "Globex: Total revenue (in millions), Three Months Ended June 30, 2023: 56,189 [2].",
     ]
 
 
@@ -185,3 +185,18 @@ def test_a_trend_takes_each_dates_quarter_column_not_the_year_to_date_repeat() -
     assert composed is not None
     values = [line.split("|")[2].split()[0] for line in composed[0].splitlines()[4::2]]
     assert values == ["81,434", "82,959"]
+
+
+def test_an_entity_led_comparison_line_verifies_against_its_row() -> None:
+    a = "doc:q3.pdf#page=4"
+    line = "Initech: Total net sales (in millions), Three Months Ended July 1, 2023: 81,797"
+    report = Report(
+        query="q",
+        title="t",
+        answer=f"{line} [{a}].",
+        sections=(ReportSection(heading="q", findings=(Finding(text=Q3, citations=(a,)),)),),
+        sources=(Source(url=a, title="q3", location="q3, p. 4"),),
+        answer_citations=(a,),
+    )
+    checked = verify.check_report(report, {a: (Evidence(url=a, quote=Q3),)}, 0.5)
+    assert [c.ok for c in checked.checks] == [True, True]
