@@ -117,7 +117,19 @@ _FRAME = {
     "one", "two", "four", "five", "seven", "eight", "ten", "higher",
     "lower", "larger", "smaller", "bigger", "past", "next", "then", "also",
 }  # fmt: skip
-FRAME_WORDS = frozenset(_FRAME)  # for scorers that weigh what a question is about
+FRAME_WORDS = frozenset(_FRAME)
+# Plain-English equivalents of financial line items: a company reports "revenue" where the
+# question says "net sales", "net income" where it says "earnings".
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "sales": ("revenue", "revenues"),
+    "revenue": ("sales",),
+    "revenues": ("sales",),
+    "earnings": ("income",),
+    "profit": ("income",),
+    "costs": ("expenses",),
+    "expenses": ("costs",),
+    "spending": ("expenses",),
+}  # for scorers that weigh what a question is about
 _WORD = re.compile(r"[\w&'’.-]*\w|[.?!]")
 
 
@@ -143,7 +155,7 @@ class Question:
     shape: Shape
     latest: bool = False  # "latest / most recent quarter"
     yoy: bool = False  # year over year
-    metric_words: tuple[str, ...] = field(default=(), compare=False)
+    metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
 
 
 def _year(text: str) -> int:
@@ -276,6 +288,7 @@ def analyze(text: str) -> Question:
     entities = entities_of(text)
     metrics = metrics_of(text, entities, periods)
     words = tuple(dict.fromkeys(w for m in metrics for w in m.split()))
+    words += tuple(dict.fromkeys(x for w in words for x in SYNONYMS.get(w, ()) if x not in words))
     return Question(
         text=text,
         entities=entities,

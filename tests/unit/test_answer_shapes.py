@@ -200,3 +200,11 @@ def test_an_entity_led_comparison_line_verifies_against_its_row() -> None:
     )
     checked = verify.check_report(report, {a: (Evidence(url=a, quote=Q3),)}, 0.5)
     assert [c.ok for c in checked.checks] == [True, True]
+
+
+def test_a_company_that_says_revenue_answers_a_net_sales_question() -> None:
+    revenue = row("Revenue", ("Three Months Ended July 30, 2023", "13,507"))
+    composed = compose(
+        "What were Globex's total net sales in the latest quarter?", [(revenue, (1,), 0)]
+    )
+    assert composed is not None and "13,507" in composed[0]
