@@ -121,7 +121,7 @@ FRAME_WORDS = frozenset(_FRAME)
 # Plain-English equivalents of financial line items: a company reports "revenue" where the
 # question says "net sales", "net income" where it says "earnings".
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "sales": ("revenue",),
+    "sales": ("revenue", "revenues"),
     "revenue": ("sales",),
     "revenues": ("sales",),
     "earnings": ("income",),

@@ -242,8 +242,7 @@ def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ())
     tokens, periods = tokenize(question)
     q = analyze(question)
     # what the question is about, without the words that frame it ("trends", "reported periods")
-    extra = [w for w in q.metric_words if not any(w in m.split() for m in q.metrics)]  # synonyms
-    focused = " ".join([*q.entities, *q.metrics, *extra, *(p.text for p in q.periods)])
+    focused = " ".join([*q.entities, *q.metrics, *(p.text for p in q.periods)])
     candidates = [keywords(tokens, periods)]
     candidates += [keywords(v, periods) for v in expand(tokens)]
     candidates += [focused] if q.entities and q.metrics else []

@@ -160,12 +160,12 @@ def test_query_rules_general() -> None:
     # the cleaned question, then what it is about without its framing words
     assert q == [
         "Apple total net sales quarter ended July 1, 2023",
-        "Apple total net sales revenue July 1, 2023",
+        "Apple total net sales July 1, 2023",
     ]
     comp = search_queries("Compare Apple's net income with Microsoft's in 2022", 3)
     assert "Microsoft net income 2022" in comp and "Apple net income 2022" in comp
     periods = search_queries("What was Intel revenue in 2022 and 2023?", 5)
-    assert periods[1:3] == ["Intel revenue 2022", "Intel revenue 2023"]
+    assert periods[1:] == ["Intel revenue 2022", "Intel revenue 2023"]
     vs = search_queries("Apple vs Microsoft revenue in fiscal 2023", 5)
     assert "Microsoft revenue fiscal 2023" in vs
     assert len(search_queries("tea, coffee, cocoa and mate health effects", 2)) == 2
