@@ -56,7 +56,7 @@ def match(row: TableRow, wanted: set[str]) -> float:
     if not wanted or not (label & wanted):
         return 0.0
     return (
-        2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.2 * len(label - wanted)
+        2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(label - wanted)
     )
 
 
@@ -102,7 +102,7 @@ def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, 
         if cell is not None:
             header, value = cell
             # among equally named rows, the one that says its unit and its column's length
-            score += 0.3 * bool(r.row.unit) + 0.3 * bool(_QUARTER_HEADER.search(header))
+            score += 0.2 * bool(r.row.unit) + 0.2 * bool(_QUARTER_HEADER.search(header))
             text = f"{lead}{r.row.label}{_unit(r.row)}, {header}: {value} {_cite(r.sources)}."
             found.append((score, r.order, text, r))
     if not found:

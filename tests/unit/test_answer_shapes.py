@@ -208,3 +208,13 @@ def test_a_company_that_says_revenue_answers_a_net_sales_question() -> None:
         "What were Globex's total net sales in the latest quarter?", [(revenue, (1,), 0)]
     )
     assert composed is not None and "13,507" in composed[0]
+
+
+def test_the_exact_line_item_beats_a_longer_label_with_a_tidier_header() -> None:
+    share = row("Percentage of total net sales", ("Three Months Ended July 1, 2023", "7 %"))
+    mdna = format_row(TableRow("", "", "Total net sales", (("July 1, 2023", "81,797"),)))
+    composed = compose(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [(share, (1,), 0), (mdna, (2,), 0)],
+    )
+    assert composed is not None and "81,797" in composed[0]
