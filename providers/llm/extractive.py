@@ -50,6 +50,11 @@ def _sentence(text: str) -> str:
     return text if text.endswith(_TERMINAL) else f"{text}."
 
 
+def _has_unit(text: str) -> bool:
+    row = parse_row(text)
+    return row is not None and bool(row.unit)
+
+
 def usable_summary(summary: str) -> bool:
     """A summary that reports evidence (not empty, not the no-passage notice)."""
     return bool(summary.strip()) and not summary.startswith(NO_PASSAGE)
@@ -66,6 +71,10 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     scorer = Scorer(units)
     periods = rules.find_periods(task.question)
     scores = scorer.score(task.question, periods)
+    # of two near-identical rows (MMR keeps one), prefer the one that states its unit
+    scores = [
+        sc * (1.25 if _has_unit(u.text) else 1.0) for sc, u in zip(scores, units, strict=True)
+    ]
     chosen = mmr_select(units, scores, scorer, task.max_findings)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
