@@ -10,7 +10,6 @@ every column it overlaps), so no ruling lines or fixed layouts are assumed.
 from __future__ import annotations
 
 import re
-import statistics
 from dataclasses import dataclass, field
 
 from deepresearch.text.tables import TableRow
@@ -25,8 +24,13 @@ UNIT_RE = re.compile(
     r"^\(?\s*(?:\w+\s+)?(?:dollars\s+|amounts\s+|\$\s*)?in\s+(?:millions|thousands|billions)\b",
     re.IGNORECASE,
 )
+_UNIT_IN_TEXT = re.compile(
+    r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
+)
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9”\")][.!?]) (?=[A-Z“\"])")
 _TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
 _MAX_TITLE_WORDS = 20
+_MAX_TITLE_CHARS = 220
 
 
 @dataclass(frozen=True)
@@ -90,28 +94,35 @@ def visual_rows(words: list[Word]) -> list[VisualRow]:
     """Words grouped into rows (same baseline band), top to bottom, split into fragments at gaps
     wider than about one character height."""
     rows: list[list[Word]] = []
+    ref = ref_h = 0.0  # the current row's first centre and tallest word
     for word in sorted(words, key=lambda w: (-(w.y0 + w.y1) / 2, w.x0)):
         centre, height = (word.y0 + word.y1) / 2, max(word.y1 - word.y0, 1.0)
-        if rows:
-            last = rows[-1]
-            ref = statistics.median((w.y0 + w.y1) / 2 for w in last)
-            ref_h = max(max(w.y1 - w.y0 for w in last), height)
-            if abs(centre - ref) <= 0.45 * ref_h:
-                last.append(word)
-                continue
+        if rows and abs(centre - ref) <= 0.45 * max(ref_h, height):
+            rows[-1].append(word)
+            ref_h = max(ref_h, height)
+            continue
         rows.append([word])
+        ref, ref_h = centre, height
     out: list[VisualRow] = []
     for row in rows:
         row.sort(key=lambda w: w.x0)
         gap = max(max(w.y1 - w.y0 for w in row), 4.0)
         frags: list[Frag] = [Frag([row[0]])]
         for word in row[1:]:
-            if word.x0 - frags[-1].x1 > gap:
+            if word.x0 - frags[-1].x1 > gap or _starts_cell(frags[-1].words[-1].text, word.text):
                 frags.append(Frag([word]))
             else:
                 frags[-1].words.append(word)
         out.append(VisualRow(_merge_signs(frags)))
     return out
+
+
+def _starts_cell(before: str, word: str) -> bool:
+    """A currency sign after a value, or a value right after a value, opens a new cell even when
+    the columns are set tight ("9% $ 106,658", "$ 36,729 $ 33,745")."""
+    if not (_VALUE_RE.match(before) and before not in ("$", "€", "£", "(")):
+        return False
+    return word in ("$", "€", "£") or (bool(_VALUE_RE.match(word)) and before[-1:].isdigit())
 
 
 def _merge_signs(frags: list[Frag]) -> list[Frag]:
@@ -184,20 +195,52 @@ def _distance(x: float, span: tuple[float, float]) -> float:
     return 0.0 if span[0] <= x <= span[1] else min(abs(x - span[0]), abs(x - span[1]))
 
 
-def _header_columns(frag: Frag, slots: list[tuple[float, float]]) -> list[int]:
-    """The columns a header fragment sits over: every slot it covers a fair share of."""
-    overlaps = [max(0.0, min(frag.x1, r) - max(frag.x0, left)) for left, r in slots]
-    width = max(frag.x1 - frag.x0, 1.0)
-    chosen = [
-        i
-        for i, ov in enumerate(overlaps)
-        if ov >= 0.3 * min(width, slots[i][1] - slots[i][0]) and ov > 0
-    ]
-    return chosen or [_slot_of(frag, slots)]
+def _overlap(frag: Frag, span: tuple[float, float]) -> float:
+    return max(0.0, min(frag.x1, span[1]) - max(frag.x0, span[0]))
+
+
+def _assign_headers(row: VisualRow, slots: list[tuple[float, float]], out: list[list[str]]) -> str:
+    """Each column takes the fragment of this header row that overlaps it most: a spanning
+    header ("Three Months Ended", centred or right-aligned over its columns) reaches every
+    column it touches. Returns a unit found among the fragments ("(In millions)") if any."""
+    unit = ""
+    frags = []
+    for frag in row.frags:
+        if UNIT_RE.match(frag.text):
+            unit = _unit_text(frag.text)
+        elif frag.x1 >= slots[0][0]:
+            frags.append(frag)
+    used: set[int] = set()
+    for i, slot in enumerate(slots):
+        best = max(frags, key=lambda f: _overlap(f, slot), default=None)
+        if best is not None and _overlap(best, slot) > 1.0:
+            out[i].append(best.text)
+            used.add(id(best))
+    for frag in frags:  # over no column's territory: the nearest column
+        if id(frag) not in used:
+            out[_slot_of(frag, slots)].append(frag.text)
+    return unit
+
+
+def _share_in_spans(level: list[list[str]], parents: list[int]) -> None:
+    """Under a spanning header, a lone sub-header covers the whole span: "March 31," right-aligned
+    over the second of two "Three Months Ended" columns belongs to both."""
+    groups: dict[int, list[int]] = {}
+    for i, parent in enumerate(parents):
+        if parent != -1:
+            groups.setdefault(parent, []).append(i)
+    for members in groups.values():
+        texts = {tuple(level[i]) for i in members if level[i]}
+        if len(texts) == 1 and len(members) > 1:
+            (only,) = texts
+            for i in members:
+                level[i] = list(only)
 
 
 def _clean_title(text: str) -> str:
     text = _TRAILING_PAREN.sub("", " ".join(text.split())).strip()
+    if len(text) > _MAX_TITLE_CHARS:
+        text = text[: text.rfind(" ", 0, _MAX_TITLE_CHARS)] + " …"
     if text.isupper():
         text = text[:1] + text[1:].lower()
     return text
@@ -205,6 +248,7 @@ def _clean_title(text: str) -> str:
 
 def _unit_text(text: str) -> str:
     unit = " ".join(text.strip().strip("()").split()).rstrip(")").strip()
+    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,")
     return unit[:1].lower() + unit[1:]
 
 
@@ -218,10 +262,19 @@ def find_tables(words: list[Word]) -> list[Table]:
         return []
     value_left = min(f.x0 for r in data for f in r.values)
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
-    for row in rows:  # a text row over the value columns (right of every label) is a header
-        first = row.frags[0]
-        over = first.x0 >= value_left - 2 or (first.x0 > label_right + 2 and first.x1 >= value_left)
-        if row.kind == "text" and over and len(row.text) < 120:
+    for row in rows:  # a text row over the value columns (a stub at most on the left): header
+        over = [
+            f.x0 >= value_left - 2 or (f.x0 > label_right + 2 and f.x1 >= value_left)
+            for f in row.frags
+        ]
+        stub = len(over) - sum(over)
+        if (
+            row.kind == "text"
+            and any(over)
+            and stub <= (1 if len(over) > 1 else 0)
+            and (not over[0] or stub == 0)
+            and len(row.text) < 120
+        ):
             row.kind = "head"
     tables: list[Table] = []
     start = 0
@@ -254,6 +307,39 @@ def _is_prose(row: VisualRow) -> bool:
     )
 
 
+def _continues(row: VisualRow) -> bool:
+    """A wrapped line of the sentence below it (not a heading, not a sentence's end)."""
+    text = row.text.rstrip()
+    return len(text.split()) >= 8 and not text.endswith((".", ":"))
+
+
+def _title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
+    """The caption above the headers: a unit line ("(In millions)"), then a heading or the
+    sentence introducing the table ("... were as follows (in millions):")."""
+    unit = ""
+    i = len(above)
+    while i > 0:
+        i -= 1
+        text = above[i].text.strip()
+        if UNIT_RE.match(text):
+            unit = unit or _unit_text(text)
+            continue
+        if text.endswith(":"):  # the sentence that introduces the table, maybe wrapped
+            start = i
+            while start > 0 and i - start < 3 and _continues(above[start - 1]):
+                start -= 1
+            text = " ".join(r.text for r in above[start : i + 1]).rstrip(":")
+            text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+        elif _is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:
+            return "", unit
+        found = _UNIT_IN_TEXT.search(text)
+        if found:
+            unit = unit or _unit_text(found.group(1))
+            text = (text[: found.start()] + text[found.end() :]).strip()
+        return _clean_title(text), unit
+    return "", unit
+
+
 def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
     data = [r for r in body if r.kind == "data"]
     if len(data) < 2:
@@ -261,33 +347,21 @@ def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
     slots = _slots(_columns(data), label_right)
     heads: list[VisualRow] = []
-    unit = title = ""
-    for row in reversed(above):  # upwards from the first data row
-        if row.kind == "head" and not title and not unit:
-            heads.insert(0, row)
-            continue
-        text = row.text
-        if row.kind == "head":
-            break
-        if not unit and UNIT_RE.match(text.strip()):
-            unit = _unit_text(text)
-            continue
-        for frag in row.frags:  # "(In millions)" on a header row, left of the columns
-            if not unit and UNIT_RE.match(frag.text):
-                unit = _unit_text(frag.text)
-        if _is_prose(row) or len(text.split()) > _MAX_TITLE_WORDS:
-            break
-        title = _clean_title(text)
-        break
+    i = len(above)
+    while i > 0 and above[i - 1].kind == "head":
+        i -= 1
+        heads.insert(0, above[i])
+    title, unit = _title_and_unit(above[:i])
     headers: list[list[str]] = [[] for _ in slots]
+    parents: list[int] = [-1] * len(slots)
     for row in heads:
-        for frag in row.frags:
-            if UNIT_RE.match(frag.text) or frag.x1 < slots[0][0]:
-                if not unit and UNIT_RE.match(frag.text):
-                    unit = _unit_text(frag.text)
-                continue
-            for i in _header_columns(frag, slots):
-                headers[i].append(frag.text)
+        level: list[list[str]] = [[] for _ in slots]
+        unit = _assign_headers(row, slots, level) or unit
+        _share_in_spans(level, parents)
+        for i, cell in enumerate(level):
+            headers[i].extend(cell)
+            if cell:
+                parents[i] = hash((parents[i], cell[0]))
     names = [" ".join(h) or f"column {i + 1}" for i, h in enumerate(headers)]
     return Table(_rows(body, slots, names, title, unit), list(body))
 
