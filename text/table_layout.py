@@ -287,6 +287,10 @@ def find_tables(words: list[Word]) -> list[Table]:
         stop = end
         while stop < len(rows) and rows[stop].kind != "head" and not _is_prose(rows[stop]):
             stop += 1
+        while rows[stop - 1].kind != "data":  # rows after the last data row are not the table's
+            stop -= 1
+        if stop < len(rows) and rows[stop].kind == "text" and rows[stop].text[:1].islower():
+            stop += 1  # the wrapped end of the last row's label
         above, lead = rows[start:end], end
         heads = [i for i, r in enumerate(above) if r.kind == "head"]
         if heads:  # label rows between the column headers and the first data row open the body
@@ -305,6 +309,11 @@ def _is_prose(row: VisualRow) -> bool:
         len(row.text.split()) >= 14
         or (len(row.frags) == 1 and row.text.endswith(".") and len(row.text.split()) >= 8)
     )
+
+
+def _unit_row(row: VisualRow) -> bool:
+    """A caption line that only states the unit ("(In millions, except per-share amounts)")."""
+    return len(row.frags) == 1 and bool(UNIT_RE.match(row.text))
 
 
 def _continues(row: VisualRow) -> bool:
@@ -348,7 +357,7 @@ def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
     slots = _slots(_columns(data), label_right)
     heads: list[VisualRow] = []
     i = len(above)
-    while i > 0 and above[i - 1].kind == "head":
+    while i > 0 and above[i - 1].kind == "head" and not _unit_row(above[i - 1]):
         i -= 1
         heads.insert(0, above[i])
     title, unit = _title_and_unit(above[:i])
