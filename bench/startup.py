@@ -5,7 +5,8 @@ Measures, interleaved so machine noise hits both sides alike:
   * bare single-process pypdfium2 extraction of the corpus (the floor of indexing),
   * our cold index build (empty cache, subprocess pool) and a cold quick run,
   * our warm quick run (index cached): prepare + actors + report + Ray start/stop.
-Prints cold-index-build / bare-extraction (target <= 1.0) and warm-quick-run / bare-Ray-start-stop
+Prints cold-index-build / bare-extraction (target <= 3.0: the build also rebuilds tables from
+word boxes, ``text/pdf_tables.py``) and warm-quick-run / bare-Ray-start-stop
 (target <= 1.5). ``--json`` prints one JSON object on stdout.
 
     python bench/startup.py [--docs ../shared/data/sec-10q/docs] [--repeat 2] [--json]
@@ -123,7 +124,7 @@ def main() -> None:
         "warm_quick_run_s": round(warm_s, 3),
         "cold_index_over_bare_extraction": round(cold_index_s / extraction_s, 3),
         "warm_run_over_bare_ray": round(warm_s / bare_ray_s, 3),
-        "targets": {"cold_index_over_bare_extraction": 1.0, "warm_run_over_bare_ray": 1.5},
+        "targets": {"cold_index_over_bare_extraction": 3.0, "warm_run_over_bare_ray": 1.5},
     }
     if args.json:
         print(json.dumps(result))
