@@ -154,9 +154,9 @@ def _classify(row: VisualRow) -> None:
         row.kind = "text"
         return
     label = " ".join(f.text for f in row.frags[:first_value])
-    if not label and len(values) >= 2 and _YEAR_RE.match(values[0].text):
-        if not all(_YEAR_RE.match(f.text) for f in values):  # "2025  2,250": the year labels it
-            label, values = values[0].text, values[1:]
+    years = [bool(_YEAR_RE.match(f.text)) for f in values]
+    if not label and len(values) >= 2 and years[0] and not all(years):
+        label, values = values[0].text, values[1:]  # "2025  2,250": the year labels the row
     if not label and (len(values) < 2 or all(_YEAR_RE.match(f.text) for f in values)):
         row.kind = "head" if values and all(_YEAR_RE.match(f.text) for f in values) else "text"
         return
