@@ -10,8 +10,10 @@ from test_local_search import inline
 from test_pdf_tables import statement_page
 
 from deepresearch.policies.support import best_passage, missing_figures, support
+from deepresearch.providers.extract import extract_bytes
 from deepresearch.providers.llm.sentences import build_units
 from deepresearch.providers.search.corpus_index import CorpusIndex
+from deepresearch.text.grid_tables import rows_from_pipes
 from deepresearch.text.tables import TableRow, format_row
 
 ROW = format_row(
@@ -59,3 +61,25 @@ def test_search_finds_the_row_with_its_headers_and_cites_its_page(tmp_path: Path
     assert "Total net sales: Three Months Ended July 1, 2023 = 81,797" in hits[0].snippet
     page = index.page_text("doc:2023 Q3 EXMP.pdf#page=2").text
     assert "Total net sales: Three Months Ended July 1, 2023 = 81,797;" in page
+
+
+def test_html_tables_become_rows_with_caption_unit_and_headers() -> None:
+    prose = "<p>" + "The company reported its results for the quarter in detail. " * 4 + "</p>"
+    html = (
+        "<html><body><article><h1>Results</h1>" + prose + "<table>"
+        "<caption>Revenue by segment (in millions)</caption>"
+        "<tr><th>Segment</th><th>2023</th><th>2022</th></tr>"
+        "<tr><td>Cloud</td><td>1,200</td><td>1,000</td></tr>"
+        "<tr><td>Devices</td><td>300</td><td>(45)</td></tr></table>"
+        + prose
+        + "</article></body></html>"
+    )
+    text = extract_bytes(html.encode(), "html", "results.html").pages[0]
+    assert "Revenue by segment (in millions): Cloud: 2023 = 1,200; 2022 = 1,000" in text.split("\n")
+    assert "Revenue by segment (in millions): Devices: 2023 = 300; 2022 = (45)" in text.split("\n")
+    assert "|" not in text
+
+
+def test_pipe_rows_take_the_heading_above_as_title() -> None:
+    text = "## Staff\n\n| Name | Role | Since |\n| --- | --- | --- |\n| Ada | glaciologist | 2019 |"
+    assert rows_from_pipes(text) == "## Staff\n\nStaff: Ada: Role = glaciologist; Since = 2019"
