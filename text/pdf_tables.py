@@ -25,7 +25,7 @@ _NUMERIC_TAIL = re.compile(
     r"(?:^|\s)(?:[$€£]\s*)?\(?[-−]?\d[\d,]*(?:\.\d+)?\)?\s*%?\s*$|\s[—–]\s*$"
 )
 _MAX_GAP = 4  # non-tabular lines allowed inside one candidate block (section labels, wraps)
-_LOOKBACK = 10  # lines above a block searched for headers, unit line and title
+_LOOKBACK = 24  # lines above a block searched for headers, unit line and title
 _PROSE_WORDS = 40
 
 

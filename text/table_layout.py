@@ -202,7 +202,17 @@ def _overlap(frag: Frag, span: tuple[float, float]) -> float:
     return max(0.0, min(frag.x1, span[1]) - max(frag.x0, span[0]))
 
 
-def _assign_headers(row: VisualRow, slots: list[tuple[float, float]], out: list[list[str]]) -> str:
+def _gap(frag: Frag, span: tuple[float, float]) -> float:
+    return max(0.0, span[0] - frag.x1, frag.x0 - span[1])
+
+
+def _assign_headers(
+    row: VisualRow,
+    slots: list[tuple[float, float]],
+    columns: list[tuple[float, float]],
+    out: list[list[Frag]],
+    top: bool,
+) -> str:
     """Each column takes the fragment of this header row that overlaps it most: a spanning
     header ("Three Months Ended", centred or right-aligned over its columns) reaches every
     column it touches. Returns a unit found among the fragments ("(In millions)") if any."""
@@ -217,27 +227,36 @@ def _assign_headers(row: VisualRow, slots: list[tuple[float, float]], out: list[
     for i, slot in enumerate(slots):
         best = max(frags, key=lambda f: _overlap(f, slot), default=None)
         if best is not None and _overlap(best, slot) > 1.0:
-            out[i].append(best.text)
+            out[i].append(best)
             used.add(id(best))
     for frag in frags:  # over no column's territory: the nearest column
         if id(frag) not in used:
-            out[_slot_of(frag, slots)].append(frag.text)
+            out[_slot_of(frag, slots)].append(frag)
+    if top and 2 <= len(frags) < len(columns):  # spanning headers: each column the nearest
+        for i, span in enumerate(columns):
+            if not out[i]:
+                out[i].append(min(frags, key=lambda f: _gap(f, span)))
     return unit
 
 
-def _share_in_spans(level: list[list[str]], parents: list[int]) -> None:
-    """Under a spanning header, a lone sub-header covers the whole span: "March 31," right-aligned
-    over the second of two "Three Months Ended" columns belongs to both."""
+def _share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
+    """Under a spanning header, a lone sub-header aligned with it covers the whole span:
+    "March 31," right-aligned under "Three Months Ended" belongs to both of its columns."""
     groups: dict[int, list[int]] = {}
     for i, parent in enumerate(parents):
-        if parent != -1:
-            groups.setdefault(parent, []).append(i)
+        if parent is not None:
+            groups.setdefault(id(parent), []).append(i)
     for members in groups.values():
-        texts = {tuple(level[i]) for i in members if level[i]}
-        if len(texts) == 1 and len(members) > 1:
-            (only,) = texts
+        parent = parents[members[0]]
+        lone = {id(f): f for i in members for f in level[i]}
+        if parent is None or len(members) < 2 or len(lone) != 1:
+            continue
+        (frag,) = lone.values()
+        right = abs(frag.x1 - parent.x1) <= 3
+        centre = abs(frag.x0 + frag.x1 - parent.x0 - parent.x1) <= 6
+        if right or centre:
             for i in members:
-                level[i] = list(only)
+                level[i] = [frag]
 
 
 def _clean_title(text: str) -> str:
@@ -300,6 +319,8 @@ def find_tables(words: list[Word]) -> list[Table]:
             lead = start + heads[-1] + 1
         while lead > start and lead == end and rows[lead - 1].text.rstrip().endswith(":"):
             lead -= 1
+        if lead == end > start and rows[end].label[:1].islower() and rows[end - 1].kind == "text":
+            lead -= 1  # the first line of the first row's wrapped label
         table = _build(rows[start:lead], rows[lead:stop])
         if table is not None:
             tables.append(table)
@@ -357,23 +378,30 @@ def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
     if len(data) < 2:
         return None
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
-    slots = _slots(_columns(data), label_right)
+    columns = _columns(data)
+    slots = _slots(columns, label_right)
     heads: list[VisualRow] = []
-    i = len(above)
-    while i > 0 and above[i - 1].kind == "head" and not _unit_row(above[i - 1]):
+    i, unit = len(above), ""
+    while i > 0:  # the header rows right above the data; a unit line among them is the unit
+        row = above[i - 1]
+        if _unit_row(row) and not heads:
+            unit = _unit_text(row.text)
+        elif row.kind != "head" or _unit_row(row):
+            break
+        else:
+            heads.insert(0, row)
         i -= 1
-        heads.insert(0, above[i])
-    title, unit = _title_and_unit(above[:i])
+    title, caption_unit = _title_and_unit(above[:i])
+    unit = unit or caption_unit
     headers: list[list[str]] = [[] for _ in slots]
-    parents: list[int] = [-1] * len(slots)
+    parents: list[Frag | None] = [None] * len(slots)
     for row in heads:
-        level: list[list[str]] = [[] for _ in slots]
-        unit = _assign_headers(row, slots, level) or unit
+        level: list[list[Frag]] = [[] for _ in slots]
+        unit = _assign_headers(row, slots, columns, level, row is heads[0]) or unit
         _share_in_spans(level, parents)
         for i, cell in enumerate(level):
-            headers[i].extend(cell)
-            if cell:
-                parents[i] = hash((parents[i], cell[0]))
+            headers[i].extend(f.text for f in cell)
+            parents[i] = cell[0] if cell else parents[i]
     names = [" ".join(h) or f"column {i + 1}" for i, h in enumerate(headers)]
     return Table(_rows(body, slots, names, title, unit), list(body))
 

@@ -188,3 +188,36 @@ def test_prose_stays_as_printed_and_a_page_without_tables_is_unchanged(tmp_path:
     assert "Segment revenue: Cloud: 2023 = 1,200; 2022 = 1,000" in lines
     assert "Segment revenue: Devices: 2023 = 300; 2022 = (45)" in lines
     assert lines[-1] == "Devices revenue fell as fewer units shipped."
+
+
+def test_a_date_centred_over_three_stacked_headers_reaches_all_three(tmp_path: Path) -> None:
+    r = [230.0, 300.0, 370.0, 450.0, 520.0, 590.0]
+    page: list[Placed] = [(LEFT, 760, "The components of our intangible assets are as follows:")]
+    page += [centred(r[1] - 15, 744, "April 30, 2023"), centred(r[4] - 15, 744, "January 29, 2023")]
+    stacks = [
+        ("Gross", "Carrying", "Amount"),
+        ("", "Accumulated", "Amortization"),
+        ("", "Net", "Amount"),
+    ]
+    for group in (r[:3], r[3:]):
+        for right, stack in zip(group, stacks, strict=True):
+            for depth, word in enumerate(stack):
+                if word:
+                    page.append(centred(right - 15, 730 - 10 * depth, word))
+    page.append(centred(306, 698, "(In millions)"))
+    page += row(
+        684,
+        "Patents",
+        ["$ 3,112", "$ (1,780)", "$ 1,332", "$ 3,093", "$ (1,614)", "$ 1,479"],
+        r,
+        dollar=55,
+    )
+    page += row(672, "Licenses", ["460", "(251)", "209", "446", "(249)", "197"], r)
+    doc = extract_path(write_positioned_pdf(tmp_path / "intangibles.pdf", [page]))
+    assert rows_of(doc.pages[0])["Patents"] == (
+        "The components of our intangible assets are as follows (in millions): Patents: "
+        "April 30, 2023 Gross Carrying Amount = 3,112; April 30, 2023 Accumulated Amortization = "
+        "(1,780); April 30, 2023 Net Amount = 1,332; January 29, 2023 Gross Carrying Amount = "
+        "3,093; January 29, 2023 Accumulated Amortization = (1,614); January 29, 2023 Net Amount "
+        "= 1,479"
+    )
