@@ -157,8 +157,11 @@ def _classify(row: VisualRow) -> None:
     years = [bool(_YEAR_RE.match(f.text)) for f in values]
     if not label and len(values) >= 2 and years[0] and not all(years):
         label, values = values[0].text, values[1:]  # "2025  2,250": the year labels the row
-    if not label and (len(values) < 2 or all(_YEAR_RE.match(f.text) for f in values)):
-        row.kind = "head" if values and all(_YEAR_RE.match(f.text) for f in values) else "text"
+    if all(years):  # "2023  2022", or "Three Months Ended September 30,  2023  2022"
+        row.kind = "head"
+        return
+    if not label and len(values) < 2:
+        row.kind = "text"
         return
     row.kind, row.label, row.values = "data", label, values
 
@@ -218,11 +221,14 @@ def _assign_headers(
     column it touches. Returns a unit found among the fragments ("(In millions)") if any."""
     unit = ""
     frags = []
+    stubs: list[Frag] = []
     for frag in row.frags:
         if UNIT_RE.match(frag.text):
             unit = _unit_text(frag.text)
         elif frag.x1 >= slots[0][0]:
             frags.append(frag)
+        else:
+            stubs.append(frag)
     used: set[int] = set()
     for i, slot in enumerate(slots):
         best = max(frags, key=lambda f: _overlap(f, slot), default=None)
@@ -236,6 +242,8 @@ def _assign_headers(
         for i, span in enumerate(columns):
             if not out[i]:
                 out[i].append(min(frags, key=lambda f: _gap(f, span)))
+    for cell in out if stubs else []:  # a stub over the labels ("Three Months Ended June 30,")
+        cell[:0] = stubs  # heads each column of its row
     return unit
 
 
@@ -286,7 +294,7 @@ def find_tables(words: list[Word]) -> list[Table]:
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
     for row in rows:  # a text row over the value columns (a stub at most on the left): header
         over = [
-            f.x0 >= value_left - 2 or (f.x0 > label_right + 2 and f.x1 >= value_left)
+            f.x0 >= value_left - 2 or (f.x0 > label_right + 2 and f.x0 + f.x1 >= 2 * value_left)
             for f in row.frags
         ]
         stub = len(over) - sum(over)
@@ -434,8 +442,10 @@ def _rows(
             continue
         label = f"{carry} {row.label}".strip() if carry else row.label
         carry = ""
-        if section and (label.lower().startswith("total") or row.frags[0].x0 <= section_x + 1):
-            section = ""
+        if section and label.lower() in ("total", "totals", "net", "subtotal"):
+            label, section = f"{section} - {label}", ""  # "Revenue - Total"
+        elif section and (label.lower().startswith("total") or row.frags[0].x0 < section_x - 1):
+            section = ""  # "Total net sales" closes its section; so does a row left of it
         elif section:
             label = f"{section} - {label}"
         cells: dict[int, list[str]] = {}

@@ -221,3 +221,31 @@ def test_a_date_centred_over_three_stacked_headers_reaches_all_three(tmp_path: P
         "3,093; January 29, 2023 Accumulated Amortization = (1,614); January 29, 2023 Net Amount "
         "= 1,479"
     )
+
+
+def test_a_stub_period_header_and_sections_at_the_label_indent(tmp_path: Path) -> None:
+    r = [480.0, 570.0]
+    page: list[Placed] = [
+        (LEFT, 760, "Segment revenue and operating income were as follows:"),
+        (LEFT, 746, "(In millions)"),
+        (LEFT, 730, "Three Months Ended September 30,"),
+        (r[0] - text_width("2023"), 730, "2023"),
+        (r[1] - text_width("2022"), 730, "2022"),
+        (LEFT, 716, "Revenue"),
+    ]
+    page += row(704, "Cloud", ["$ 24,259", "$ 20,325"], r)
+    page += row(692, "Devices", ["13,666", "13,332"], r)
+    page += row(680, "Total", ["$ 37,925", "$ 33,657"], r, LEFT + 10)
+    page.append((LEFT, 664, "Operating income"))
+    page += row(652, "Cloud", ["$ 11,751", "$ 8,978"], r)
+    page += row(640, "Devices", ["5,174", "4,217"], r)
+    rows = rows_of(extract_path(write_positioned_pdf(tmp_path / "seg.pdf", [page])).pages[0])
+    head = "Segment revenue and operating income were as follows (in millions): "
+    periods = (
+        "Three Months Ended September 30, 2023 = {}; Three Months Ended September 30, 2022 = {}"
+    )
+    assert rows["Revenue - Cloud"] == head + "Revenue - Cloud: " + periods.format(
+        "24,259", "20,325"
+    )
+    assert rows["Revenue - Total"].endswith(periods.format("37,925", "33,657"))
+    assert rows["Operating income - Devices"].endswith(periods.format("5,174", "4,217"))
