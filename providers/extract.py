@@ -116,7 +116,10 @@ def html_doc(html: str, name: str) -> ExtractedDoc:
     """Main text, title and publish date of an HTML page (markup-stripped when trafilatura fails)."""
     import trafilatura
 
+    from deepresearch.text.grid_tables import rows_from_pipes
+
     text = trafilatura.extract(html, include_tables=True, include_comments=False) or ""
+    text = rows_from_pipes(text)  # table rows with their headers and caption
     title = published = ""
     meta = trafilatura.extract_metadata(html)
     if meta is not None and meta.title:

@@ -25,8 +25,8 @@ _NUMERIC_TAIL = re.compile(
     r"(?:^|\s)(?:[$€£]\s*)?\(?[-−]?\d[\d,]*(?:\.\d+)?\)?\s*%?\s*$|\s[—–]\s*$"
 )
 _MAX_GAP = 4  # non-tabular lines allowed inside one candidate block (section labels, wraps)
-_LOOKBACK = 10  # lines above a block searched for headers, unit line and title
-_PROSE_WORDS = 16
+_LOOKBACK = 24  # lines above a block searched for headers, unit line and title
+_PROSE_WORDS = 40
 
 
 def page_text(textpage: Any) -> str:
@@ -79,7 +79,10 @@ def _blocks(candidates: list[int], lines: list[str]) -> list[tuple[int, int]]:
             continue
         first = run[0]
         while first > 0 and run[0] - first < _LOOKBACK:
-            if len(lines[first - 1].split()) >= _PROSE_WORDS:
+            above = lines[first - 1].rstrip()
+            if len(above.split()) >= _PROSE_WORDS or (
+                len(above.split()) >= 8 and above.endswith(".")
+            ):
                 break
             first -= 1
         last = min(run[-1] + 2, len(lines) - 1)

@@ -117,7 +117,7 @@ class Unit:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _is_table_line(line: str) -> bool:
-    if line.startswith("|"):
+    if line.startswith("|") or parse_row(line) is not None:  # a self-describing table row
         return True
     tokens = line.split()
     numeric = sum(1 for t in tokens if _NUMERIC_TOKEN.match(t))
