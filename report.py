@@ -84,8 +84,9 @@ def _notes_block(notes: tuple[str, ...]) -> str:
 
 def _answer_block(report: Report, resolved: ResolvedReport) -> str:
     answer = neutralize_block(resolved.answer)
-    if answer and resolved.answer_numbers:
-        answer += " " + format_numbers(resolved.answer_numbers)
+    extra = [n for n in resolved.answer_numbers if f"[{n}]" not in answer]  # not cited inline
+    if answer and extra:
+        answer += " " + format_numbers(extra)
     if report.status != "no_answer":
         return answer or "_The sources that were read did not support an answer._"
     parts = [f"**{NO_ANSWER_LEAD}**"]

@@ -12,6 +12,12 @@ state, cache and output directories, and measures what a user would notice first
 * ``figure_accuracy_in_passages`` — share of the figures stated by cited sentences (as drafted)
   that the verifier found in the cited passages (the report itself keeps only supported ones);
   ``figure_recall`` above is the other figure accuracy: the reviewed answer's figures in the report;
+* ``answer_figure_recall`` — share of the reviewed answer's figures found in the report's Answer
+  section, averaged over questions whose answer has figures; ``answered`` — share of those
+  questions with at least one such figure in the Answer;
+* ``evidence_figure_recall`` — share of the reviewed answer's figures found in the evidence handed
+  to the writer (every researcher finding of the run, read from its checkpoint): the upper bound
+  for any writer, model or not;
 * ``median_s_per_question``, counts by status, and gold_doc_recall per question type.
 
 Usage: ``python bench/sec10q.py [--limit N] [--mode quick|deep|both] [--json] [--llm NAME]
@@ -93,6 +99,37 @@ def figure_recall(answer: str, report_body: str) -> float | None:
     return len(wanted & figures(report_body)) / len(wanted)
 
 
+_HEADING = re.compile(r"(?m)^## ")
+
+
+def answer_section(markdown: str) -> str:
+    """The text of a rendered report's ``## Answer`` section ("" when it has none)."""
+    start = re.search(r"(?m)^## Answer[ \t]*$", markdown)
+    if start is None:
+        return ""
+    rest = markdown[start.end() :]
+    nxt = _HEADING.search(rest)
+    return rest[: nxt.start()] if nxt else rest.split("\n---\n", 1)[0]
+
+
+def answered(answer: str, section: str) -> bool | None:
+    """True when ``section`` states at least one of the answer's figures; ``None`` without any."""
+    wanted = figures(answer)
+    return bool(wanted & figures(section)) if wanted else None
+
+
+def evidence_text(checkpoint: dict[str, Any]) -> str:
+    """Every finding the researchers handed to the writer, from a run's checkpoint data."""
+    lines: list[str] = []
+    for report in checkpoint.get("completed", []):
+        lines.extend(str(f.get("text", "")) for f in report.get("findings", []))
+    return "\n".join(lines)
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
 def gold_globs(cell: str) -> list[str]:
     """The ``Source Docs`` cell as a list of globs (comma- or newline-separated)."""
     return [g.strip() for g in re.split(r"[,\n]", cell) if g.strip()]
@@ -158,6 +195,9 @@ class Outcome:
     cited: list[str] = field(default_factory=list)
     error: str = ""
     verify: dict[str, int] | None = None
+    answer_recall: float | None = None
+    answered: bool | None = None
+    evidence_recall: float | None = None
 
 
 def load_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
@@ -202,12 +242,17 @@ def run_one(row: dict[str, str], settings: Any, mode: str = "quick") -> Outcome:
         )
     seconds = time.monotonic() - started
     cited = [(s.title, s.url) for s in summary.sources]
-    body = ""
+    body = section = ""
     counts = None
     if summary.report_path:
         markdown = Path(summary.report_path).read_text("utf-8")
         body = report_text(markdown)
+        section = answer_section(body)
         counts = verification_counts(markdown)
+    evidence = body  # without a checkpoint, the findings the report shows
+    checkpoint = settings.resolved_state_dir() / "runs" / summary.run_id / "checkpoint.json"
+    with contextlib.suppress(OSError, ValueError):
+        evidence = evidence_text(json.loads(checkpoint.read_text("utf-8")))
     return Outcome(
         question,
         row["Question Type"],
@@ -217,6 +262,9 @@ def run_one(row: dict[str, str], settings: Any, mode: str = "quick") -> Outcome:
         figure_recall(row["Answer"], body),
         cited=[s.location or s.title for s in summary.sources],
         verify=counts,
+        answer_recall=figure_recall(row["Answer"], section),
+        answered=answered(row["Answer"], section),
+        evidence_recall=figure_recall(row["Answer"], evidence),
     )
 
 
@@ -239,6 +287,13 @@ def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "gold_doc_recall": round(sum(o.gold for o in outcomes) / n, 4) if n else 0.0,
         "figure_recall": round(sum(recalls) / len(recalls), 4) if recalls else None,
         "figure_questions": len(recalls),
+        "answer_figure_recall": mean(
+            [o.answer_recall for o in outcomes if o.answer_recall is not None]
+        ),
+        "answered": mean([float(o.answered) for o in outcomes if o.answered is not None]),
+        "evidence_figure_recall": mean(
+            [o.evidence_recall for o in outcomes if o.evidence_recall is not None]
+        ),
         "citation_precision": ratio(total("verified"), total("cited")),
         "figure_accuracy_in_passages": ratio(total("figures_supported"), total("figures")),
         "claims": {k: total(k) for k in (*VERIFY_KEYS, "figures", "figures_supported")},
@@ -272,6 +327,8 @@ def run_mode(rows: Sequence[dict[str, str]], settings: Any, mode: str) -> dict[s
         outcomes.append(o)
         mark = "gold" if o.gold else "MISS"
         rec = "-" if o.recall is None else f"{o.recall:.2f}"
+        if o.answer_recall is not None and o.evidence_recall is not None:
+            rec += f" ans={o.answer_recall:.2f} ev={o.evidence_recall:.2f}"
         v = o.verify or {}
         ver = f"{v.get('verified', 0)}/{v.get('cited', 0)}" if v else "-"
         print(

@@ -5,10 +5,12 @@ Measures, interleaved so machine noise hits both sides alike:
   * bare single-process pypdfium2 extraction of the corpus (the floor of indexing),
   * our cold index build (empty cache, subprocess pool) and a cold quick run,
   * our warm quick run (index cached): prepare + actors + report + Ray start/stop.
-Prints cold-index-build / bare-extraction (target <= 1.0) and warm-quick-run / bare-Ray-start-stop
+Prints cold-index-build / bare-extraction (target <= 3.0: the build also rebuilds tables from
+word boxes, ``text/pdf_tables.py``) and warm-quick-run / bare-Ray-start-stop
 (target <= 1.5). ``--json`` prints one JSON object on stdout.
 
     python bench/startup.py [--docs ../shared/data/sec-10q/docs] [--repeat 2] [--json]
+    python bench/startup.py --index-only   # the index-build ratio alone, without Ray
 """
 
 from __future__ import annotations
@@ -79,12 +81,41 @@ def quick_run(settings: object) -> tuple[float, float]:
     return index_s, time.perf_counter() - start
 
 
+def index_only(docs: Path, as_json: bool) -> None:
+    """Bare pypdfium2 extraction, then our cold index build (tables rebuilt), in one run."""
+    from deepresearch import driver
+
+    with tempfile.TemporaryDirectory(prefix="dr-bench-") as tmp:
+        root = Path(tmp)
+        extraction_s, pages = bare_extraction(docs)
+        settings = make_settings(docs, root / "cache", root / "state", root)
+        start = time.perf_counter()
+        driver.build_index(settings)  # type: ignore[arg-type]
+        index_s = time.perf_counter() - start
+    result = {
+        "pages": pages,
+        "bare_extraction_s": round(extraction_s, 3),
+        "cold_index_build_s": round(index_s, 3),
+        "cold_index_over_bare_extraction": round(index_s / extraction_s, 3),
+        "target": 3.0,
+    }
+    if as_json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=REPO.parent / "shared/data/sec-10q/docs")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--index-only", action="store_true", help="cold index build ratio only")
     args = parser.parse_args()
+    if args.index_only:
+        index_only(args.docs, args.json)
+        return
     os.environ["RAY_AUTH_MODE"] = "disabled"
     log = sys.stderr
 
@@ -123,7 +154,7 @@ def main() -> None:
         "warm_quick_run_s": round(warm_s, 3),
         "cold_index_over_bare_extraction": round(cold_index_s / extraction_s, 3),
         "warm_run_over_bare_ray": round(warm_s / bare_ray_s, 3),
-        "targets": {"cold_index_over_bare_extraction": 1.0, "warm_run_over_bare_ray": 1.5},
+        "targets": {"cold_index_over_bare_extraction": 3.0, "warm_run_over_bare_ray": 1.5},
     }
     if args.json:
         print(json.dumps(result))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
 from deepresearch.schemas import Finding, Report, ResearcherReport
+from deepresearch.text.boilerplate import shape_of
 
 MAX_LISTED_QUERIES = 12
 
@@ -44,20 +45,24 @@ def check_findings(
     best finding covers: one shared word ("control") does not make a quote about pest control part
     of an answer on export controls. A model's findings paraphrase ("bought back stock" for "share
     repurchases"), so word coverage says little about them: only the topic check applies.
+    Boilerplate (a certification, a signature, a defined term; ``text.boilerplate``) is dropped
+    whoever drafted it.
     """
+    boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
+    findings = [f for f in findings if shape_of(f.text) is None]
     key = key_terms(question, cfg)
     read: set[str] = set()
     for text in source_texts:
         read.update(normalized_terms(text))
     topic = coverage(key, read) if source_texts else 0.0
     if topic < cfg.topic_min_coverage:
-        return FindingCheck((), len(findings), topic, True)
+        return FindingCheck((), boiler + len(findings), topic, True)
     if not quoted:
-        return FindingCheck(tuple(findings), 0, topic, False)
+        return FindingCheck(tuple(findings), boiler, topic, False)
     scores = [coverage(key, normalized_terms(f.text)) for f in findings]
     bar = max(cfg.finding_min_relevance, cfg.finding_relative * max(scores, default=0.0))
     kept = tuple(f for f, score in zip(findings, scores, strict=True) if score >= bar)
-    return FindingCheck(kept, len(findings) - len(kept), topic, False)
+    return FindingCheck(kept, boiler + len(findings) - len(kept), topic, False)
 
 
 def usable_sources(reports: Sequence[ResearcherReport]) -> list[str]:

@@ -15,7 +15,8 @@ from deepresearch.schemas import Finding, Report, ReportSection, ResearcherRepor
 
 EXTRACTIVE_NOTE = (
     "Written without a language model (extractive mode): every statement below is a sentence or "
-    "table row quoted from the cited source."
+    "table row quoted from the cited source; figure lines and tables in the Answer hold nothing "
+    "but a cited table row's label, unit, column headers and cells."
 )
 NO_CITED_FINDINGS = (
     "No answer could be given: the writer's draft cited none of the sources that were read, so "

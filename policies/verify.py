@@ -211,6 +211,18 @@ def check_report(
 # --------------------------------------------------------------------------- the final report
 
 
+def join_answer(parts: Sequence[str]) -> str:
+    """Answer paragraphs, blank-line separated, except consecutive Markdown table lines (a
+    composed period -> value table is checked line by line and must render as one table)."""
+    out = ""
+    for i, part in enumerate(parts):
+        if i:
+            table = part.startswith("|") and parts[i - 1].startswith("|")
+            out += "\n" if table else "\n\n"
+        out += part
+    return out
+
+
 def _with_markers(text: str, urls: Sequence[str]) -> str:
     """``text`` with URL markers before its final punctuation: "Sales rose [u]." """
     markers = "".join(cite_marker(u) for u in urls)
@@ -317,7 +329,7 @@ def finalize(
         figures=sum(len(fs) for _, fs in draft_figures),
         figures_supported=sum(len(fs) - len(c.support.missing) for c, fs in draft_figures),
     )
-    answer = "\n\n".join(p for p in answer_parts if p)
+    answer = join_answer([p for p in answer_parts if p])
     status = report.status if sections else "no_answer"
     if not sections:
         answer = NO_VERIFIED_ANSWER

@@ -25,8 +25,25 @@ from deepresearch.llm_messages import (
     SourceText,
     Task,
 )
+from deepresearch.text.question import analyze
 
 USER_SPLIT = "---user---"
+
+#: What the answer should look like for each question shape (``text.question``), the same shapes
+#: the model-free writer composes.
+SHAPE_HINTS: dict[str, str] = {
+    "figure": "The question asks for one figure: state it with its period, unit and entity.",
+    "trend": (
+        "The question asks for a trend: give a Markdown table with one line per period, in time "
+        "order (| period | value [n] |), from the matching row of each filing."
+    ),
+    "comparison": (
+        "The question asks for a comparison: one line per entity (and per metric), each with "
+        "its figure, period and unit."
+    ),
+    "list": "The question asks for a list: name each item, each with its citation.",
+    "explanation": "The question asks for an explanation: give the best-supported reasons.",
+}
 
 #: Template file (without ``.md``) for each task kind.
 TEMPLATE_FOR_KIND: dict[str, str] = {
@@ -142,6 +159,7 @@ def _task_values(task: Task) -> tuple[str, dict[str, Any]]:
         parts.append(f"## {section.heading}\n" + ("\n".join(rows) if rows else "(no findings)"))
     body = "\n\n".join(parts) if parts else "(no sections)"
     return "writer", {
+        "shape": SHAPE_HINTS[analyze(task.query).shape],
         "query": task.query,
         "sections": wrap_untrusted(body, nonce),
         "sources": _sources_block(task.sources, nonce),

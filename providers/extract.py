@@ -89,6 +89,8 @@ def extract_path(path: Path) -> ExtractedDoc:
 def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
     import pypdfium2 as pdfium
 
+    from deepresearch.text.pdf_tables import page_text
+
     try:
         pdf = pdfium.PdfDocument(source)
     except pdfium.PdfiumError as exc:
@@ -100,8 +102,7 @@ def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
         for index in range(len(pdf)):
             page = pdf[index]
             textpage = page.get_textpage()
-            text: str = textpage.get_text_range()
-            pages.append(text.replace("\r\n", "\n").replace("\r", "\n"))
+            pages.append(page_text(textpage))
             textpage.close()
             page.close()
     finally:
@@ -117,7 +118,10 @@ def html_doc(html: str, name: str) -> ExtractedDoc:
     """Main text, title and publish date of an HTML page (markup-stripped when trafilatura fails)."""
     import trafilatura
 
+    from deepresearch.text.grid_tables import rows_from_pipes
+
     text = trafilatura.extract(html, include_tables=True, include_comments=False) or ""
+    text = rows_from_pipes(text)  # table rows with their headers and caption
     title = published = ""
     meta = trafilatura.extract_metadata(html)
     if meta is not None and meta.title:

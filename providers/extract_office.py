@@ -1,4 +1,5 @@
-"""Text out of office documents: DOCX, PPTX, XLSX, CSV and EPUB, tables kept as Markdown tables.
+"""Text out of office documents: DOCX, PPTX, XLSX, CSV and EPUB; tables become self-describing
+rows (``text.grid_tables``: each row with its column headers and the heading above the table).
 
 These run inside ``ExtractionPool`` workers like the PDF and HTML extractors (``extract.py``
 dispatches here). Pages follow the document's own units so a citation can point at them: one per
@@ -12,6 +13,7 @@ EPUB is read with ``zipfile`` and the HTML extractor rather than EbookLib, which
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import io
 import posixpath
@@ -25,6 +27,7 @@ from xml.etree import ElementTree
 
 from deepresearch.errors import ExtractionError
 from deepresearch.providers.extract import ExtractedDoc, html_doc
+from deepresearch.text.grid_tables import rows_from_pipes
 
 MAX_ZIP_ENTRIES = 10_000
 MAX_ZIP_UNPACKED = 256 * 1024 * 1024  # declared uncompressed bytes, all entries together
@@ -163,11 +166,13 @@ def extract_office(
 ) -> ExtractedDoc:
     """Extract one office document; parser errors propagate (the caller wraps them)."""
     try:
-        return _extract(source, kind, name, charset)
+        doc = _extract(source, kind, name, charset)
     except ExtractionError as exc:  # a file's errors name its path, as the other extractors do
         if isinstance(source, Path) and exc.path != str(source):
             raise ExtractionError(str(source), exc.reason) from None
         raise
+    # Markdown tables become self-describing rows (header, caption or heading above)
+    return dataclasses.replace(doc, pages=tuple(rows_from_pipes(page) for page in doc.pages))
 
 
 def _extract(source: Path | bytes, kind: str, name: str, charset: str | None) -> ExtractedDoc:

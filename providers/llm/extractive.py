@@ -32,10 +32,13 @@ from deepresearch.llm_messages import (
     WriteDraft,
     WriteTask,
 )
+from deepresearch.policies.answer import compose
 from deepresearch.policies.support import Weights, missing_figures, support
 from deepresearch.providers.llm import rules
+from deepresearch.providers.llm.evidence import evidence_units
 from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
 from deepresearch.schemas import Evaluation
+from deepresearch.text.tables import parse_row
 
 NO_PASSAGE = "No relevant passage was found in the sources"
 NO_ANSWER = "The sources did not contain information that answers this question."
@@ -45,6 +48,11 @@ _TERMINAL = (".", "!", "?")
 def _sentence(text: str) -> str:
     text = text.strip()
     return text if text.endswith(_TERMINAL) else f"{text}."
+
+
+def _has_unit(text: str) -> bool:
+    row = parse_row(text)
+    return row is not None and bool(row.unit)
 
 
 def usable_summary(summary: str) -> bool:
@@ -59,10 +67,14 @@ def answer_queries(task: QueriesTask) -> QueryList:
 
 
 def answer_findings(task: FindingsTask) -> FindingsDraft:
-    units = build_units([(s.n, s.text) for s in task.sources])
+    units = evidence_units(task.question, [(s.n, s.url, s.text) for s in task.sources])
     scorer = Scorer(units)
     periods = rules.find_periods(task.question)
     scores = scorer.score(task.question, periods)
+    # of two near-identical rows (MMR keeps one), prefer the one that states its unit
+    scores = [
+        sc * (1.25 if _has_unit(u.text) else 1.0) for sc, u in zip(scores, units, strict=True)
+    ]
     chosen = mmr_select(units, scores, scorer, task.max_findings)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
@@ -149,6 +161,16 @@ def answer_write(task: WriteTask) -> WriteDraft:
             picked.setdefault(flat[k][1].text, flat[k][1].sources)
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
+    composed = compose(
+        task.query,
+        [(d.text, d.sources, si) for si, d in flat],
+        [sec.heading for sec in task.sections],
+    )
+    if composed is not None:  # the figure / table first, then the best quoted prose
+        asked = rules.find_periods(task.query)  # prose about another period would mislead
+        prose = [t for t in picked if not parse_row(t) and all(p in t for p in asked[:1])][:2]
+        answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
+        cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from deepresearch.text.question import analyze
+
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
@@ -25,7 +27,7 @@ PERIOD_RE = re.compile(
             rf"|period)|weeks?)\s+end(?:ed|ing)\s+(?:on\s+)?{_DATE}",
             rf"\b{_ORD}\s+(?:fiscal\s+)?quarter(?:\s+of)?(?:\s+(?:fiscal\s+(?:year\s+)?)?{_YEAR})?",
             rf"\b{_ORD}\s+half(?:\s+of)?(?:\s+(?:fiscal\s+)?{_YEAR})?",
-            rf"\bQ[1-4]\s*(?:FY\s*)?'?(?:{_YEAR}|\d{{2}})\b",
+            rf"\bQ[1-4]\s*(?:FY\s*)?'?(?:{_YEAR}|\d{{2}})\b(?![-\w])",  # not "Q3 10-Q"
             rf"\b(?:FY|fiscal\s+(?:year\s+)?)\s*'?(?:{_YEAR}|\d{{2}})\b",
             rf"\bH[12]\s*{_YEAR}\b",
             rf"\b{_DATE}\b",
@@ -235,10 +237,15 @@ def dedupe(texts: list[str]) -> list[str]:
 
 
 def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ()) -> list[str]:
-    """The cleaned question first, then one query per resolved coordination, then steering."""
+    """The cleaned question first, then one query per resolved coordination, then the question's
+    entities, metrics and periods alone, then steering."""
     tokens, periods = tokenize(question)
+    q = analyze(question)
+    # what the question is about, without the words that frame it ("trends", "reported periods")
+    focused = " ".join([*q.entities, *q.metrics, *(p.text for p in q.periods)])
     candidates = [keywords(tokens, periods)]
     candidates += [keywords(v, periods) for v in expand(tokens)]
+    candidates += [focused] if q.entities and q.metrics else []
     if notes:
         note_tokens, note_periods = tokenize(notes[-1])
         steer = keywords(note_tokens, note_periods).split()[:6]
@@ -248,9 +255,31 @@ def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ())
     return out[: max(1, max_queries)] if out else [question.strip()]
 
 
+def entity_metric_questions(query: str, max_subtasks: int) -> list[str]:
+    """A comparison of several entities: one question per entity x metric, each naming its
+    entity and the query's periods (one per entity, metrics joined, when that is too many)."""
+    q = analyze(query)
+    if q.shape != "comparison" or len(q.entities) < 2 or not q.metrics:
+        return []
+    when = " ".join(p.text for p in q.periods)
+    tail = f" in {when}?" if when else "?"
+    if len(q.entities) * len(q.metrics) <= max(1, max_subtasks):
+        return [f"What was {e}'s {m}{tail}" for e in q.entities for m in q.metrics]
+    joined = (
+        ", ".join(q.metrics[:-1]) + f" and {q.metrics[-1]}" if len(q.metrics) > 1 else q.metrics[0]
+    )
+    return [f"What were {e}'s {joined}{tail}" for e in q.entities][: max(1, max_subtasks)]
+
+
 def sub_questions(query: str, max_subtasks: int) -> list[str]:
-    """One question per resolved coordination; the query itself when nothing splits."""
+    """One question per entity x metric of a comparison, else one per resolved coordination;
+    the query itself when nothing splits."""
     tokens, periods = tokenize(query)
+    names = analyze(query).entities
+    named = all(any(n in render(v, periods) for n in names) for v in expand(tokens))
+    planned = [] if named else entity_metric_questions(query, max_subtasks)
+    if planned:
+        return planned
     variants = expand(tokens)
     if len(variants) <= 1:
         return [query.strip()]

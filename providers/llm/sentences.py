@@ -16,6 +16,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from deepresearch.text.tables import parse_row
+
 # fmt: off
 STOPWORDS = frozenset({
     "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are",
@@ -115,7 +117,7 @@ class Unit:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _is_table_line(line: str) -> bool:
-    if line.startswith("|"):
+    if line.startswith("|") or parse_row(line) is not None:  # a self-describing table row
         return True
     tokens = line.split()
     numeric = sum(1 for t in tokens if _NUMERIC_TOKEN.match(t))
@@ -167,7 +169,7 @@ def _source_units(n: int, text: str, boilerplate: set[str]) -> list[tuple[str, b
         if line.startswith("#"):
             flush()
             continue
-        if _is_table_line(line):
+        if _is_table_line(line) or parse_row(line) is not None:
             flush()
             units.append((line, True))
             continue

@@ -58,16 +58,34 @@ def split_passages(text: str, size: int) -> list[str]:
     return [p.strip() for p in passages if p.strip()]
 
 
+def _best_line(text: str, terms: list[str]) -> str | None:
+    """The line holding the most distinct query terms, when that beats the passage's first
+    line: a passage of table rows then shows the row asked for, not the header lines above it."""
+    lines = text.lower().split("\n")
+    if len(lines) < 2:
+        return None
+    unique = set(terms)
+    counts = [sum(1 for t in unique if t in line) for line in lines]
+    best = max(range(len(lines)), key=lambda i: (counts[i], -i))
+    if best == 0 or counts[best] <= counts[0]:
+        return None
+    return " ".join(text.split("\n")[best].split())
+
+
 def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     """About ``width`` chars of ``text``, starting shortly before the first query term in it."""
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
     low = flat.lower()
-    found = [i for i in (low.find(t) for t in terms) if i >= 0]
-    start = max(0, min(found, default=0) - width // 5)
-    if start > 0:
-        start = flat.find(" ", start) + 1 or start
+    line = _best_line(text, terms)
+    if line is not None:  # a table row (or line) naming most of the query: start right there
+        start = max(0, flat.find(line))
+    else:
+        found = [i for i in (low.find(t) for t in terms) if i >= 0]
+        start = max(0, min(found, default=0) - width // 5)
+        if start > 0:
+            start = flat.find(" ", start) + 1 or start
     end = min(len(flat), start + width)
     if end < len(flat):
         end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end

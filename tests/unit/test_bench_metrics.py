@@ -188,3 +188,44 @@ def test_quick_mode_answer_takes_several_cited_findings() -> None:
     assert "81,797" in draft.answer and "decreased 1%" in draft.answer
     assert "weather" not in draft.answer
     assert set(draft.answer_sources) == {1, 2}
+
+
+def test_answer_section_and_answered() -> None:
+    md = (
+        "# T\n\n## Answer\n\nNet sales were $81,797 million [1].\n\n"
+        "## Findings\n\n- Net sales 82,959 [1]\n\n## Sources\n\n1. p. 4\n"
+    )
+    section = bench.answer_section(bench.report_text(md))
+    assert bench.figures(section) == {"81797"}
+    answer = "Net sales: $81,797 million and $82,959 million."
+    assert bench.figure_recall(answer, section) == 0.5
+    assert bench.answered(answer, section) is True
+    assert bench.answered("$82,959 million", section) is False
+    assert bench.answered("No figures.", section) is None
+    assert bench.answer_section("# T\n\nno answer heading\n") == ""
+
+
+def test_evidence_text_reads_every_finding_of_the_checkpoint() -> None:
+    data = {
+        "completed": [
+            {"findings": [{"text": "Sales 81,797", "citations": ["u"]}]},
+            {"findings": [{"text": "Margin 44.5%", "citations": ["v"]}]},
+        ]
+    }
+    text = bench.evidence_text(data)
+    assert bench.figure_recall("81,797 and 44.5% and 12,345", text) == 2 / 3
+    assert bench.evidence_text({}) == ""
+
+
+def test_aggregate_reports_answer_and_evidence_recall() -> None:
+    def outcome(ans: float | None, ok: bool | None, ev: float | None) -> object:
+        return bench.Outcome(
+            "q", "t", "completed", 1.0, True, ev, answer_recall=ans, answered=ok, evidence_recall=ev
+        )
+
+    result = bench.aggregate(
+        [outcome(1.0, True, 1.0), outcome(0.0, False, 0.5), outcome(None, None, None)]
+    )
+    assert result["answer_figure_recall"] == 0.5
+    assert result["answered"] == 0.5
+    assert result["evidence_figure_recall"] == 0.75

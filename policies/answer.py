@@ -1,0 +1,208 @@
+"""The Answer section composed from self-describing table rows, in the shape the question asks.
+
+One figure: the row that names the question's metric, the cell of the asked period (or the
+current quarter), as ``<label> (<unit>), <header>: <value> [n].`` A trend: a Markdown table
+period -> value from the matching row of every cited filing, in time order. A comparison: one
+line per entity (deep mode: one per sub-question, which names its entity) and metric. Nothing
+else is written: every composed line holds only a row's label, unit, headers and cells, so the
+citation verifier finds each of its figures in the cited row. An explanation (or no matching
+row) composes nothing and the writer quotes its best sentences as before. Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from deepresearch.providers.llm.sentences import terms
+from deepresearch.text.question import Question, analyze, periods_of
+from deepresearch.text.tables import TableRow, parse_row
+
+_QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGNORECASE)
+_LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)
+_BLANK = {"", "—", "–", "-", "(column)"}
+MAX_TREND_ROWS = 12
+
+
+@dataclass(frozen=True)
+class Row:
+    """A parsed row with the finding's source numbers and its place among the findings."""
+
+    row: TableRow
+    sources: tuple[int, ...]
+    order: int
+    group: int = 0  # the section (sub-question) the finding came from
+
+
+def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
+    """The findings ``(text, source numbers, section)`` that are self-describing table rows."""
+    out: list[Row] = []
+    for k, (text, sources, group) in enumerate(findings):
+        row = parse_row(text)
+        if row is not None and sources and any(v not in _BLANK for _, v in row.cells):
+            out.append(Row(row, sources, k, group))
+    return out
+
+
+def _metric_terms(q: Question) -> set[str]:
+    return {t for word in q.metric_words for t in terms(word)}
+
+
+def match(row: TableRow, wanted: set[str]) -> float:
+    """How well a row names the wanted metric: label terms count double, extra label words cost."""
+    label = set(terms(row.label))
+    title = set(terms(row.title))
+    if not wanted or not (label & wanted):
+        return 0.0
+    return (
+        2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(label - wanted)
+    )
+
+
+def _date_key(header: str) -> tuple[int, int, int] | None:
+    dates = [p.date for p in periods_of(header) if p.date]
+    return dates[-1] if dates else None
+
+
+def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
+    """The cell of the asked period; without one, the first quarter-long column."""
+    cells = [(h, v) for h, v in row.cells if v not in _BLANK]
+    if not cells:
+        return None
+    asked = {p.date for p in q.periods if p.date}
+    if asked:
+        dated = [(h, v) for h, v in cells if _date_key(h) in asked]
+        quarter = [c for c in dated if not _LONG_HEADER.search(c[0])]
+        if quarter or dated:
+            return (quarter or dated)[0]
+        return None
+    quarter = [c for c in cells if _QUARTER_HEADER.search(c[0])]
+    return (quarter or cells)[0]
+
+
+def _unit(row: TableRow) -> str:
+    return f" ({row.unit})" if row.unit else ""
+
+
+def _cite(sources: tuple[int, ...]) -> str:
+    return "".join(f"[{n}]" for n in sources)
+
+
+def _best(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
+    scored = [(match(r.row, wanted), r) for r in rows]
+    return sorted(((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order))
+
+
+def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, Row] | None:
+    """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell."""
+    found: list[tuple[float, int, str, Row]] = []
+    for score, r in _best(rows, _metric_terms(q)):
+        cell = pick_cell(r.row, q)
+        if cell is not None:
+            header, value = cell
+            # among equally named rows, the one that says its unit and its column's length
+            score += 0.2 * bool(r.row.unit) + 0.2 * bool(_QUARTER_HEADER.search(header))
+            text = f"{lead}{r.row.label}{_unit(r.row)}, {header}: {value} {_cite(r.sources)}."
+            found.append((score, r.order, text, r))
+    if not found:
+        return None
+    _, _, text, r = max(found, key=lambda item: (item[0], -item[1]))
+    return text, r
+
+
+def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+    """``| Period | <label> (<unit>) |`` with one line per quarter column, oldest first."""
+    best = _best(rows, _metric_terms(q))
+    if not best:
+        return None
+    top = best[0][1]
+    top_score = best[0][0]
+    same = [r for s, r in best if s >= top_score - 0.5]  # the same line item in every filing
+    points: dict[tuple[int, int, int], tuple[str, str, Row]] = {}
+    for r in same:
+        seen: set[tuple[int, int, int]] = set()
+        for header, value in r.row.cells:
+            key = _date_key(header)
+            if key is None or key in seen or _LONG_HEADER.search(header):
+                continue
+            seen.add(key)  # a date's first column is its quarter; a repeat is year-to-date
+            if value not in _BLANK and key not in points:
+                points[key] = (header, value, r)
+    if len(points) < 2:
+        return None
+    ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
+    first = _common_prefix([h for h, _, _ in ordered]) or "Period"
+    lines = [f"| {first} | {top.row.label}{_unit(top.row)} |", "| --- | --- |"]
+    lines += [f"| {h} | {v} {_cite(r.sources)}" for h, v, r in ordered]
+    used = list({id(r): r for _, _, r in ordered}.values())
+    # one paragraph per table line: the verifier checks each line against its own cited row,
+    # and joins consecutive table lines back into one table
+    return "\n\n".join(lines), used
+
+
+def _common_prefix(headers: Sequence[str]) -> str:
+    """The words every header starts with ("Three Months Ended"), without dates or figures."""
+    split = [h.split() for h in headers]
+    out: list[str] = []
+    for words in zip(*split, strict=False):
+        if len(set(words)) != 1 or any(c.isdigit() for c in words[0]):
+            break
+        out.append(words[0])
+    return " ".join(out).rstrip(",")
+
+
+def comparison_lines(
+    rows: Sequence[Row], q: Question, headings: Sequence[str]
+) -> tuple[str, list[Row]] | None:
+    """One figure line per sub-question (each names its entity) or else per metric."""
+    lines: list[str] = []
+    used: list[Row] = []
+    groups = sorted({r.group for r in rows})
+    if len(groups) >= 2 and len(headings) >= 2:
+        for g in groups:
+            sub = analyze(headings[g]) if g < len(headings) else q
+            sub = sub if sub.metric_words else q
+            lead = f"{sub.entities[0]}: " if sub.entities else ""  # the entity its heading names
+            found = figure_line([r for r in rows if r.group == g], sub, lead)
+            if found:
+                lines.append(found[0])
+                used.append(found[1])
+    else:
+        for metric in q.metrics or ("",):
+            one = Question(q.text, q.entities, (metric,), q.periods, q.shape, q.latest, q.yoy,
+                           tuple(metric.split()))  # fmt: skip
+            found = figure_line(rows, one if metric else q)
+            if found and found[0] not in lines:
+                lines.append(found[0])
+                used.append(found[1])
+    return ("\n\n".join(lines), used) if lines else None
+
+
+def compose(
+    question: str,
+    findings: Sequence[tuple[str, tuple[int, ...], int]],
+    headings: Sequence[str] = (),
+) -> tuple[str, tuple[int, ...]] | None:
+    """The composed answer text and the source numbers it cites; None when no row fits."""
+    q = analyze(question)
+    if q.shape == "explanation":
+        return None
+    rows = rows_of(findings)
+    if not rows:
+        return None
+    result: tuple[str, list[Row]] | None = None
+    if q.shape == "trend":
+        result = trend_table(rows, q)
+    elif q.shape == "comparison":
+        result = comparison_lines(rows, q, headings)
+    if result is None:
+        found = figure_line(rows, q)
+        result = (found[0], [found[1]]) if found else None
+    if result is None:
+        return None
+    text, used = result
+    return text, tuple(dict.fromkeys(n for r in used for n in r.sources))
+
+
+__all__ = ["Row", "comparison_lines", "compose", "figure_line", "match", "pick_cell", "trend_table"]

@@ -1,0 +1,220 @@
+"""The Answer section answers: one figure, a trend table in time order, one line per entity;
+composed lines hold only cited cells and headers, so the citation verifier accepts them."""
+
+from __future__ import annotations
+
+from deepresearch.llm_messages import SourceText, WriteTask
+from deepresearch.policies import verify
+from deepresearch.policies.answer import compose
+from deepresearch.providers.llm.extractive import answer_write
+from deepresearch.schemas import Evidence, Finding, Report, ReportSection, Source
+from deepresearch.text.tables import TableRow, format_row
+
+TITLE = "Condensed consolidated statements of operations"
+
+
+def row(label: str, *cells: tuple[str, str], unit: str = "in millions") -> str:
+    return format_row(TableRow(TITLE, unit, label, cells))
+
+
+Q3 = row(
+    "Total net sales",
+    ("Three Months Ended July 1, 2023", "81,797"),
+    ("Three Months Ended June 25, 2022", "82,959"),
+    ("Nine Months Ended July 1, 2023", "293,787"),
+)
+Q2 = row(
+    "Total net sales",
+    ("Three Months Ended April 1, 2023", "94,836"),
+    ("Three Months Ended March 26, 2022", "97,278"),
+)
+PRODUCTS = row("Products net sales", ("Three Months Ended July 1, 2023", "60,584"))
+PROSE = "Deferred revenue was recognized over the period as services were delivered."
+
+
+def test_one_figure_names_its_period_and_unit_and_cites_the_row() -> None:
+    composed = compose(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [(PROSE, (3,), 0), (PRODUCTS, (2,), 0), (Q3, (1,), 0)],
+    )
+    assert composed == (
+        "Total net sales (in millions), Three Months Ended July 1, 2023: 81,797 [1].",
+        (1,),
+    )
+
+
+def test_the_asked_date_picks_the_prior_year_column_too() -> None:
+    composed = compose(
+        "What were total net sales for the quarter ended June 25, 2022?", [(Q3, (1,), 0)]
+    )
+    assert composed is not None and "82,959" in composed[0] and "81,797" not in composed[0]
+
+
+def test_a_trend_is_a_table_in_time_order_across_filings() -> None:
+    composed = compose(
+        "How have Initech's total net sales changed over time?", [(Q3, (1,), 0), (Q2, (2,), 0)]
+    )
+    assert composed is not None
+    lines = [line for line in composed[0].splitlines() if line]
+    assert lines[:2] == ["| Three Months Ended | Total net sales (in millions) |", "| --- | --- |"]
+    assert lines[2:] == [
+        "| Three Months Ended March 26, 2022 | 97,278 [2]",
+        "| Three Months Ended June 25, 2022 | 82,959 [1]",
+        "| Three Months Ended April 1, 2023 | 94,836 [2]",
+        "| Three Months Ended July 1, 2023 | 81,797 [1]",
+    ]
+    assert composed[1] == (2, 1)  # in the order the table cites them
+
+
+def test_a_comparison_gives_one_line_per_entity_sub_question() -> None:
+    other = row("Total revenue", ("Three Months Ended June 30, 2023", "56,189"))
+    composed = compose(
+        "How did Initech's and Globex's revenue compare in the quarter?",
+        [(Q3, (1,), 0), (other, (2,), 1)],
+        ["What was Initech's total net sales?", "What was Globex's total revenue?"],
+    )
+    assert composed is not None
+    assert composed[0].split("\n\n") == [
+        "Initech: Total net sales (in millions), Three Months Ended July 1, 2023: 81,797 [1].",
+        "Globex: Total revenue (in millions), Three Months Ended June 30, 2023: 56,189 [2].",
+    ]
+
+
+def test_explanations_and_rowless_findings_compose_nothing() -> None:
+    assert compose("Why did Initech's total net sales fall?", [(Q3, (1,), 0)]) is None
+    assert compose("What was Initech's total net sales?", [(PROSE, (1,), 0)]) is None
+
+
+def _task(query: str, findings: list[tuple[str, str]]) -> WriteTask:
+    urls = list(dict.fromkeys(u for _, u in findings))
+    return WriteTask(
+        query=query,
+        sections=(
+            ReportSection(
+                heading=query, findings=tuple(Finding(text=t, citations=(u,)) for t, u in findings)
+            ),
+        ),
+        sources=tuple(
+            SourceText(n=i + 1, url=u, title=u, location=u, text="") for i, u in enumerate(urls)
+        ),
+    )
+
+
+def test_the_extractive_writer_leads_with_the_figure_and_the_verifier_keeps_the_table() -> None:
+    a, b = "doc:q3.pdf#page=4", "doc:q2.pdf#page=4"
+    query = "How have Initech's total net sales changed over time?"
+    task = _task(query, [(PROSE, a), (Q3, a), (Q2, b)])
+    draft = answer_write(task)
+    assert draft.answer.startswith("| Three Months Ended | Total net sales")
+    draft = verify.adopt_answer_markers(task, draft)
+    by_n = {s.n: s.url for s in task.sources}
+    report = Report(
+        query=query,
+        title="t",
+        answer=draft.answer,
+        sections=(
+            ReportSection(
+                heading=query,
+                findings=tuple(
+                    Finding(text=f.text, citations=tuple(by_n[n] for n in f.sources))
+                    for f in draft.sections[0].findings
+                ),
+            ),
+        ),
+        sources=(
+            Source(url=a, title="q3", location="q3, p. 4"),
+            Source(url=b, title="q2", location="q2, p. 4"),
+        ),
+        answer_citations=tuple(by_n[n] for n in draft.answer_sources),
+    )
+    evidence = {
+        a: (Evidence(url=a, quote=Q3), Evidence(url=a, quote=PROSE)),
+        b: (Evidence(url=b, quote=Q2),),
+    }
+    checked = verify.check_report(report, evidence, 0.5)
+    assert all(c.ok for c in checked.checks), [c.reason for c in checked.checks if not c.ok]
+    final, dropped = verify.finalize(checked, {}, evidence, report.sources, 0.5)
+    assert dropped == []
+    table = [line for line in final.answer.split("\n\n")[0].splitlines()]
+    assert len(table) == 6 and all(line.startswith("|") for line in table)  # one table
+    assert table[-1].startswith("| Three Months Ended July 1, 2023 | 81,797 [")
+
+
+def test_a_composed_figure_that_the_row_does_not_state_is_dropped() -> None:
+    a = "doc:q3.pdf#page=4"
+    wrong = "Total net sales (in millions), Three Months Ended July 1, 2023: 99,999"
+    report = Report(
+        query="q",
+        title="t",
+        answer=f"{wrong} [{a}].",
+        sections=(ReportSection(heading="q", findings=(Finding(text=Q3, citations=(a,)),)),),
+        sources=(Source(url=a, title="q3", location="q3, p. 4"),),
+        answer_citations=(a,),
+    )
+    checked = verify.check_report(report, {a: (Evidence(url=a, quote=Q3),)}, 0.5)
+    assert [c.ok for c in checked.checks] == [False, True]
+
+
+def test_a_model_writer_is_told_the_shape_and_how_to_read_a_row() -> None:
+    from deepresearch.prompts import render_task
+
+    task = _task("How have Initech's total net sales changed over time?", [(Q3, "doc:q3.pdf")])
+    system, user = render_task(task, {"type": "object"})
+    assert "Markdown table with one line per period, in time order" in system
+    assert "is a table row" in system and Q3 in user
+    figure = _task("What was Initech's total net sales in Q3 2023?", [(Q3, "doc:q3.pdf")])
+    assert "one figure" in render_task(figure, {"type": "object"})[0]
+
+
+def test_a_trend_takes_each_dates_quarter_column_not_the_year_to_date_repeat() -> None:
+    mdna = format_row(
+        TableRow(
+            "",
+            "",
+            "Total net sales",
+            (
+                ("June 25, 2022", "82,959"),
+                ("Three Months Ended June 26, 2021", "81,434"),
+                ("Change", "2 %"),
+                ("June 25, 2022", "304,182"),  # the nine-month column lost its span header
+                ("Nine Months Ended June 26, 2021", "282,457"),
+            ),
+        )
+    )
+    composed = compose("How have Initech's total net sales changed over time?", [(mdna, (1,), 0)])
+    assert composed is not None
+    values = [line.split("|")[2].split()[0] for line in composed[0].splitlines()[4::2]]
+    assert values == ["81,434", "82,959"]
+
+
+def test_an_entity_led_comparison_line_verifies_against_its_row() -> None:
+    a = "doc:q3.pdf#page=4"
+    line = "Initech: Total net sales (in millions), Three Months Ended July 1, 2023: 81,797"
+    report = Report(
+        query="q",
+        title="t",
+        answer=f"{line} [{a}].",
+        sections=(ReportSection(heading="q", findings=(Finding(text=Q3, citations=(a,)),)),),
+        sources=(Source(url=a, title="q3", location="q3, p. 4"),),
+        answer_citations=(a,),
+    )
+    checked = verify.check_report(report, {a: (Evidence(url=a, quote=Q3),)}, 0.5)
+    assert [c.ok for c in checked.checks] == [True, True]
+
+
+def test_a_company_that_says_revenue_answers_a_net_sales_question() -> None:
+    revenue = row("Revenue", ("Three Months Ended July 30, 2023", "13,507"))
+    composed = compose(
+        "What were Globex's total net sales in the latest quarter?", [(revenue, (1,), 0)]
+    )
+    assert composed is not None and "13,507" in composed[0]
+
+
+def test_the_exact_line_item_beats_a_longer_label_with_a_tidier_header() -> None:
+    share = row("Percentage of total net sales", ("Three Months Ended July 1, 2023", "7 %"))
+    mdna = format_row(TableRow("", "", "Total net sales", (("July 1, 2023", "81,797"),)))
+    composed = compose(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [(share, (1,), 0), (mdna, (2,), 0)],
+    )
+    assert composed is not None and "81,797" in composed[0]

@@ -1,0 +1,98 @@
+"""Boilerplate is recognised by its shape and by repetition across documents, never by a list of
+one corpus's phrases, and it never becomes evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.providers.llm.evidence import evidence_units
+from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shape_of
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("I, Jane Roe, certify that I have reviewed this quarterly report of Initech Corp.;",
+         "certification"),
+        ("/s/ Jane Roe", "signature"),
+        ("Date: October 27, 2023", "signature"),
+        ("November 3, 2023", "date line"),
+        ("Item 2. Management's Discussion and Analysis of Results 17", "index line"),
+        ("Risk Factors .......... 24", "index line"),
+        ("31.1* Rule 13a-14(a) / 15d-14(a) Certification of Chief Executive Officer", "index line"),
+        ('Unless the context requires otherwise, "Initech" or "the Company" refers to Initech '
+         "Corp. and its subsidiaries.", "definition"),
+        ("This report contains forward-looking statements that involve risks and uncertainties "
+         "and actual results could differ materially.", "disclaimer"),
+    ],
+)  # fmt: skip
+def test_boilerplate_shapes(text: str, shape: str) -> None:
+    assert shape_of(text) == shape
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Total net sales increased 8% to $81,797 million during the third quarter.",
+        "Gross margin percentage was 44.5% compared with 43.3% a year earlier.",
+        "The Company refers customers to authorized resellers in most markets.",  # no quoted term
+        "We expect revenue growth to continue, driven by cloud services.",
+        "I/O revenue rose 12% in the quarter.",
+    ],
+)
+def test_findings_are_not_boilerplate(text: str) -> None:
+    assert shape_of(text) is None
+
+
+def test_a_figure_free_template_repeated_in_two_documents_is_boilerplate() -> None:
+    template = (
+        "The registrant has filed all reports required to be filed during the preceding period."
+    )
+    units = [
+        ("doc:a.pdf", template),
+        ("doc:b.pdf", template.upper()),  # case and punctuation do not hide a copy
+        ("doc:a.pdf", "Revenue was 1,234 in the quarter and rose by 5% over the prior year."),
+        ("doc:b.pdf", "Revenue was 1,234 in the quarter and rose by 5% over the prior year."),
+    ]
+    assert repeated(units) == {template, template.upper()}
+    assert boilerplate(units) == [True, True, False, False]
+    assert repeated([("doc:a.pdf", template), ("doc:a.pdf", template)]) == set()  # one document
+
+
+def test_off_topic_needs_a_metric_term() -> None:
+    assert off_topic(["appl", "sign"], ["revenu"])
+    assert not off_topic(["revenu", "rose"], ["revenu"])
+    assert not off_topic(["anything"], [])  # a question without metric words filters nothing
+
+
+def test_evidence_units_drop_certifications_and_name_only_sentences() -> None:
+    page = (
+        "I, Jane Roe, certify that I have reviewed this quarterly report on Form 10-Q of Initech "
+        "Corp.\n"
+        "Initech Corp. is incorporated in Delaware and has its offices in a large city.\n"
+        "Net revenue for the quarter was $5,120 million, up 7% from the prior year quarter.\n"
+    )
+    units = evidence_units(
+        "What was Initech's net revenue in the quarter?", [(1, "doc:x.pdf#page=3", page)]
+    )
+    assert [u.text for u in units] == [
+        "Net revenue for the quarter was $5,120 million, up 7% from the prior year quarter."
+    ]
+
+
+def test_a_models_quoted_certification_is_not_kept_as_a_finding() -> None:
+    from deepresearch.config.settings import load_settings
+    from deepresearch.policies.sufficiency import check_findings
+    from deepresearch.schemas import Finding
+
+    cfg = load_settings(None, {}, env={}).scoring
+    cert = Finding(
+        text="I, Jane Roe, certify that I have reviewed this quarterly report of Initech Corp.",
+        citations=("doc:x.pdf#page=40",),
+    )
+    fact = Finding(
+        text="Initech's net revenue was $5,120 million.", citations=("doc:x.pdf#page=3",)
+    )
+    sources = ["Initech net revenue was $5,120 million in the quarter. I certify the report."]
+    check = check_findings("What was Initech's net revenue?", [cert, fact], sources, cfg, False)
+    assert check.kept == (fact,) and check.dropped == 1

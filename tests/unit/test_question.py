@@ -1,0 +1,106 @@
+"""Question analysis without a model: entities, metric phrases, periods and answer shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.providers.llm import rules
+from deepresearch.text.question import analyze, periods_of
+
+
+@pytest.mark.parametrize(
+    ("question", "shape", "entities", "metrics"),
+    [
+        (
+            "What was Apple's total net sales for the quarter ended July 1, 2023?",
+            "figure",
+            ("Apple",),
+            ("total net sales",),
+        ),
+        (
+            "How has Amazon's revenue from online retail services fluctuated across quarters?",
+            "trend",
+            ("Amazon",),
+            ("revenue", "online retail services"),
+        ),
+        (
+            "How did Apple's and Microsoft's revenue and gross margin compare in their 2023 Q3 "
+            "10-Q filings?",
+            "comparison",
+            ("Apple", "Microsoft"),
+            ("revenue", "gross margin"),
+        ),
+        # unseen phrasings and names
+        ("How much did Globex spend on research and development in Q2 FY25?", "figure",
+         ("Globex",), ("spend", "research", "development")),
+        ("Show the trend in Initech's operating income over the past four quarters.", "trend",
+         ("Initech",), ("operating income",)),
+        ("Contoso vs Fabrikam: which had the higher free cash flow in 2024?", "comparison",
+         ("Contoso", "Fabrikam"), ("free cash flow",)),
+        ("Why did Umbrella's gross margin decline?", "explanation", ("Umbrella",),
+         ("gross margin decline",)),
+        ("What are the main risk factors Hooli lists?", "list", ("Hooli",),
+         ("risk factors", "lists")),
+    ],
+)  # fmt: skip
+def test_analysis_table(
+    question: str, shape: str, entities: tuple[str, ...], metrics: tuple[str, ...]
+) -> None:
+    q = analyze(question)
+    assert (q.shape, q.entities, q.metrics) == (shape, entities, metrics)
+
+
+def test_document_labels_are_neither_names_nor_periods() -> None:
+    q = analyze("What did Apple report in its 2023 Q3 10-Q filing?")
+    assert q.entities == ("Apple",)  # not "Q" from "10-Q"
+    assert [p.text for p in q.periods] == ["2023 Q3"]
+    assert (q.periods[0].year, q.periods[0].quarter) == (2023, 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the quarter ended July 1, 2023", [("July 1, 2023", 2023, None, False, (2023, 7, 1))]),
+        ("Q3 2023", [("Q3 2023", 2023, 3, False, None)]),
+        ("Q3 FY24", [("Q3 FY24", 2024, 3, True, None)]),
+        ("the third fiscal quarter of 2022", [("third fiscal quarter of 2022", 2022, 3, True, None)]),
+        ("fiscal 2023 and 2022", [("fiscal 2023", 2023, None, True, None), ("2022", 2022, None, False, None)]),
+        ("the Q3 10-Q", [("Q3", None, 3, False, None)]),
+    ],
+)  # fmt: skip
+def test_periods(text: str, expected: list[tuple[object, ...]]) -> None:
+    got = [(p.text, p.year, p.quarter, p.fiscal, p.date) for p in periods_of(text)]
+    assert got == expected
+
+
+def test_latest_and_year_over_year() -> None:
+    q = analyze("What was Initech's revenue in the most recent quarter, year over year?")
+    assert q.latest and q.yoy
+    assert not analyze("What was Initech's revenue in 2023?").latest
+
+
+def test_planner_splits_entities_by_metric_and_keeps_the_period() -> None:
+    question = (
+        "How did Apple's and Microsoft's revenue and gross margin compare in their 2023 Q3 "
+        "10-Q filings?"
+    )
+    subs = rules.sub_questions(question, 5)
+    assert subs == [
+        "What was Apple's revenue in 2023 Q3?",
+        "What was Apple's gross margin in 2023 Q3?",
+        "What was Microsoft's revenue in 2023 Q3?",
+        "What was Microsoft's gross margin in 2023 Q3?",
+    ]
+    two = rules.sub_questions(question, 3)  # too many for the cap: two per company
+    assert two == [
+        "What were Apple's revenue and gross margin in 2023 Q3?",
+        "What were Microsoft's revenue and gross margin in 2023 Q3?",
+    ]
+
+
+def test_no_tokenisation_artifacts_in_queries() -> None:
+    question = "What was Contoso's gross margin in the Q3 10-Q?"
+    texts = [*rules.search_queries(question, 4), *rules.sub_questions(question, 4)]
+    assert texts and all("10 -Q" not in t and "10-Q" in t for t in texts[:1])
+    assert not any("10 -Q" in t for t in texts)
+    assert rules.find_periods(question) == ["Q3"]

@@ -1,0 +1,117 @@
+"""Boilerplate is never evidence: text that every filing carries and that answers no question.
+
+Certifications, signature blocks, cover-page dates, consent letters, exhibit indexes, tables of
+contents, defined-term sentences and forward-looking disclaimers share shapes rather than words:
+
+* **sentence shape** — first-person singular ("I ... certify", "I have reviewed"), a signature
+  (``/s/``, a name line with a title), a definition (a quoted term that "refers to" / "means"),
+  an index line (an item or exhibit number with a page number or a dotted leader), a statement
+  about statements (forward-looking, "actual results may differ") with no figure;
+* **repetition across documents** — a figure-free sentence found verbatim in two different
+  documents of one task is a template (certifications, legends), not a finding;
+* **absence of question terms** — a unit that shares only the entity's name or a period with the
+  question says nothing about what was asked (``off_topic``).
+
+Pure functions over plain strings; callers decide what to drop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+_FIRST_PERSON = re.compile(r"(?:^|[\s,;(])I(?:,| have| am| hereby| certify| further)\b")
+_SIGNATURE = re.compile(r"/s/|^\s*(?:By|Name|Title|Date)\s*:", re.IGNORECASE | re.MULTILINE)
+_DEFINITION = re.compile(
+    r"[\"“][^\"”]{1,40}[\"”](?:\s*\)|\s*,)?\s*(?:or\s+[\"“][^\"”]{1,40}[\"”]\s*)?"
+    r"(?:refers?|refer to|means|shall mean|is defined)\b|\b(?:refers? to|collectively referred"
+    r" to as)\s+[\"“]",
+    re.IGNORECASE,
+)
+_INDEX_LINE = re.compile(
+    r"(?:\.{4,}|…{2,})\s*\d+\s*$|^\s*(?:item|part|exhibit|note)\s+[\dIVX]+[A-Z]?\.?\s.{0,80}\s\d{1,3}\s*$"
+    r"|^\s*\d{1,3}\.\d{1,2}\*{0,2}\s",
+    re.IGNORECASE,
+)
+# Sentences about the document's own statements: hedged and figure-free.
+_META = re.compile(
+    r"\bforward[- ]looking\b|\bactual results (?:could|may|might) differ|\bsafe harbor\b"
+    r"|\bundertakes? no obligation\b|\bincorporated (?:herein )?by reference\b"
+    r"|\bpursuant to (?:the requirements of|section|rule)\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(
+    r"\d[\d,]*\.\d|\d{1,3}(?:,\d{3})+|\d+\s?%|[$€£]\s?\d"
+    r"|\d\s*(?:million|billion|thousand|percent)\b",
+    re.IGNORECASE,
+)
+_COVER_DATE = re.compile(
+    r"^\s*(?:date[d:]?\s*)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},"
+    r"\s+\d{4}\s*$",
+    re.IGNORECASE,
+)
+
+
+def has_figure(text: str) -> bool:
+    return bool(_FIGURE.search(text))
+
+
+def shape_of(text: str) -> str | None:
+    """The boilerplate shape ``text`` has ("certification", "signature", ...), or None."""
+    if _SIGNATURE.search(text):
+        return "signature"
+    if _COVER_DATE.match(text):
+        return "date line"
+    if _INDEX_LINE.search(text):
+        return "index line"
+    if _FIRST_PERSON.search(text) and not has_figure(text):
+        return "certification"
+    if _DEFINITION.search(text) and not has_figure(text):
+        return "definition"
+    if _META.search(text) and not has_figure(text):
+        return "disclaimer"
+    return None
+
+
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def repeated(units: Sequence[tuple[str, str]], min_words: int = 8) -> set[str]:
+    """Texts (of ``(document, text)`` pairs) that appear, figure-free, in two or more documents.
+
+    Texts are compared by their words and numbers, ignoring punctuation and case; short texts
+    are left alone (headings repeat legitimately)."""
+    docs: dict[str, set[str]] = {}
+    for doc, text in units:
+        if not has_figure(text) and len(text.split()) >= min_words:
+            docs.setdefault(_key(text), set()).add(doc)
+    spread = {key for key, where in docs.items() if len(where) >= 2}
+    return {text for _, text in units if _key(text) in spread}
+
+
+def off_topic(text_terms: Iterable[str], metric_terms: Iterable[str]) -> bool:
+    """True when the question names metric terms and ``text_terms`` contain none of them."""
+    wanted = set(metric_terms)
+    return bool(wanted) and not (wanted & set(text_terms))
+
+
+def boilerplate(units: Sequence[tuple[str, str]]) -> list[bool]:
+    """One flag per ``(document, text)`` unit: True for boilerplate by shape or repetition."""
+    copies = repeated(units)
+    return [shape_of(text) is not None or text in copies for _, text in units]
+
+
+def document_of(url: str) -> str:
+    """The document a source URL belongs to (pages of one file are one document)."""
+    return url.split("#", 1)[0]
+
+
+__all__ = [
+    "boilerplate",
+    "document_of",
+    "has_figure",
+    "off_topic",
+    "repeated",
+    "shape_of",
+]

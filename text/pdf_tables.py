@@ -1,0 +1,136 @@
+"""A PDF page's text with its tables as self-describing rows (``tables.format_row``).
+
+pdfium's plain text keeps a table row on one line but drops where each value sits, so the column
+headers ("Three Months Ended / July 1, 2023") cannot be matched to values. Here the lines that
+look tabular (a cheap text test) and the few lines above them get word boxes from pdfium's
+character boxes; ``table_layout`` rebuilds the tables; each data row's lines are replaced by its
+formatted row and every other line (prose, titles, headers) is kept as printed. Only the first
+and last character of each word in candidate lines is measured: that keeps the cost near plain
+text extraction (``bench/startup.py`` prints the ratio).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from typing import Any
+
+from deepresearch.text.table_layout import Table, Word, find_tables
+from deepresearch.text.tables import format_row
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_WORD = re.compile(r"\S+")
+# a line ending in a value: 1,234 / (265) / $ 12.5 / 41% / — ; the layout test decides the rest
+_NUMERIC_TAIL = re.compile(
+    r"(?:^|\s)(?:[$€£]\s*)?\(?[-−]?\d[\d,]*(?:\.\d+)?\)?\s*%?\s*$|\s[—–]\s*$"
+)
+_MAX_GAP = 4  # non-tabular lines allowed inside one candidate block (section labels, wraps)
+_LOOKBACK = 24  # lines above a block searched for headers, unit line and title
+_PROSE_WORDS = 40
+
+
+def page_text(textpage: Any) -> str:
+    """The page's text (lines joined by ``\\n``) with table rows formatted."""
+    raw_text: str = textpage.get_text_range()
+    lines, starts = _split_lines(raw_text)
+    candidates = [i for i, line in enumerate(lines) if _NUMERIC_TAIL.search(line)]
+    blocks = _blocks(candidates, lines)
+    if not blocks:
+        return "\n".join(lines)
+    replaced: dict[int, list[str]] = {}
+    dropped: set[int] = set()
+    for first, last in blocks:
+        words = _words(textpage, raw_text, lines, starts, range(first, last + 1))
+        for table in find_tables(words):
+            _apply(table, words, replaced, dropped)
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i in replaced:
+            out.extend(replaced[i])
+        elif i not in dropped:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _split_lines(text: str) -> tuple[list[str], list[int]]:
+    lines: list[str] = []
+    starts: list[int] = []
+    pos = 0
+    for match in _LINE_BREAK.finditer(text):
+        lines.append(text[pos : match.start()])
+        starts.append(pos)
+        pos = match.end()
+    lines.append(text[pos:])
+    starts.append(pos)
+    return lines, starts
+
+
+def _blocks(candidates: list[int], lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges holding at least two tabular-looking lines, widened upwards to the headers."""
+    runs: list[list[int]] = []
+    for i in candidates:
+        if runs and i - runs[-1][-1] <= _MAX_GAP + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    blocks: list[tuple[int, int]] = []
+    for run in runs:
+        if len(run) < 2:
+            continue
+        first = run[0]
+        while first > 0 and run[0] - first < _LOOKBACK:
+            above = lines[first - 1].rstrip()
+            if len(above.split()) >= _PROSE_WORDS or (
+                len(above.split()) >= 8 and above.endswith(".")
+            ):
+                break
+            first -= 1
+        last = min(run[-1] + 2, len(lines) - 1)
+        if blocks and first <= blocks[-1][1]:
+            blocks[-1] = (blocks[-1][0], last)
+        else:
+            blocks.append((first, last))
+    return blocks
+
+
+def _words(
+    textpage: Any, text: str, lines: list[str], starts: list[int], which: range
+) -> list[Word]:
+    import pypdfium2.raw as pdfium_c
+
+    handle = textpage.raw
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    words: list[Word] = []
+    for i in which:
+        for match in _WORD.finditer(lines[i]):
+            a, b = starts[i] + match.start(), starts[i] + match.end() - 1
+            if not pdfium_c.FPDFText_GetCharBox(handle, a, left, right, bottom, top):
+                continue
+            x0, y0, y1 = left.value, bottom.value, top.value
+            if b != a and pdfium_c.FPDFText_GetCharBox(handle, b, left, right, bottom, top):
+                y0, y1 = min(y0, bottom.value), max(y1, top.value)
+            x1 = right.value
+            if x1 < x0:  # right-to-left or rotated text: leave it to the plain text
+                continue
+            words.append(Word(match.group(), x0, x1, y0, y1, i))
+    return words
+
+
+def _apply(
+    table: Table, words: list[Word], replaced: dict[int, list[str]], dropped: set[int]
+) -> None:
+    """Each data row's formatted line goes where its first text line was; lines whose words all
+    went into the table go; a line with other words keeps those words."""
+    used = {id(w) for visual in table.consumed for f in visual.frags for w in f.words}
+    touched = {w.line for w in words if id(w) in used}
+    leftovers: dict[int, list[str]] = {}
+    for word in words:
+        if word.line in touched and id(word) not in used:
+            leftovers.setdefault(word.line, []).append(word.text)
+    for visual, row in table.rows:
+        replaced.setdefault(min(visual.lines), []).append(format_row(row))
+    for line in touched:
+        if line in leftovers:
+            replaced.setdefault(line, []).insert(0, " ".join(leftovers[line]))
+        elif line not in replaced:
+            dropped.add(line)

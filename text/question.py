@@ -1,0 +1,313 @@
+"""What a question asks, read without a model: entities, metric terms, periods and answer shape.
+
+The analysis drives evidence ranking (metric terms weigh more than the entity's name, which a
+filing calls "the Company"), the planner (one sub-question per entity x metric) and the answer
+composer (one figure, a period -> value table, one row per entity, or quoted sentences). It is
+plain English grammar: capitalized words are names, words around the shape's verbs are not
+metrics, dates and quarter labels are periods. It names no company and no document.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
+
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)  # fmt: skip
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}}),?\s+((?:19|20)\d{{2}})\b", re.IGNORECASE)
+_ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+}
+_QUARTER = re.compile(
+    r"\b(?:Q([1-4])\s*(?:FY\s*)?'?((?:19|20)\d{2}|\d{2}(?![\w-]))?"
+    r"|((?:19|20)\d{2})\s*Q([1-4])"
+    r"|(first|second|third|fourth|1st|2nd|3rd|4th)\s+(fiscal\s+)?quarter"
+    r"(?:\s+of)?(?:\s+(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d{2}))?)\b",
+    re.IGNORECASE,
+)
+_FISCAL_YEAR = re.compile(r"\b(?:FY|fiscal\s+(?:year\s+)?)\s*'?((?:19|20)\d{2}|\d{2})\b", re.I)
+_YEAR = re.compile(r"(?<![\w-])((?:19|20)\d{2})(?![\w-])")
+_LATEST = re.compile(
+    r"\b(?:latest|most recent|last|current|recent)\s+(?:fiscal\s+)?(?:quarter|period|filing|10-?Q)",
+    re.IGNORECASE,
+)
+_YOY = re.compile(r"\byear[- ]over[- ]year\b|\bcompared (?:to|with) the (?:same|prior)", re.I)
+_TREND = re.compile(
+    r"\b(?:across|over|through(?:out)?)\s+(?:the\s+)?(?:(?:last|past|recent|several|multiple"
+    r"|different|\w+)\s+)?(?:quarters|periods|filings|years|time|reports)\b|\btrends?\b"
+    r"|\bfluctuat\w*|\bevolv\w*|\bover time\b|\beach quarter\b|\bquarter[- ]over[- ]quarter\b"
+    r"|\bchanged? over\b|\bhistor(?:y|ical)\b|\btrajectory\b|\btrended\b"
+    r"|\b(?:these|those|the reported|reported|recent|past|last \w+|several|successive)\s+"
+    r"(?:quarters|periods|filings|10-?Qs)\b",
+    re.IGNORECASE,
+)
+_COMPARE = re.compile(
+    r"\bcompar\w*|\bvs\.?(?!\w)|\bversus\b|\bcontrast\w*|\bdiffer\w*|\brelative to\b", re.I
+)
+_EXPLAIN = re.compile(
+    r"^\s*(?:why|explain|describe|discuss|how (?:does|did|do|has|have|is|are|was|were|will|can|"
+    r"could|might|would) \w+(?:'s)? (?!\w*(?:revenue|sales|income|margin)\b)\w+)"
+    r"|\b(?:factors?|reasons?|drivers?|drove|driven|caused?|impact(?:ed|s)?|affect(?:ed|s)?"
+    r"|contribut\w+|strateg\w+|risks?|explain\w*|attribut\w+)\b",
+    re.IGNORECASE,
+)
+_LIST = re.compile(
+    r"^\s*(?:list|name|enumerate)\b|\bwhat (?:are|were) (?:the |some |its |their )?"
+    r"(?:main |key |primary |major |significant |different )?(?:\w+\s){0,2}?\w+s\b|\bwhich \w+s\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(
+    r"\bhow (?:much|many)\b|\bwhat (?:was|were|is|are) (?:the |its |their )?(?:total |net |gross )?"
+    r"|\b(?:amount|total|percentage|rate|number of|figure|value)\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"[A-Z][\w&.'’-]*")
+# Capitalized words that are never the entity asked about: question words, months, document and
+# period labels, generic reporting acronyms.
+_NOT_NAMES = {
+    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
+    "was", "were", "has", "have", "can", "could", "would", "should", "will", "the", "a", "an",
+    "in", "for", "of", "and", "or", "compare", "list", "describe", "explain", "please", "give",
+    "q1", "q2", "q3", "q4", "fy", "h1", "h2", "sec", "gaap", "non-gaap", "us", "u.s", "usd",
+    "eps", "ceo", "cfo", "form", "quarter", "fiscal", "i", "based", "according", "across",
+    "during", "between", "from", "to", "on", "at", "by", "with", "its", "their", "total", "net",
+    "if", "so", "then", "also", "had", "as",
+    *(m for m in _MONTHS), *(m[:3] for m in _MONTHS),
+}  # fmt: skip
+# Words that frame the question (shape, document, time) rather than name what is measured.
+_FRAME = {
+    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
+    "was", "were", "has", "have", "had", "be", "been", "the", "a", "an", "of", "for", "in", "on",
+    "at", "by", "from", "to", "with", "and", "or", "its", "their", "his", "her", "it", "they",
+    "this", "that", "these", "those", "company", "company's", "companies", "report", "reported",
+    "reports", "filing", "filings", "10-q", "10-k", "form", "quarter", "quarters", "quarterly",
+    "period", "periods", "year", "years", "fiscal", "ended", "ending", "end", "latest", "most",
+    "recent", "last", "current", "across", "over", "time", "trend", "trends", "change",
+    "changed", "changes", "compare", "compared", "comparison", "between", "versus", "vs", "vs.",
+    "much", "many", "amount", "value", "figure", "during", "as", "per", "each", "both", "all",
+    "any", "some", "can", "could", "would", "please", "tell", "me", "give", "show",
+    "list", "describe", "explain", "about", "there", "than", "into", "within", "q1", "q2",
+    "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
+    "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
+    "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
+    "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
+    "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
+    "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",
+    "significant", "notable", "major", "key", "main", "primary", "considerable", "substantial",
+    "identified", "identifiable", "might", "may", "potentially", "potential", "seen", "reporting", "timeframe", "throughout", "disclosed", "previous", "prior",
+    "ones", "same", "other", "such", "qs", "10-qs", "outline",
+    "summarize", "comparing", "shift", "shifts", "variations", "trended", "alterations",
+    "one", "two", "four", "five", "seven", "eight", "ten", "higher",
+    "lower", "larger", "smaller", "bigger", "past", "next", "then", "also",
+}  # fmt: skip
+FRAME_WORDS = frozenset(_FRAME)
+# Plain-English equivalents of financial line items: a company reports "revenue" where the
+# question says "net sales", "net income" where it says "earnings".
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "sales": ("revenue", "revenues"),
+    "revenue": ("sales",),
+    "revenues": ("sales",),
+    "earnings": ("income",),
+    "profit": ("income",),
+    "costs": ("expenses",),
+    "expenses": ("costs",),
+    "spending": ("expenses",),
+}  # for scorers that weigh what a question is about
+_WORD = re.compile(r"[\w&'’.-]*\w|[.?!]")
+
+
+@dataclass(frozen=True)
+class Period:
+    """One period the question names, verbatim and as comparable parts."""
+
+    text: str
+    year: int | None = None
+    quarter: int | None = None  # 1-4 for "Q3", "third quarter"
+    fiscal: bool = False  # "fiscal 2023", "Q3 FY23", "third fiscal quarter"
+    date: tuple[int, int, int] | None = None  # (year, month, day) of an explicit date
+
+
+@dataclass(frozen=True)
+class Question:
+    """The analysis of one question (see the module docstring)."""
+
+    text: str
+    entities: tuple[str, ...]
+    metrics: tuple[str, ...]  # metric phrases in question order ("gross margin", "revenue")
+    periods: tuple[Period, ...]
+    shape: Shape
+    latest: bool = False  # "latest / most recent quarter"
+    yoy: bool = False  # year over year
+    metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
+
+
+def _year(text: str) -> int:
+    value = int(text)
+    return value + 2000 if value < 100 else value
+
+
+def periods_of(text: str) -> tuple[Period, ...]:
+    """Every period expression of ``text``: dates, quarters, fiscal years, bare years."""
+    found: list[tuple[int, Period]] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(m: re.Match[str]) -> bool:
+        return all(m.end() <= a or m.start() >= b for a, b in taken)
+
+    for m in _DATE.finditer(text):
+        month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(m[1][:3].lower()))
+        date = (int(m[3]), month, int(m[2]))
+        found.append((m.start(), Period(m[0], year=date[0], date=date)))
+        taken.append(m.span())
+    for m in _QUARTER.finditer(text):
+        if not free(m):
+            continue
+        if m[1]:
+            quarter, year = int(m[1]), _year(m[2]) if m[2] else None
+        elif m[4]:
+            quarter, year = int(m[4]), _year(m[3])
+        else:
+            quarter, year = _ORDINALS[m[5].lower()], _year(m[7]) if m[7] else None
+        fiscal = "fy" in m[0].lower() or "fiscal" in m[0].lower()
+        found.append((m.start(), Period(m[0].strip(), year=year, quarter=quarter, fiscal=fiscal)))
+        taken.append(m.span())
+    for m in _FISCAL_YEAR.finditer(text):
+        if free(m):
+            found.append((m.start(), Period(m[0], year=_year(m[1]), fiscal=True)))
+            taken.append(m.span())
+    for m in _YEAR.finditer(text):
+        if free(m):
+            found.append((m.start(), Period(m[0], year=int(m[1]))))
+            taken.append(m.span())
+    return tuple(p for _, p in sorted(found, key=lambda item: item[0]))
+
+
+def _strip_possessive(word: str) -> str:
+    return re.sub(r"(?:'s|’s|'|’)$", "", word)
+
+
+def entities_of(text: str) -> tuple[str, ...]:
+    """Capitalized names (runs of capitalized words), possessives stripped, in order, once."""
+    words = _WORD.findall(text)
+    out: list[str] = []
+    run: list[str] = []
+
+    def close() -> None:
+        if run:
+            out.append(" ".join(run))
+            run.clear()
+
+    for i, word in enumerate(words):
+        bare = _strip_possessive(word)
+        name = bool(_NAME.fullmatch(bare)) and bare.lower().rstrip(".") not in _NOT_NAMES
+        opens = i == 0 or words[i - 1] in {".", "?", "!"}  # "Compare ..." opens a sentence
+        joined = i + 1 < len(words) and words[i + 1].lower() in {"vs", "vs.", "versus", "and", "or"}
+        acronym = sum(c.isupper() for c in bare) >= 2
+        first = opens and not (word.endswith(("'s", "’s")) or joined or acronym)
+        if name and not first and not re.fullmatch(r"Q[1-4]|FY\d*|H[12]", bare):
+            run.append(bare.rstrip("."))
+            if bare != word:
+                close()  # "Apple's revenue": the possessive ends the name
+        else:
+            close()
+    close()
+    return tuple(dict.fromkeys(out))
+
+
+def metrics_of(
+    text: str, entities: tuple[str, ...], periods: tuple[Period, ...]
+) -> tuple[str, ...]:
+    """Metric phrases: runs of content words between frame words, split at "and" / commas."""
+    for p in periods:
+        text = text.replace(p.text, " | ")
+    for e in entities:
+        text = re.sub(rf"\b{re.escape(e)}(?:'s|’s|')?", " | ", text)
+    out: list[str] = []
+    run: list[str] = []
+    for token in re.findall(r"[\w&'’.-]+|[,;|?!()]", text):
+        low = token.lower().strip(".")
+        if low in _FRAME or not re.search(r"[a-z]", low) or token in {",", ";", "|", "?", "!"}:
+            if run:
+                out.append(" ".join(run))
+                run = []
+            continue
+        run.append(_strip_possessive(low))
+    if run:
+        out.append(" ".join(run))
+    return tuple(dict.fromkeys(m for m in out if len(m) > 1))
+
+
+def _coordinated(text: str, entities: tuple[str, ...]) -> bool:
+    """Two names joined by and / or / vs / with ("Apple's and Microsoft's", "A vs B")."""
+    for a, b in itertools.pairwise(entities):
+        gap = rf"{re.escape(a)}(?:'s|’s|')?,?\s+(?:and|or|vs\.?|versus|with|to)\s+(?:the\s+)?"
+        if re.search(gap + re.escape(b), text):
+            return True
+    return False
+
+
+def _shape(text: str, entities: tuple[str, ...], periods: tuple[Period, ...]) -> Shape:
+    if _coordinated(text, entities):
+        return "comparison"
+    if _TREND.search(text) or len({p.text for p in periods if p.year}) >= 2:
+        return "trend"
+    if _LIST.search(text) and not re.match(r"\s*(?:why|how)\b", text, re.I):
+        return "list"
+    if _EXPLAIN.search(text) and not _FIGURE.search(text):
+        return "explanation"
+    if _COMPARE.search(text) and len(entities) >= 2:
+        return "comparison"
+    if _LIST.search(text) and not _FIGURE.search(text.split(" the ", 1)[0]):
+        return "list"
+    if _EXPLAIN.search(text) and not re.search(r"\bhow (?:much|many)\b", text, re.I):
+        return "explanation"
+    return "figure" if _FIGURE.search(text) or periods else "explanation"
+
+
+def analyze(text: str) -> Question:
+    """The ``Question`` of ``text`` (see the module docstring)."""
+    text = " ".join(text.split())
+    periods = periods_of(text)
+    entities = entities_of(text)
+    metrics = metrics_of(text, entities, periods)
+    words = tuple(dict.fromkeys(w for m in metrics for w in m.split()))
+    words += tuple(dict.fromkeys(x for w in words for x in SYNONYMS.get(w, ()) if x not in words))
+    return Question(
+        text=text,
+        entities=entities,
+        metrics=metrics,
+        periods=periods,
+        shape=_shape(text, entities, periods),
+        latest=bool(_LATEST.search(text)),
+        yoy=bool(_YOY.search(text)),
+        metric_words=words,
+    )
+
+
+__all__ = [
+    "FRAME_WORDS",
+    "Period",
+    "Question",
+    "Shape",
+    "analyze",
+    "entities_of",
+    "metrics_of",
+    "periods_of",
+]

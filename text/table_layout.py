@@ -1,0 +1,462 @@
+"""Table reconstruction from positioned words: which visual rows form a table, where its columns
+are, which header words sit over each column, and the table's title and unit line.
+
+Pure geometry over ``Word`` boxes (PDF points, y grows upwards), so it is tested without a PDF
+and shared by any extractor that can place words. Columns come from the value cells themselves
+(numbers are aligned in columns; a spanning header such as "Three Months Ended" is assigned to
+every column it overlaps), so no ruling lines or fixed layouts are assumed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from deepresearch.text.tables import TableRow
+
+_NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?"
+_VALUE_RE = re.compile(
+    rf"^(?:[$€£]\s*)?{_NUMBER}\s*(?:%|bps|pts|x)?\)?$|^[—–−-]+$|^(?:n/?m|n/?a|\*+)$", re.IGNORECASE
+)
+_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+_CURRENCY_RE = re.compile(r"^[$€£]\s*")
+UNIT_RE = re.compile(
+    r"^\(?\s*(?:\w+\s+)?(?:dollars\s+|amounts\s+|\$\s*)?in\s+(?:millions|thousands|billions)\b",
+    re.IGNORECASE,
+)
+_UNIT_IN_TEXT = re.compile(
+    r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
+)
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9”\")][.!?]) (?=[A-Z“\"])")
+_TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
+_MAX_TITLE_WORDS = 20
+_MAX_TITLE_CHARS = 220
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word and its box; ``line`` is the extractor's text line the word came from."""
+
+    text: str
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    line: int
+
+
+@dataclass
+class Frag:
+    """Adjacent words of one visual row with no column gap between them."""
+
+    words: list[Word]
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+    @property
+    def x0(self) -> float:
+        return self.words[0].x0
+
+    @property
+    def x1(self) -> float:
+        return self.words[-1].x1
+
+    @property
+    def is_value(self) -> bool:
+        return bool(_VALUE_RE.match(self.text))
+
+
+@dataclass
+class VisualRow:
+    frags: list[Frag]
+    kind: str = ""  # "data" | "head" | "text"
+    label: str = ""
+    values: list[Frag] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join(f.text for f in self.frags)
+
+    @property
+    def lines(self) -> set[int]:
+        return {w.line for f in self.frags for w in f.words}
+
+
+@dataclass(frozen=True)
+class Table:
+    rows: list[tuple[VisualRow, TableRow]]  # each data row and its self-describing form
+    consumed: list[VisualRow]  # every visual row whose words the formatted rows replace
+
+
+def visual_rows(words: list[Word]) -> list[VisualRow]:
+    """Words grouped into rows (same baseline band), top to bottom, split into fragments at gaps
+    wider than about one character height."""
+    rows: list[list[Word]] = []
+    ref = ref_h = 0.0  # the current row's first centre and tallest word
+    for word in sorted(words, key=lambda w: (-(w.y0 + w.y1) / 2, w.x0)):
+        centre, height = (word.y0 + word.y1) / 2, max(word.y1 - word.y0, 1.0)
+        if rows and abs(centre - ref) <= 0.45 * max(ref_h, height):
+            rows[-1].append(word)
+            ref_h = max(ref_h, height)
+            continue
+        rows.append([word])
+        ref, ref_h = centre, height
+    out: list[VisualRow] = []
+    for row in rows:
+        row.sort(key=lambda w: w.x0)
+        gap = max(max(w.y1 - w.y0 for w in row), 4.0)
+        frags: list[Frag] = [Frag([row[0]])]
+        for word in row[1:]:
+            if word.x0 - frags[-1].x1 > gap or _starts_cell(frags[-1].words[-1].text, word.text):
+                frags.append(Frag([word]))
+            else:
+                frags[-1].words.append(word)
+        out.append(VisualRow(_merge_signs(frags)))
+    return out
+
+
+def _starts_cell(before: str, word: str) -> bool:
+    """A currency sign after a value, or a value right after a value, opens a new cell even when
+    the columns are set tight ("9% $ 106,658", "$ 36,729 $ 33,745")."""
+    if not (_VALUE_RE.match(before) and before not in ("$", "€", "£", "(")):
+        return False
+    return word in ("$", "€", "£") or (bool(_VALUE_RE.match(word)) and before[-1:].isdigit())
+
+
+def _merge_signs(frags: list[Frag]) -> list[Frag]:
+    """A lone ``$`` joins the value to its right, a lone ``%`` or ``)`` the value to its left."""
+    out: list[Frag] = []
+    pending: list[Word] = []
+    for frag in frags:
+        text = frag.text
+        if text in ("$", "€", "£", "$ (", "("):
+            pending.extend(frag.words)
+            continue
+        if text in ("%", ")", ")%") and out:
+            out[-1].words.extend(frag.words)
+            continue
+        out.append(Frag([*pending, *frag.words]))
+        pending = []
+    if pending:
+        out.append(Frag(pending))
+    return out
+
+
+def _classify(row: VisualRow) -> None:
+    first_value = next((i for i, f in enumerate(row.frags) if f.is_value), None)
+    if first_value is None:
+        row.kind = "text"
+        return
+    values = row.frags[first_value:]
+    if not all(f.is_value for f in values):
+        row.kind = "text"
+        return
+    label = " ".join(f.text for f in row.frags[:first_value])
+    years = [bool(_YEAR_RE.match(f.text)) for f in values]
+    if not label and len(values) >= 2 and years[0] and not all(years):
+        label, values = values[0].text, values[1:]  # "2025  2,250": the year labels the row
+    if all(years):  # "2023  2022", or "Three Months Ended September 30,  2023  2022"
+        row.kind = "head"
+        return
+    if not label and len(values) < 2:
+        row.kind = "text"
+        return
+    row.kind, row.label, row.values = "data", label, values
+
+
+def _value_text(frag: Frag) -> str:
+    text = _CURRENCY_RE.sub("", frag.text)
+    return re.sub(r"\(\s*[$€£]?\s*", "(", text).replace(" )", ")").strip()
+
+
+def _columns(rows: list[VisualRow]) -> list[tuple[float, float]]:
+    spans = sorted((f.x0, f.x1) for r in rows for f in r.values)
+    columns: list[list[float]] = []
+    for x0, x1 in spans:
+        if columns and x0 <= columns[-1][1]:
+            columns[-1][1] = max(columns[-1][1], x1)
+        else:
+            columns.append([x0, x1])
+    return [(c[0], c[1]) for c in columns]
+
+
+def _slots(columns: list[tuple[float, float]], label_right: float) -> list[tuple[float, float]]:
+    """Each column's horizontal territory: halfway to its neighbours (and to the labels)."""
+    slots = []
+    for i, (x0, x1) in enumerate(columns):
+        left = (columns[i - 1][1] + x0) / 2 if i else (max(label_right, x0 - 60) + x0) / 2
+        right = (x1 + columns[i + 1][0]) / 2 if i + 1 < len(columns) else x1 + 30
+        slots.append((left, right))
+    return slots
+
+
+def _slot_of(frag: Frag, slots: list[tuple[float, float]]) -> int:
+    centre = (frag.x0 + frag.x1) / 2
+    return min(range(len(slots)), key=lambda i: _distance(centre, slots[i]))
+
+
+def _distance(x: float, span: tuple[float, float]) -> float:
+    return 0.0 if span[0] <= x <= span[1] else min(abs(x - span[0]), abs(x - span[1]))
+
+
+def _overlap(frag: Frag, span: tuple[float, float]) -> float:
+    return max(0.0, min(frag.x1, span[1]) - max(frag.x0, span[0]))
+
+
+def _gap(frag: Frag, span: tuple[float, float]) -> float:
+    return max(0.0, span[0] - frag.x1, frag.x0 - span[1])
+
+
+def _assign_headers(
+    row: VisualRow,
+    slots: list[tuple[float, float]],
+    columns: list[tuple[float, float]],
+    out: list[list[Frag]],
+    top: bool,
+) -> str:
+    """Each column takes the fragment of this header row that overlaps it most: a spanning
+    header ("Three Months Ended", centred or right-aligned over its columns) reaches every
+    column it touches. Returns a unit found among the fragments ("(In millions)") if any."""
+    unit = ""
+    frags = []
+    stubs: list[Frag] = []
+    for frag in row.frags:
+        if UNIT_RE.match(frag.text):
+            unit = _unit_text(frag.text)
+        elif frag.x1 >= slots[0][0]:
+            frags.append(frag)
+        else:
+            stubs.append(frag)
+    used: set[int] = set()
+    for i, slot in enumerate(slots):
+        best = max(frags, key=lambda f: _overlap(f, slot), default=None)
+        if best is not None and _overlap(best, slot) > 1.0:
+            out[i].append(best)
+            used.add(id(best))
+    for frag in frags:  # over no column's territory: the nearest column
+        if id(frag) not in used:
+            out[_slot_of(frag, slots)].append(frag)
+    if top and 2 <= len(frags) < len(columns):  # spanning headers: each column the nearest
+        for i, span in enumerate(columns):
+            if not out[i]:
+                out[i].append(min(frags, key=lambda f: _gap(f, span)))
+    for cell in out if stubs else []:  # a stub over the labels ("Three Months Ended June 30,")
+        cell[:0] = stubs  # heads each column of its row
+    return unit
+
+
+def _share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
+    """Under a spanning header, a lone sub-header aligned with it covers the whole span:
+    "March 31," right-aligned under "Three Months Ended" belongs to both of its columns."""
+    groups: dict[int, list[int]] = {}
+    for i, parent in enumerate(parents):
+        if parent is not None:
+            groups.setdefault(id(parent), []).append(i)
+    for members in groups.values():
+        parent = parents[members[0]]
+        lone = {id(f): f for i in members for f in level[i]}
+        if parent is None or len(members) < 2 or len(lone) != 1:
+            continue
+        (frag,) = lone.values()
+        right = abs(frag.x1 - parent.x1) <= 3
+        centre = abs(frag.x0 + frag.x1 - parent.x0 - parent.x1) <= 6
+        if right or centre:
+            for i in members:
+                level[i] = [frag]
+
+
+def _clean_title(text: str) -> str:
+    text = _TRAILING_PAREN.sub("", " ".join(text.split())).strip()
+    if len(text) > _MAX_TITLE_CHARS:
+        text = text[: text.rfind(" ", 0, _MAX_TITLE_CHARS)] + " …"
+    if text.isupper():
+        text = text[:1] + text[1:].lower()
+    return text
+
+
+def _unit_text(text: str) -> str:
+    unit = " ".join(text.strip().strip("()").split()).rstrip(")").strip()
+    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,")
+    return unit[:1].lower() + unit[1:]
+
+
+def find_tables(words: list[Word]) -> list[Table]:
+    """Every table among ``words``: runs of at least two data rows with their headers."""
+    rows = visual_rows(words)
+    for row in rows:
+        _classify(row)
+    data = [r for r in rows if r.kind == "data"]
+    if len(data) < 2:
+        return []
+    value_left = min(f.x0 for r in data for f in r.values)
+    label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    for row in rows:  # a text row over the value columns (a stub at most on the left): header
+        over = [
+            f.x0 >= value_left - 2 or (f.x0 > label_right + 2 and f.x0 + f.x1 >= 2 * value_left)
+            for f in row.frags
+        ]
+        stub = len(over) - sum(over)
+        if (
+            row.kind == "text"
+            and any(over)
+            and stub <= (1 if len(over) > 1 else 0)
+            and (not over[0] or stub == 0)
+            and len(row.text) < 120
+        ):
+            row.kind = "head"
+    tables: list[Table] = []
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and rows[end].kind != "data":
+            end += 1
+        if end == len(rows):
+            break
+        stop = end
+        while stop < len(rows) and rows[stop].kind != "head" and not _is_prose(rows[stop]):
+            stop += 1
+        while rows[stop - 1].kind != "data":  # rows after the last data row are not the table's
+            stop -= 1
+        if stop < len(rows) and rows[stop].kind == "text" and rows[stop].text[:1].islower():
+            stop += 1  # the wrapped end of the last row's label
+        above, lead = rows[start:end], end
+        heads = [i for i, r in enumerate(above) if r.kind == "head"]
+        if heads:  # label rows between the column headers and the first data row open the body
+            lead = start + heads[-1] + 1
+        while lead > start and lead == end and rows[lead - 1].text.rstrip().endswith(":"):
+            lead -= 1
+        if lead == end > start and rows[end].label[:1].islower() and rows[end - 1].kind == "text":
+            lead -= 1  # the first line of the first row's wrapped label
+        table = _build(rows[start:lead], rows[lead:stop])
+        if table is not None:
+            tables.append(table)
+        start = stop
+    return tables
+
+
+def _is_prose(row: VisualRow) -> bool:
+    return row.kind == "text" and (
+        len(row.text.split()) >= 14
+        or (len(row.frags) == 1 and row.text.endswith(".") and len(row.text.split()) >= 8)
+    )
+
+
+def _unit_row(row: VisualRow) -> bool:
+    """A caption line that only states the unit ("(In millions, except per-share amounts)")."""
+    return len(row.frags) == 1 and bool(UNIT_RE.match(row.text))
+
+
+def _continues(row: VisualRow) -> bool:
+    """A wrapped line of the sentence below it (not a heading, not a sentence's end)."""
+    text = row.text.rstrip()
+    return len(text.split()) >= 8 and not text.endswith((".", ":"))
+
+
+def _title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
+    """The caption above the headers: a unit line ("(In millions)"), then a heading or the
+    sentence introducing the table ("... were as follows (in millions):")."""
+    unit = ""
+    i = len(above)
+    while i > 0:
+        i -= 1
+        text = above[i].text.strip()
+        if UNIT_RE.match(text):
+            unit = unit or _unit_text(text)
+            continue
+        if text.endswith(":"):  # the sentence that introduces the table, maybe wrapped
+            start = i
+            while start > 0 and i - start < 3 and _continues(above[start - 1]):
+                start -= 1
+            text = " ".join(r.text for r in above[start : i + 1]).rstrip(":")
+            text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+        elif _is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:
+            return "", unit
+        found = _UNIT_IN_TEXT.search(text)
+        if found:
+            unit = unit or _unit_text(found.group(1))
+            text = (text[: found.start()] + text[found.end() :]).strip()
+        return _clean_title(text), unit
+    return "", unit
+
+
+def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
+    data = [r for r in body if r.kind == "data"]
+    if len(data) < 2:
+        return None
+    label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    columns = _columns(data)
+    slots = _slots(columns, label_right)
+    heads: list[VisualRow] = []
+    i, unit = len(above), ""
+    while i > 0:  # the header rows right above the data; a unit line among them is the unit
+        row = above[i - 1]
+        if _unit_row(row) and not heads:
+            unit = _unit_text(row.text)
+        elif row.kind != "head" or _unit_row(row):
+            break
+        else:
+            heads.insert(0, row)
+        i -= 1
+    title, caption_unit = _title_and_unit(above[:i])
+    unit = unit or caption_unit
+    headers: list[list[str]] = [[] for _ in slots]
+    parents: list[Frag | None] = [None] * len(slots)
+    for row in heads:
+        level: list[list[Frag]] = [[] for _ in slots]
+        unit = _assign_headers(row, slots, columns, level, row is heads[0]) or unit
+        _share_in_spans(level, parents)
+        for i, cell in enumerate(level):
+            headers[i].extend(f.text for f in cell)
+            parents[i] = cell[0] if cell else parents[i]
+    names = [" ".join(h) or f"column {i + 1}" for i, h in enumerate(headers)]
+    return Table(_rows(body, slots, names, title, unit), list(body))
+
+
+def _rows(
+    body: list[VisualRow],
+    slots: list[tuple[float, float]],
+    names: list[str],
+    title: str,
+    unit: str,
+) -> list[tuple[VisualRow, TableRow]]:
+    out: list[tuple[VisualRow, TableRow]] = []
+    section, section_x, carry = "", 0.0, ""
+    for i, row in enumerate(body):
+        if row.kind != "data":
+            text = row.text.strip()
+            nxt = body[i + 1] if i + 1 < len(body) else None
+            if text[:1].islower() and out and out[-1][0] is body[i - 1]:
+                prev_row, prev = out[-1]
+                out[-1] = (prev_row, TableRow(title, unit, f"{prev.label} {text}", prev.cells))
+            elif (
+                not text.endswith(":")
+                and nxt is not None
+                and nxt.kind == "data"
+                and (nxt.label[:1].islower())
+            ):
+                carry = text
+            else:
+                section, section_x, carry = text.rstrip(":").strip(), row.frags[0].x0, ""
+            continue
+        label = f"{carry} {row.label}".strip() if carry else row.label
+        carry = ""
+        if section and label.lower() in ("total", "totals", "net", "subtotal"):
+            label, section = f"{section} - {label}", ""  # "Revenue - Total"
+        elif section and (label.lower().startswith("total") or row.frags[0].x0 < section_x - 1):
+            section = ""  # "Total net sales" closes its section; so does a row left of it
+        elif section:
+            label = f"{section} - {label}"
+        cells: dict[int, list[str]] = {}
+        for frag in row.values:
+            cells.setdefault(_slot_of(frag, slots), []).append(_value_text(frag))
+        out.append(
+            (
+                row,
+                TableRow(
+                    title, unit, label, tuple((names[c], " ".join(cells[c])) for c in sorted(cells))
+                ),
+            )
+        )
+    return out
