@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.text.table_layout import UNIT_RE
+from deepresearch.text.table_headers import UNIT_RE
 from deepresearch.text.tables import TableRow, format_row
 
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")

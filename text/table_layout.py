@@ -1,5 +1,5 @@
 """Table reconstruction from positioned words: which visual rows form a table, where its columns
-are, which header words sit over each column, and the table's title and unit line.
+are, and each data row's label and cells (headers, title and unit: ``table_headers``).
 
 Pure geometry over ``Word`` boxes (PDF points, y grows upwards), so it is tested without a PDF
 and shared by any extractor that can place words. Columns come from the value cells themselves
@@ -12,6 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from deepresearch.text.table_headers import (
+    assign_headers,
+    is_prose,
+    share_in_spans,
+    slot_of,
+    title_and_unit,
+    unit_row,
+    unit_text,
+)
 from deepresearch.text.tables import TableRow
 
 _NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?"
@@ -20,17 +29,6 @@ _VALUE_RE = re.compile(
 )
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 _CURRENCY_RE = re.compile(r"^[$€£]\s*")
-UNIT_RE = re.compile(
-    r"^\(?\s*(?:\w+\s+)?(?:dollars\s+|amounts\s+|\$\s*)?in\s+(?:millions|thousands|billions)\b",
-    re.IGNORECASE,
-)
-_UNIT_IN_TEXT = re.compile(
-    r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
-)
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9”\")][.!?]) (?=[A-Z“\"])")
-_TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
-_MAX_TITLE_WORDS = 20
-_MAX_TITLE_CHARS = 220
 
 
 @dataclass(frozen=True)
@@ -192,96 +190,6 @@ def _slots(columns: list[tuple[float, float]], label_right: float) -> list[tuple
     return slots
 
 
-def _slot_of(frag: Frag, slots: list[tuple[float, float]]) -> int:
-    centre = (frag.x0 + frag.x1) / 2
-    return min(range(len(slots)), key=lambda i: _distance(centre, slots[i]))
-
-
-def _distance(x: float, span: tuple[float, float]) -> float:
-    return 0.0 if span[0] <= x <= span[1] else min(abs(x - span[0]), abs(x - span[1]))
-
-
-def _overlap(frag: Frag, span: tuple[float, float]) -> float:
-    return max(0.0, min(frag.x1, span[1]) - max(frag.x0, span[0]))
-
-
-def _gap(frag: Frag, span: tuple[float, float]) -> float:
-    return max(0.0, span[0] - frag.x1, frag.x0 - span[1])
-
-
-def _assign_headers(
-    row: VisualRow,
-    slots: list[tuple[float, float]],
-    columns: list[tuple[float, float]],
-    out: list[list[Frag]],
-    top: bool,
-) -> str:
-    """Each column takes the fragment of this header row that overlaps it most: a spanning
-    header ("Three Months Ended", centred or right-aligned over its columns) reaches every
-    column it touches. Returns a unit found among the fragments ("(In millions)") if any."""
-    unit = ""
-    frags = []
-    stubs: list[Frag] = []
-    for frag in row.frags:
-        if UNIT_RE.match(frag.text):
-            unit = _unit_text(frag.text)
-        elif frag.x1 >= slots[0][0]:
-            frags.append(frag)
-        else:
-            stubs.append(frag)
-    used: set[int] = set()
-    for i, slot in enumerate(slots):
-        best = max(frags, key=lambda f: _overlap(f, slot), default=None)
-        if best is not None and _overlap(best, slot) > 1.0:
-            out[i].append(best)
-            used.add(id(best))
-    for frag in frags:  # over no column's territory: the nearest column
-        if id(frag) not in used:
-            out[_slot_of(frag, slots)].append(frag)
-    if top and 2 <= len(frags) < len(columns):  # spanning headers: each column the nearest
-        for i, span in enumerate(columns):
-            if not out[i]:
-                out[i].append(min(frags, key=lambda f: _gap(f, span)))
-    for cell in out if stubs else []:  # a stub over the labels ("Three Months Ended June 30,")
-        cell[:0] = stubs  # heads each column of its row
-    return unit
-
-
-def _share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
-    """Under a spanning header, a lone sub-header aligned with it covers the whole span:
-    "March 31," right-aligned under "Three Months Ended" belongs to both of its columns."""
-    groups: dict[int, list[int]] = {}
-    for i, parent in enumerate(parents):
-        if parent is not None:
-            groups.setdefault(id(parent), []).append(i)
-    for members in groups.values():
-        parent = parents[members[0]]
-        lone = {id(f): f for i in members for f in level[i]}
-        if parent is None or len(members) < 2 or len(lone) != 1:
-            continue
-        (frag,) = lone.values()
-        right = abs(frag.x1 - parent.x1) <= 3
-        centre = abs(frag.x0 + frag.x1 - parent.x0 - parent.x1) <= 6
-        if right or centre:
-            for i in members:
-                level[i] = [frag]
-
-
-def _clean_title(text: str) -> str:
-    text = _TRAILING_PAREN.sub("", " ".join(text.split())).strip()
-    if len(text) > _MAX_TITLE_CHARS:
-        text = text[: text.rfind(" ", 0, _MAX_TITLE_CHARS)] + " …"
-    if text.isupper():
-        text = text[:1] + text[1:].lower()
-    return text
-
-
-def _unit_text(text: str) -> str:
-    unit = " ".join(text.strip().strip("()").split()).rstrip(")").strip()
-    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,")
-    return unit[:1].lower() + unit[1:]
-
-
 def find_tables(words: list[Word]) -> list[Table]:
     """Every table among ``words``: runs of at least two data rows with their headers."""
     rows = visual_rows(words)
@@ -315,7 +223,7 @@ def find_tables(words: list[Word]) -> list[Table]:
         if end == len(rows):
             break
         stop = end
-        while stop < len(rows) and rows[stop].kind != "head" and not _is_prose(rows[stop]):
+        while stop < len(rows) and rows[stop].kind != "head" and not is_prose(rows[stop]):
             stop += 1
         while rows[stop - 1].kind != "data":  # rows after the last data row are not the table's
             stop -= 1
@@ -336,51 +244,6 @@ def find_tables(words: list[Word]) -> list[Table]:
     return tables
 
 
-def _is_prose(row: VisualRow) -> bool:
-    return row.kind == "text" and (
-        len(row.text.split()) >= 14
-        or (len(row.frags) == 1 and row.text.endswith(".") and len(row.text.split()) >= 8)
-    )
-
-
-def _unit_row(row: VisualRow) -> bool:
-    """A caption line that only states the unit ("(In millions, except per-share amounts)")."""
-    return len(row.frags) == 1 and bool(UNIT_RE.match(row.text))
-
-
-def _continues(row: VisualRow) -> bool:
-    """A wrapped line of the sentence below it (not a heading, not a sentence's end)."""
-    text = row.text.rstrip()
-    return len(text.split()) >= 8 and not text.endswith((".", ":"))
-
-
-def _title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
-    """The caption above the headers: a unit line ("(In millions)"), then a heading or the
-    sentence introducing the table ("... were as follows (in millions):")."""
-    unit = ""
-    i = len(above)
-    while i > 0:
-        i -= 1
-        text = above[i].text.strip()
-        if UNIT_RE.match(text):
-            unit = unit or _unit_text(text)
-            continue
-        if text.endswith(":"):  # the sentence that introduces the table, maybe wrapped
-            start = i
-            while start > 0 and i - start < 3 and _continues(above[start - 1]):
-                start -= 1
-            text = " ".join(r.text for r in above[start : i + 1]).rstrip(":")
-            text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
-        elif _is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:
-            return "", unit
-        found = _UNIT_IN_TEXT.search(text)
-        if found:
-            unit = unit or _unit_text(found.group(1))
-            text = (text[: found.start()] + text[found.end() :]).strip()
-        return _clean_title(text), unit
-    return "", unit
-
-
 def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
     data = [r for r in body if r.kind == "data"]
     if len(data) < 2:
@@ -392,21 +255,21 @@ def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
     i, unit = len(above), ""
     while i > 0:  # the header rows right above the data; a unit line among them is the unit
         row = above[i - 1]
-        if _unit_row(row) and not heads:
-            unit = _unit_text(row.text)
-        elif row.kind != "head" or _unit_row(row):
+        if unit_row(row) and not heads:
+            unit = unit_text(row.text)
+        elif row.kind != "head" or unit_row(row):
             break
         else:
             heads.insert(0, row)
         i -= 1
-    title, caption_unit = _title_and_unit(above[:i])
+    title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
     headers: list[list[str]] = [[] for _ in slots]
     parents: list[Frag | None] = [None] * len(slots)
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
-        unit = _assign_headers(row, slots, columns, level, row is heads[0]) or unit
-        _share_in_spans(level, parents)
+        unit = assign_headers(row, slots, columns, level, row is heads[0]) or unit
+        share_in_spans(level, parents)
         for i, cell in enumerate(level):
             headers[i].extend(f.text for f in cell)
             parents[i] = cell[0] if cell else parents[i]
@@ -450,7 +313,7 @@ def _rows(
             label = f"{section} - {label}"
         cells: dict[int, list[str]] = {}
         for frag in row.values:
-            cells.setdefault(_slot_of(frag, slots), []).append(_value_text(frag))
+            cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
         out.append(
             (
                 row,

@@ -1,0 +1,159 @@
+"""Column headers, title and unit of a table rebuilt by ``table_layout``: which header fragment
+sits over which column (spanning, centred or right-aligned), the caption line above the headers
+and the unit line ("(In millions)") wherever the table states it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deepresearch.text.table_layout import Frag, VisualRow
+
+UNIT_RE = re.compile(
+    r"^\(?\s*(?:\w+\s+)?(?:dollars\s+|amounts\s+|\$\s*)?in\s+(?:millions|thousands|billions)\b",
+    re.IGNORECASE,
+)
+_UNIT_IN_TEXT = re.compile(
+    r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
+)
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9”\")][.!?]) (?=[A-Z“\"])")
+_TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
+_MAX_TITLE_WORDS = 20
+_MAX_TITLE_CHARS = 220
+
+
+def slot_of(frag: Frag, slots: list[tuple[float, float]]) -> int:
+    centre = (frag.x0 + frag.x1) / 2
+    return min(range(len(slots)), key=lambda i: _distance(centre, slots[i]))
+
+
+def _distance(x: float, span: tuple[float, float]) -> float:
+    return 0.0 if span[0] <= x <= span[1] else min(abs(x - span[0]), abs(x - span[1]))
+
+
+def _overlap(frag: Frag, span: tuple[float, float]) -> float:
+    return max(0.0, min(frag.x1, span[1]) - max(frag.x0, span[0]))
+
+
+def _gap(frag: Frag, span: tuple[float, float]) -> float:
+    return max(0.0, span[0] - frag.x1, frag.x0 - span[1])
+
+
+def assign_headers(
+    row: VisualRow,
+    slots: list[tuple[float, float]],
+    columns: list[tuple[float, float]],
+    out: list[list[Frag]],
+    top: bool,
+) -> str:
+    """Each column takes the fragment of this header row that overlaps it most: a spanning
+    header ("Three Months Ended", centred or right-aligned over its columns) reaches every
+    column it touches. Returns a unit found among the fragments ("(In millions)") if any."""
+    unit = ""
+    frags = []
+    stubs: list[Frag] = []
+    for frag in row.frags:
+        if UNIT_RE.match(frag.text):
+            unit = unit_text(frag.text)
+        elif frag.x1 >= slots[0][0]:
+            frags.append(frag)
+        else:
+            stubs.append(frag)
+    used: set[int] = set()
+    for i, slot in enumerate(slots):
+        best = max(frags, key=lambda f: _overlap(f, slot), default=None)
+        if best is not None and _overlap(best, slot) > 1.0:
+            out[i].append(best)
+            used.add(id(best))
+    for frag in frags:  # over no column's territory: the nearest column
+        if id(frag) not in used:
+            out[slot_of(frag, slots)].append(frag)
+    if top and 2 <= len(frags) < len(columns):  # spanning headers: each column the nearest
+        for i, span in enumerate(columns):
+            if not out[i]:
+                out[i].append(min(frags, key=lambda f: _gap(f, span)))
+    for cell in out if stubs else []:  # a stub over the labels ("Three Months Ended June 30,")
+        cell[:0] = stubs  # heads each column of its row
+    return unit
+
+
+def share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
+    """Under a spanning header, a lone sub-header aligned with it covers the whole span:
+    "March 31," right-aligned under "Three Months Ended" belongs to both of its columns."""
+    groups: dict[int, list[int]] = {}
+    for i, parent in enumerate(parents):
+        if parent is not None:
+            groups.setdefault(id(parent), []).append(i)
+    for members in groups.values():
+        parent = parents[members[0]]
+        lone = {id(f): f for i in members for f in level[i]}
+        if parent is None or len(members) < 2 or len(lone) != 1:
+            continue
+        (frag,) = lone.values()
+        right = abs(frag.x1 - parent.x1) <= 3
+        centre = abs(frag.x0 + frag.x1 - parent.x0 - parent.x1) <= 6
+        if right or centre:
+            for i in members:
+                level[i] = [frag]
+
+
+def _clean_title(text: str) -> str:
+    text = _TRAILING_PAREN.sub("", " ".join(text.split())).strip()
+    if len(text) > _MAX_TITLE_CHARS:
+        text = text[: text.rfind(" ", 0, _MAX_TITLE_CHARS)] + " …"
+    if text.isupper():
+        text = text[:1] + text[1:].lower()
+    return text
+
+
+def unit_text(text: str) -> str:
+    unit = " ".join(text.strip().strip("()").split()).rstrip(")").strip()
+    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,")
+    return unit[:1].lower() + unit[1:]
+
+
+def is_prose(row: VisualRow) -> bool:
+    return row.kind == "text" and (
+        len(row.text.split()) >= 14
+        or (len(row.frags) == 1 and row.text.endswith(".") and len(row.text.split()) >= 8)
+    )
+
+
+def unit_row(row: VisualRow) -> bool:
+    """A caption line that only states the unit ("(In millions, except per-share amounts)")."""
+    return len(row.frags) == 1 and bool(UNIT_RE.match(row.text))
+
+
+def _continues(row: VisualRow) -> bool:
+    """A wrapped line of the sentence below it (not a heading, not a sentence's end)."""
+    text = row.text.rstrip()
+    return len(text.split()) >= 8 and not text.endswith((".", ":"))
+
+
+def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
+    """The caption above the headers: a unit line ("(In millions)"), then a heading or the
+    sentence introducing the table ("... were as follows (in millions):")."""
+    unit = ""
+    i = len(above)
+    while i > 0:
+        i -= 1
+        text = above[i].text.strip()
+        if UNIT_RE.match(text):
+            unit = unit or unit_text(text)
+            continue
+        if text.endswith(":"):  # the sentence that introduces the table, maybe wrapped
+            start = i
+            while start > 0 and i - start < 3 and _continues(above[start - 1]):
+                start -= 1
+            text = " ".join(r.text for r in above[start : i + 1]).rstrip(":")
+            text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+        elif is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:
+            return "", unit
+        found = _UNIT_IN_TEXT.search(text)
+        if found:
+            unit = unit or unit_text(found.group(1))
+            text = (text[: found.start()] + text[found.end() :]).strip()
+        return _clean_title(text), unit
+    return "", unit
