@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pypdfium2 as pdfium
-from conftest import Placed, text_width, write_positioned_pdf
+from pdf_layout import Placed, text_width, write_positioned_pdf
 
 from deepresearch.providers.extract import extract_path
 from deepresearch.text.tables import parse_row

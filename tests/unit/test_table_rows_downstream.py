@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import write_positioned_pdf
+from pdf_layout import write_positioned_pdf
 from test_local_search import inline
 from test_pdf_tables import statement_page
 
