@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -20,6 +21,8 @@ import pytest
 
 EXE = shutil.which("deep-research", path=str(Path(sys.executable).parent)) or "deep-research"
 QUERY = "What were ACME Corp total net sales for the quarter?"
+# stage lines off a terminal (console.py): progress, not part of the error
+PROGRESS = re.compile(r"deep-research: (starting|planning|researching|exploring|writing|done)\b")
 
 
 def cli(
@@ -51,7 +54,7 @@ def cli(
 def assert_one_line(proc: subprocess.CompletedProcess[str], needle: str) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    lines = [x for x in proc.stderr.splitlines() if x.strip() and not PROGRESS.match(x)]
     assert len(lines) == 1, proc.stderr
     assert needle.lower() in lines[0].lower(), lines[0]
 
