@@ -203,7 +203,7 @@ def test_deep_review_plan_ctrl_c_then_resume(small_corpus: Path, tmp_path: Path)
     code, out = term.finish()
     assert code == 130, term.text[-3000:]
     assert f"deep-research resume {run_id}" in term.text
-    assert json.loads(out) == {"run_id": run_id, "status": "interrupted"}
+    assert json.loads(out) == {"run_id": run_id, "status": "interrupted", "report_path": None}
     assert_clean_progress(term)
 
     resumed = Terminal("resume", run_id, cwd=tmp_path, **slow)
