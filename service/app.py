@@ -98,10 +98,10 @@ def _run_dir(request: web.Request) -> Any:
         if len(run_id) > MAX_RUN_ID:
             raise InputError("not a run id")  # a name too long for the filesystem: not a 500
         return runs.open_run(manager.state_dir, run_id)
-    except (InputError, OSError) as exc:
-        message = str(exc) if isinstance(exc, InputError) else "no such run"
+    except (InputError, OSError):  # the message never names the server's state directory
         raise web.HTTPNotFound(
-            text=json.dumps({"error": message}), content_type="application/json"
+            text=json.dumps({"error": f"no run {run_id[:MAX_RUN_ID]}"}),
+            content_type="application/json",
         ) from None
 
 

@@ -105,7 +105,9 @@ async def test_a_finished_run_streams_all_events_then_end_and_resumes(
     report = await client.get(f"/runs/{RUN}/report")
     assert report.text.startswith("# Title") and "markdown" in report.headers["content-type"]
     assert (await client.delete(f"/runs/{RUN}")).status_code == 409
-    assert (await client.get("/runs/nope/events")).status_code == 404
+    missing = await client.get("/runs/nope/events")
+    assert missing.status_code == 404 and missing.json() == {"error": "no run nope"}
+    assert str(tmp_path) not in missing.text  # the server's paths are not the client's business
 
 
 async def test_heartbeats_while_idle_then_new_events_and_the_end(
