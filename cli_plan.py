@@ -13,10 +13,10 @@ from pathlib import Path
 
 import click
 
-from deepresearch import planning
+from deepresearch import intent_gate, planning
 from deepresearch.cli_options import config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
-from deepresearch.errors import InputError, StorageError
+from deepresearch.errors import InputError, QueryGated, StorageError
 from deepresearch.policies.plan_file import check_items, dump_plan, parse_plan
 from deepresearch.text.terminal import printable
 
@@ -156,6 +156,12 @@ def register(cli: click.Group) -> None:
         flags = {"llm.provider": llm, "llm.model": model}
         settings = load_settings(config_file, overrides_from_flags(flags))
         text = check_query(query, settings)
+        try:  # no agenda is drafted for a harmful request, a greeting or a query with no topic
+            intent_gate.screen(text, settings)
+        except QueryGated as gated:
+            from deepresearch.cli import answer_gated
+
+            answer_gated(gated, text, False)
         agenda = check_items(
             planning.propose_now(text, settings), "the planner's agenda", max_items(settings)
         )

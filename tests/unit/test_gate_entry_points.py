@@ -155,3 +155,14 @@ def test_a_job_ends_with_the_gated_outcome_and_the_submitter_says_so(
     shown = capsys.readouterr()
     assert needle in (shown.out if outcome == "chitchat" else shown.err)
     assert not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize(("query", "outcome", "needle"), GATED)
+def test_plan_drafts_no_agenda_for_a_gated_query(
+    env: Settings, capsys: pytest.CaptureFixture[str], query: str, outcome: str, needle: str
+) -> None:
+    code = run_cli("plan", query)
+    assert code == {"chitchat": 0, "ambiguous": 2, "harmful": 3}[outcome]
+    shown = capsys.readouterr()
+    assert "subtasks" not in shown.out  # no YAML agenda
+    assert needle in (shown.out if outcome == "chitchat" else shown.err)
