@@ -4,6 +4,7 @@ and the 429 cap. Slow runs use injected latency; the tests wait on events, never
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -204,4 +205,14 @@ async def test_reports_land_privately_under_the_state_dir(
     report = Path(summary["report_path"])
     assert report.parent == tmp_path / "state" / "reports"
     assert mode_of(report) == 0o600 and mode_of(report.parent) == 0o700
-    assert (await client.get("/runs")).json()["active"] == 0
+    assert await slots_free(client)
+
+
+async def slots_free(client: Any, within_s: float = 30.0) -> bool:
+    """The run's slot is given back when its task ends, a moment after the end event is sent."""
+    deadline = asyncio.get_running_loop().time() + within_s
+    while (await client.get("/runs")).json()["active"]:
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
