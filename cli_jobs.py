@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from deepresearch import STARTED_AT, jobs
+from deepresearch import STARTED_AT, job_preflight, jobs
 from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
@@ -169,7 +169,7 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
         run_args=tuple(run_args),
         auth_mode=auth_mode,
         max_upload_mb=o["max_upload_mb"],
-        pip=jobs.shipped_requirements() if o["ship_deps"] else (),
+        pip=job_preflight.shipped_requirements() if o["ship_deps"] else (),
         python=job_python,
     )
     with tempfile.TemporaryDirectory(prefix="deep-research-pkg-") as staging:
@@ -177,7 +177,7 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
         sub = jobs.build_submission(spec, package)
         api = jobs.client(address, auth_mode)
         if not (o["no_preflight"] or o["ship_deps"]):
-            jobs.call(address, auth_mode, lambda: jobs.preflight(api, spec, package))
+            jobs.call(address, auth_mode, lambda: job_preflight.preflight(api, spec, package))
         jobs.call(address, auth_mode, lambda: jobs.submit(api, sub))
     if o["as_json"]:
         click.echo(json.dumps({"job_id": sub.job_id, "run_id": sub.run_id}))

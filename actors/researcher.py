@@ -374,12 +374,9 @@ class Researcher:
                 off_topic=check.off_topic,
             )
         kept = list(check.kept)
-        # Nothing relevant: the evaluator sees a gap. The summary is shown as the evaluator's
-        # grounds and in steering notes: only what the question and the cited passages hold.
-        grounds = unsourced.grounds_of(
-            self._task.question, [ev.quote for f in kept for ev in f.evidence]
-        )
-        summary = unsourced.vet(draft.summary, grounds) if kept else ""
+        # nothing kept: the evaluator sees a gap
+        quotes = [ev.quote for f in kept for ev in f.evidence]
+        summary = unsourced.vet_summary(draft.summary, self._task.question, quotes) if kept else ""
         cited_urls = {u for f in kept for u in f.citations}
         sources = tuple(d.source() for d in docs if d.url in cited_urls)
         return self._report_of(

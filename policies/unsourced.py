@@ -47,3 +47,9 @@ def grounds_of(*parts: str | Iterable[str]) -> str:
     for part in parts:
         out.extend([part] if isinstance(part, str) else part)
     return "\n".join(out)
+
+
+def vet_summary(summary: str, question: str, quotes: Iterable[str]) -> str:
+    """A researcher's summary, shown as the evaluator's grounds and in steering notes: only what
+    its question and the passages its findings cite hold."""
+    return vet(summary, grounds_of(question, quotes))

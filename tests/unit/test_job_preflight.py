@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from deepresearch import cli, jobs, preflight
+from deepresearch import cli, job_preflight, jobs, preflight
 from deepresearch.errors import ClusterError
 from deepresearch.schemas import RunSummary
 
@@ -57,7 +57,7 @@ def found(**kw: Any) -> str:
 def test_preflight_names_what_the_clusters_python_lacks_and_the_fix(tmp_path: Path) -> None:
     head = FakeHead("SUCCEEDED", found(missing=["ray", "json-repair"]))
     with pytest.raises(ClusterError) as info:
-        jobs.preflight(head, spec(pass_env=("OPENAI_API_KEY",)), tmp_path / "deepresearch")
+        job_preflight.preflight(head, spec(pass_env=("OPENAI_API_KEY",)), tmp_path / "deepresearch")
     line = str(info.value)
     assert "\n" not in line and info.value.exit_code == 2
     assert "/usr/bin/python3 (Python 3.11.7) lacks ray, json-repair" in line
@@ -70,14 +70,14 @@ def test_preflight_names_what_the_clusters_python_lacks_and_the_fix(tmp_path: Pa
 
 def test_preflight_passes_when_the_python_has_everything(tmp_path: Path) -> None:
     head = FakeHead("SUCCEEDED", found())
-    jobs.preflight(head, spec(python="/opt/venv/bin/python"), tmp_path / "deepresearch")
+    job_preflight.preflight(head, spec(python="/opt/venv/bin/python"), tmp_path / "deepresearch")
     assert head.submitted[0]["entrypoint"].startswith("/opt/venv/bin/python -m ")
 
 
 def test_no_python_at_all_on_the_head_is_named(tmp_path: Path) -> None:
     head = FakeHead("FAILED", "/bin/sh: 1: python: not found\n")
     with pytest.raises(ClusterError, match="python: not found"):
-        jobs.preflight(head, spec(), tmp_path / "deepresearch")
+        job_preflight.preflight(head, spec(), tmp_path / "deepresearch")
 
 
 def test_the_job_runs_the_chosen_python(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_the_job_runs_the_chosen_python(tmp_path: Path) -> None:
 
 
 def test_shipped_dependencies_are_this_installs_requirements_without_ray() -> None:
-    shipped = jobs.shipped_requirements()
+    shipped = job_preflight.shipped_requirements()
     names = [line.split(">")[0].split("[")[0].strip().lower() for line in shipped]
     assert "json-repair" in names and "lxml_html_clean" in names
     assert "ray" not in names and not any("extra ==" in line for line in shipped)
@@ -100,7 +100,7 @@ def test_the_preflight_module_runs_on_a_bare_python(tmp_path: Path) -> None:
     out = subprocess.run(
         [*bare, "deepresearch.preflight"], env=env, capture_output=True, text=True, check=True
     )
-    problem = jobs.preflight_problem("SUCCEEDED", out.stdout, "python")
+    problem = job_preflight.preflight_problem("SUCCEEDED", out.stdout, "python")
     assert "lacks ray" in problem
     # ``python -m deepresearch`` on such a Python: one line and exit 2, not an ImportError.
     run = subprocess.run(
@@ -118,7 +118,7 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, A
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     state: dict[str, Any] = {"status": "SUCCEEDED", "report": True}
     monkeypatch.setattr(jobs, "client", lambda address, mode: object())
-    monkeypatch.setattr(jobs, "preflight", lambda *a, **k: None)
+    monkeypatch.setattr(job_preflight, "preflight", lambda *a, **k: None)
     monkeypatch.setattr(jobs, "submit", lambda api, sub: None)
 
     def follow(api: Any, job_id: str, on_lines: Any) -> tuple[str, str]:
