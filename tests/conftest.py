@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from pdf_layout import assemble_pdf
 
 REPO = Path(__file__).resolve().parents[1]
 SEC_DOCS = REPO.parent / "shared" / "data" / "sec-10q" / "docs"
@@ -36,19 +37,7 @@ def write_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for off in offsets:
-        out += f"{off:010d} 00000 n \n".encode()
-    out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    path.write_bytes(bytes(out))
+    path.write_bytes(assemble_pdf(objects))
     return path
 
 

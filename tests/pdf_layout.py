@@ -60,16 +60,21 @@ def write_positioned_pdf(path: Path, pages: Sequence[Sequence[Placed]], size: fl
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     refs = " ".join(f"{k} 0 R" for k in kids)
     objects[1] = f"<< /Type /Pages /Kids [{refs}] /Count {len(kids)} >>".encode()
+    path.write_bytes(assemble_pdf(objects))
+    return path
+
+
+def assemble_pdf(objects: Sequence[bytes]) -> bytes:
+    """A PDF file of ``objects`` (numbered from 1, object 1 the catalog) with correct xref offsets."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
-    for number, body_bytes in enumerate(objects, start=1):
+    for number, body in enumerate(objects, start=1):
         offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body_bytes + b"\nendobj\n"
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
     xref = len(out)
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{off:010d} 00000 n \n".encode() for off in offsets)
     out += (
         f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     )
-    path.write_bytes(bytes(out))
-    return path
+    return bytes(out)
