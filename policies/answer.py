@@ -15,9 +15,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepresearch.providers.llm.sentences import terms
 from deepresearch.text.question import Question, analyze, periods_of
 from deepresearch.text.tables import TableRow, parse_row
+from deepresearch.text.terms import terms
 
 _QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGNORECASE)
 _LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)

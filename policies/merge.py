@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from deepresearch.policies.urls import normalize_url
 from deepresearch.schemas import SearchHit
+from deepresearch.text.terms import QUERY_EXTRA, STOPWORDS
 
 RRF_K = 60  # the usual constant: damps the difference between rank 1 and rank 2
 
@@ -57,14 +58,7 @@ def merge_hits(lists: Iterable[Sequence[SearchHit]], limit: int) -> list[SearchH
 _OPERATOR = re.compile(r"(?i)\b(?:site|filetype|intitle|inurl|intext|before|after|ext|lang):\S*")
 _BOOLEAN = frozenset({"AND", "OR", "NOT"})
 _WORD = re.compile(r"[\w][\w'’.+#-]*")
-_STOPWORDS = frozenset(
-    str.split(
-        """a an the of in on at for to with by from about into over under and or not is are was were
-    be been being do does did how what which who whom whose why when where that this these those
-    it its as than then there their they them can could should would will shall may might must
-    i we you he she my our your me us vs versus per via any some all most more much many"""
-    )
-)
+_STOPWORDS = STOPWORDS | QUERY_EXTRA
 _VAGUE = frozenset(
     str.split(
         """latest recent current new newest best top exact exactly specific specifically detailed

@@ -16,6 +16,8 @@ import numpy as np
 
 from deepresearch.policies.urls import normalize_url
 from deepresearch.schemas import SearchHit
+from deepresearch.text.names import CAPITALIZED
+from deepresearch.text.periods import FULL_DATE, month_number
 
 RRF_K = 60
 
@@ -58,18 +60,11 @@ DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores 
 NAME_WEIGHT = 3.0  # a capitalized query word counts this much more in the document prior
 RECENCY_PENALTY = 0.5  # "latest ..." queries: passages of older documents count this much
 _RECENT = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.IGNORECASE)
-_NAME = re.compile(r"\b[A-Z][\w&'’.-]*")
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_FULL_DATE = re.compile(
-    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2}),?\s+"
-    r"((?:19|20)\d{2})\b",
-    re.IGNORECASE,
-)
 
 
 def name_words(query: str) -> list[str]:
     """Capitalized words of ``query``: the companies, products and places it names."""
-    return _NAME.findall(query)
+    return CAPITALIZED.findall(query)
 
 
 def wants_latest(query: str) -> bool:
@@ -112,8 +107,8 @@ def cover_date(text: str) -> int:
     later dates in the body (maturities, forecasts) are not on the cover.
     """
     best = 0
-    for m in _FULL_DATE.finditer(text):
-        month = _MONTHS.index(m.group(1)[:3].lower()) + 1
+    for m in FULL_DATE.finditer(text):
+        month = month_number(m.group(1))
         with contextlib.suppress(ValueError):
             best = max(best, datetime.date(int(m.group(3)), month, int(m.group(2))).toordinal())
     return best

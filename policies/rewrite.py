@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from deepresearch.llm_messages import RewriteDraft, RewriteItem, RewriteTask, SourceText, WriteTask
 from deepresearch.policies.citations import NUMERIC_MARKER
-from deepresearch.policies.support import Weights, missing_figures, support
+from deepresearch.policies.support import Weights, support
 from deepresearch.policies.verify import Checked
 from deepresearch.schemas import Evidence
+from deepresearch.text.figures import missing_figures
 
 
 def rewrite_task(

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from deepresearch.config.trust import ScoringSettings
-from deepresearch.providers.llm.sentences import _NAME, terms
 from deepresearch.schemas import SearchHit
+from deepresearch.text.names import names_in
+from deepresearch.text.terms import terms
 
 PREFIX = 5  # terms sharing this many leading characters match ("operational" ~ "operating")
 # Irregular forms the light stemmer cannot join: a question about what was "sold" is answered by
@@ -83,7 +84,7 @@ def key_terms(question: str, cfg: ScoringSettings) -> tuple[KeyTerm, ...]:
     place or product asked about) and weigh ``cfg.name_weight``.
     """
     generic = set(terms(" ".join(cfg.generic_terms)))
-    names = {t for w in _NAME.findall(question) for t in normalized_terms(w)}
+    names = {t for w in names_in(question) for t in normalized_terms(w)}
     out: list[KeyTerm] = []
     for t in dict.fromkeys(normalized_terms(question)):
         if len(t) < 2 or t.replace(".", "").replace(",", "").isdigit() or t in generic:

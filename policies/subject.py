@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepresearch.providers.llm.rules import PERIOD_RE
+from deepresearch.text.periods import PERIOD_RE
 
 # Words that point back at something said before: the question is not complete without it.
 # Personal pronouns point at who ("its margin": the names and periods are enough) ...

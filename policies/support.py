@@ -1,7 +1,7 @@
 """How well a passage supports a claim: figures must match, content words must be covered.
 
 A lexical, entailment-lite check: no model, deterministic, cheap enough to run on every sentence of
-every report. Figures are hard evidence — every figure a claim states must appear in the passage,
+every report. Figures (``text.figures``) are hard evidence — every figure a claim states must appear in the passage,
 at the same scale (``$81.8 billion`` matches ``81,797`` in a table "in millions", ``5%`` matches
 ``5 %``) — and the support score is the weighted share of the claim's content words and figures the
 passage holds. The same score picks the best-supporting window of a source for a claim, so a
@@ -18,108 +18,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
 
-from deepresearch.providers.llm.rules import PERIOD_RE
-from deepresearch.providers.llm.sentences import build_units, terms
+from deepresearch.text.figures import Figure, figures, missing_figures
+from deepresearch.text.names import names_someone
+from deepresearch.text.periods import PERIOD_RE
+from deepresearch.text.sentences import build_units
+from deepresearch.text.terms import terms
 
 FIGURE_WEIGHT = 2.0  # a matching figure is stronger evidence than any one word
-_SCALES = {
-    "thousand": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "mn": 1e6,
-    "m": 1e6,
-    "billion": 1e9,
-    "bn": 1e9,
-    "b": 1e9,
-    "trillion": 1e12,
-}
-_MONTH = (
-    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
-)
-_DATE_DAY = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}\b|\b\d{{1,2}}\s+{_MONTH}\b", re.IGNORECASE)
-_NUMBER = re.compile(
-    r"(?<![\w.,\-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
-    r"(?:\s?(%|percent\b|per cent\b)|\s?(thousand|million|billion|trillion|mn|bn|[kmb])\b)?"
-    r"(?![\w-])",
-    re.IGNORECASE,
-)
-# Capitalized words inside a sentence (not its first word): names of companies, people, places.
-_NAME = re.compile(r"(?<=[a-z0-9,;:)]\s)[A-Z][\w&'’-]+")
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One stated number: ``value`` as written (no separators), its decimals, scale and percent."""
-
-    text: str
-    value: float
-    decimals: int
-    scale: float = 1.0
-    percent: bool = False
-
-
-def figures(text: str) -> list[Figure]:
-    """The figures of ``text``: numbers with a decimal part, a percent sign, a scale word, or at
-    least two significant digits. Plain years (1900–2099), days inside dates (``June 25``) and
-    numbers glued to letters (``Q3``, ``10-Q``) are not figures."""
-    return list(_figures(text))
-
-
-@lru_cache(maxsize=4096)
-def _figures(text: str) -> tuple[Figure, ...]:
-    """Memoized: a report's sentences and passages are checked against each other many times."""
-    text = _DATE_DAY.sub(" ", text)
-    out: list[Figure] = []
-    for m in _NUMBER.finditer(text):
-        integer, fraction, percent, scale_word = (
-            m.group(1),
-            m.group(2) or "",
-            m.group(3),
-            m.group(4),
-        )
-        digits = integer.replace(",", "")
-        plain = not fraction and not percent and not scale_word and "," not in integer
-        if plain and len(digits) == 4 and 1900 <= int(digits) <= 2099:
-            continue
-        significant = len(digits.lstrip("0"))
-        if not (fraction or percent or scale_word or significant >= 2):
-            continue
-        out.append(
-            Figure(
-                text=m.group(0).strip(),
-                value=float(digits + fraction),
-                decimals=max(len(fraction) - 1, 0),
-                scale=_SCALES.get((scale_word or "").lower(), 1.0),
-                percent=bool(percent),
-            )
-        )
-    return tuple(out)
-
-
-def _same(claim: Figure, seen: Figure) -> bool:
-    """Equal as written, or equal once rounded to the claim's precision and scale."""
-    tolerance = 0.5 * 10.0**-claim.decimals + 1e-9
-    if claim.percent or seen.percent:
-        both = claim.percent and seen.percent
-        unscaled = claim.scale == 1.0 and seen.scale == 1.0
-        return (both or (unscaled and seen.percent)) and abs(seen.value - claim.value) < tolerance
-    scales = [seen.scale]
-    if seen.scale == 1.0 and (claim.scale != 1.0 or claim.value >= 1e4):
-        scales += [1e3, 1e6]  # a filing table's figure "in thousands" / "in millions"
-    return any(abs(seen.value * s / claim.scale - claim.value) < tolerance for s in scales)
-
-
-def missing_figures(claim: str | list[Figure], passage: str | list[Figure]) -> list[str]:
-    """The claim's figures that the passage does not state (as written in the claim)."""
-    wanted = figures(claim) if isinstance(claim, str) else claim
-    seen = figures(passage) if isinstance(passage, str) else passage
-    return [f.text for f in wanted if not any(_same(f, s) for s in seen)]
 
 
 def needs_citation(sentence: str) -> bool:
     """A sentence stating a figure, a date or period, or a name must cite a source."""
-    return bool(figures(sentence) or PERIOD_RE.search(sentence) or _NAME.search(sentence))
+    return bool(figures(sentence) or PERIOD_RE.search(sentence) or names_someone(sentence))
 
 
 def content_terms(text: str) -> list[str]:
@@ -189,9 +99,9 @@ def support(claim: str, passage: str, weights: Weights | None = None) -> Support
     """How well ``passage`` supports ``claim``."""
     return _score(
         list(_content_terms(claim)),
-        list(_figures(claim)),
+        figures(claim),
         _term_set(passage),
-        list(_figures(passage)),
+        figures(passage),
         weights or Weights(),
     )
 
@@ -311,14 +221,11 @@ def quotes_by_url(evidence: Iterable[tuple[str, str]]) -> Mapping[str, list[str]
 
 
 __all__ = [
-    "Figure",
     "Support",
     "Weights",
     "best_passage",
     "content_terms",
-    "figures",
     "locator",
-    "missing_figures",
     "needs_citation",
     "quotes_by_url",
     "support",

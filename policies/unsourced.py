@@ -6,7 +6,7 @@ headings, search queries a could-not-research report lists) and has nothing to c
 not state what its *grounds* (the user's query, the run's own questions, the passages read) do
 not: a sentence that carries a citation marker (text with no sources cannot cite) or states a
 figure the grounds lack is dropped; text left empty is replaced by the caller's product wording.
-The same check as the verifier's figure rule (``support.missing_figures``), with the grounds as
+The same check as the verifier's figure rule (``text.figures.missing_figures``), with the grounds as
 the passage. Pure functions.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from deepresearch.policies.support import missing_figures
-from deepresearch.providers.llm.sentences import split_sentences
+from deepresearch.text.figures import missing_figures
+from deepresearch.text.sentences import split_sentences
 
 # "[99]", "[1, 2]", "[doc:a.pdf#p3]", "[https://...]", "[source 4]": citation-like brackets.
 _CITATION = re.compile(

@@ -21,11 +21,9 @@ from deepresearch.policies.citations import NUMERIC_MARKER, cite_marker, markers
 from deepresearch.policies.support import (
     Support,
     Weights,
-    figures,
     needs_citation,
     support,
 )
-from deepresearch.providers.llm.sentences import split_sentences
 from deepresearch.schemas import (
     Evidence,
     Finding,
@@ -35,6 +33,8 @@ from deepresearch.schemas import (
     Source,
     Verification,
 )
+from deepresearch.text.figures import figures
+from deepresearch.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from deepresearch.policies.rewrite import Rewrite

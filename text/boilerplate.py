@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from deepresearch.text.figures import states_figure
+
 _FIRST_PERSON = re.compile(r"(?:^|[\s,;(])I(?:,| have| am| hereby| certify| further)\b")
 _SIGNATURE = re.compile(r"/s/|^\s*(?:By|Name|Title|Date)\s*:", re.IGNORECASE | re.MULTILINE)
 _DEFINITION = re.compile(
@@ -40,20 +42,11 @@ _META = re.compile(
     r"|\bpursuant to (?:the requirements of|section|rule)\b",
     re.IGNORECASE,
 )
-_FIGURE = re.compile(
-    r"\d[\d,]*\.\d|\d{1,3}(?:,\d{3})+|\d+\s?%|[$€£]\s?\d"
-    r"|\d\s*(?:million|billion|thousand|percent)\b",
-    re.IGNORECASE,
-)
 _COVER_DATE = re.compile(
     r"^\s*(?:date[d:]?\s*)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},"
     r"\s+\d{4}\s*$",
     re.IGNORECASE,
 )
-
-
-def has_figure(text: str) -> bool:
-    return bool(_FIGURE.search(text))
 
 
 def shape_of(text: str) -> str | None:
@@ -64,11 +57,11 @@ def shape_of(text: str) -> str | None:
         return "date line"
     if _INDEX_LINE.search(text):
         return "index line"
-    if _FIRST_PERSON.search(text) and not has_figure(text):
+    if _FIRST_PERSON.search(text) and not states_figure(text):
         return "certification"
-    if _DEFINITION.search(text) and not has_figure(text):
+    if _DEFINITION.search(text) and not states_figure(text):
         return "definition"
-    if _META.search(text) and not has_figure(text):
+    if _META.search(text) and not states_figure(text):
         return "disclaimer"
     return None
 
@@ -84,7 +77,7 @@ def repeated(units: Sequence[tuple[str, str]], min_words: int = 8) -> set[str]:
     are left alone (headings repeat legitimately)."""
     docs: dict[str, set[str]] = {}
     for doc, text in units:
-        if not has_figure(text) and len(text.split()) >= min_words:
+        if not states_figure(text) and len(text.split()) >= min_words:
             docs.setdefault(_key(text), set()).add(doc)
     spread = {key for key, where in docs.items() if len(where) >= 2}
     return {text for _, text in units if _key(text) in spread}
@@ -110,7 +103,6 @@ def document_of(url: str) -> str:
 __all__ = [
     "boilerplate",
     "document_of",
-    "has_figure",
     "off_topic",
     "repeated",
     "shape_of",

@@ -14,17 +14,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from deepresearch.text.names import CAPITALIZED
+from deepresearch.text.periods import FULL_DATE, MONTHS, month_number
+
 Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
 
-_MONTHS = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-)  # fmt: skip
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
-_DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}}),?\s+((?:19|20)\d{{2}})\b", re.IGNORECASE)
 _ORDINALS = {
     "first": 1,
     "second": 2,
@@ -78,7 +72,6 @@ _FIGURE = re.compile(
     r"|\b(?:amount|total|percentage|rate|number of|figure|value)\b",
     re.IGNORECASE,
 )
-_NAME = re.compile(r"[A-Z][\w&.'’-]*")
 # Capitalized words that are never the entity asked about: question words, months, document and
 # period labels, generic reporting acronyms.
 _NOT_NAMES = {
@@ -89,7 +82,7 @@ _NOT_NAMES = {
     "eps", "ceo", "cfo", "form", "quarter", "fiscal", "i", "based", "according", "across",
     "during", "between", "from", "to", "on", "at", "by", "with", "its", "their", "total", "net",
     "if", "so", "then", "also", "had", "as",
-    *(m for m in _MONTHS), *(m[:3] for m in _MONTHS),
+    *(m for m in MONTHS), *(m[:3] for m in MONTHS),
 }  # fmt: skip
 # Words that frame the question (shape, document, time) rather than name what is measured.
 _FRAME = {
@@ -171,9 +164,8 @@ def periods_of(text: str) -> tuple[Period, ...]:
     def free(m: re.Match[str]) -> bool:
         return all(m.end() <= a or m.start() >= b for a, b in taken)
 
-    for m in _DATE.finditer(text):
-        month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(m[1][:3].lower()))
-        date = (int(m[3]), month, int(m[2]))
+    for m in FULL_DATE.finditer(text):
+        date = (int(m[3]), month_number(m[1]), int(m[2]))
         found.append((m.start(), Period(m[0], year=date[0], date=date)))
         taken.append(m.span())
     for m in _QUARTER.finditer(text):
@@ -216,7 +208,7 @@ def entities_of(text: str) -> tuple[str, ...]:
 
     for i, word in enumerate(words):
         bare = _strip_possessive(word)
-        name = bool(_NAME.fullmatch(bare)) and bare.lower().rstrip(".") not in _NOT_NAMES
+        name = bool(CAPITALIZED.fullmatch(bare)) and bare.lower().rstrip(".") not in _NOT_NAMES
         opens = i == 0 or words[i - 1] in {".", "?", "!"}  # "Compare ..." opens a sentence
         joined = i + 1 < len(words) and words[i + 1].lower() in {"vs", "vs.", "versus", "and", "or"}
         acronym = sum(c.isupper() for c in bare) >= 2

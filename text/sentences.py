@@ -1,4 +1,4 @@
-"""Candidate text units, relevance scoring and MMR selection for the model-free provider.
+"""Candidate text units, relevance scoring and MMR selection (model-free provider, verifier).
 
 Filing PDFs mix wrapped prose with table rows on one line ("Total net sales $ 81,797 $ 82,959"),
 so units are built per line kind: prose lines are re-joined into paragraphs and split into
@@ -16,31 +16,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from deepresearch.text.figures import has_figure
+from deepresearch.text.names import names_in
 from deepresearch.text.tables import parse_row
+from deepresearch.text.terms import terms
 
-# fmt: off
-STOPWORDS = frozenset({
-    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more",
-    "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other",
-    "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than",
-    "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those",
-    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
-    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
-    "yours", "please", "tell", "give", "show", "find", "list", "describe", "explain", "much",
-    "many", "vs", "versus", "",
-})
-# fmt: on
-_WORD = re.compile(r"[a-z0-9]+(?:[.,'’][a-z0-9]+)*")
 _NUMERIC_TOKEN = re.compile(r"^[$€£(]*-?\d[\d,]*(?:\.\d+)?\)?%?$|^[$€£%—–-]$|^\(\d+\)%$")
-_FIGURE = re.compile(
-    r"[$€£]\s?\d|\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s?%|\(\d[\d,.]*\)"
-    r"|\d+(?:\.\d+)?\s*(?:million|billion|thousand|trillion|percent|bps|basis points)\b",
-    re.IGNORECASE,
-)
 _QUANT_QUESTION = re.compile(
     r"\b(?:how much|how many|what (?:was|were|is|are)|total|change[ds]?|increase[ds]?"
     r"|decrease[ds]?|grow(?:th)?|grew|amount|percent(?:age)?|number of)\b",
@@ -51,7 +32,6 @@ _FOOTER = re.compile(r"^[^|]{1,80}\|[^|]{1,80}\|\s*\d{1,4}$|^(?:page\s+)?\d{1,4}
 # subject, which an answering sentence usually refers to as "the Company" or "we"; a sentence that
 # merely repeats the name ("Apple TV, Apple Watch ...") must not outrank one that answers.
 NAME_WEIGHT = 0.4
-_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w&'’-]*")
 _MD_SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
 # fmt: off
@@ -61,43 +41,10 @@ _ABBREV = frozenset({
 })
 # fmt: on
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")")
-_DIGITS = re.compile(r"[\d,.]+")
 _TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
 _LETTER_WORD = re.compile(r"[A-Za-z]{2,}")
 _SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z0-9“\"(\[])")
 _INITIALS = re.compile(r"(?:[a-z]\.)*[a-z]")
-
-
-# Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
-# and stemming them was most of the extractive provider's time (pure, so the cache is exact).
-@functools.lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """A light suffix stripper: enough to match sales/sale, ended/ending/end, revenues/revenue."""
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    w = w.replace(",", "") if _DIGITS.fullmatch(w) else w
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    for suffix, min_len in (("sses", 5), ("ing", 6), ("ed", 5)):
-        if w.endswith(suffix) and len(w) >= min_len:
-            w = w[: -len(suffix)] if suffix != "sses" else w[:-2]
-            break
-    else:
-        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-            w = w[:-1]
-    if len(w) > 4 and w.endswith("e"):
-        w = w[:-1]
-    return w
-
-
-def terms(text: str) -> list[str]:
-    """Stemmed content terms of ``text`` (stopwords dropped, numbers kept without commas)."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
-
-
-def has_figure(text: str) -> bool:
-    return bool(_FIGURE.search(text))
 
 
 def asks_quantity(question: str) -> bool:
@@ -223,7 +170,7 @@ class Scorer:
     def score(self, question: str, periods: list[str]) -> list[float]:
         """One score per unit; zero when the unit shares no content term with the question."""
         period_terms = {t for p in periods for t in terms(p) if not t.isdigit() or len(t) == 4}
-        name_terms = {t for w in _NAME.findall(question) for t in terms(w)} - period_terms
+        name_terms = {t for w in names_in(question) for t in terms(w)} - period_terms
         q_terms = [t for t in dict.fromkeys(terms(question)) if not (t.isdigit() and len(t) < 4)]
         content = [t for t in q_terms if t not in period_terms]
         stream = [t for t in terms(question) if t not in period_terms]
@@ -311,14 +258,11 @@ def mmr_select(
 
 
 __all__ = [
-    "STOPWORDS",
     "Scorer",
     "Unit",
     "asks_quantity",
     "build_units",
     "cosine",
-    "has_figure",
     "mmr_select",
-    "stem",
-    "terms",
+    "split_sentences",
 ]

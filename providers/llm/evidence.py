@@ -7,9 +7,10 @@ analysis and the documents the units came from (repetition across documents is a
 
 from __future__ import annotations
 
-from deepresearch.providers.llm.sentences import Unit, build_units, terms
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
 from deepresearch.text.question import analyze
+from deepresearch.text.sentences import Unit, build_units
+from deepresearch.text.terms import terms
 
 
 def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[Unit]:

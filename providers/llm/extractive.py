@@ -33,12 +33,15 @@ from deepresearch.llm_messages import (
     WriteTask,
 )
 from deepresearch.policies.answer import compose
-from deepresearch.policies.support import Weights, missing_figures, support
+from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import evidence_units
-from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
 from deepresearch.schemas import Evaluation
+from deepresearch.text.figures import missing_figures
+from deepresearch.text.periods import find_periods
+from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select
 from deepresearch.text.tables import parse_row
+from deepresearch.text.terms import terms
 
 NO_PASSAGE = "No relevant passage was found in the sources"
 NO_ANSWER = "The sources did not contain information that answers this question."
@@ -69,7 +72,7 @@ def answer_queries(task: QueriesTask) -> QueryList:
 def answer_findings(task: FindingsTask) -> FindingsDraft:
     units = evidence_units(task.question, [(s.n, s.url, s.text) for s in task.sources])
     scorer = Scorer(units)
-    periods = rules.find_periods(task.question)
+    periods = find_periods(task.question)
     scores = scorer.score(task.question, periods)
     # of two near-identical rows (MMR keeps one), prefer the one that states its unit
     scores = [
@@ -97,7 +100,7 @@ def _reformulate(gap: str, query: str) -> str:
     """A keyword rewording of a failed sub-question, plus the query's periods it lacks."""
     tokens, periods = rules.tokenize(gap)
     text = rules.keywords(tokens, periods) or gap.strip()
-    missing = [p for p in rules.find_periods(query) if p.lower() not in text.lower()]
+    missing = [p for p in find_periods(query) if p.lower() not in text.lower()]
     return " ".join([text, *missing])
 
 
@@ -144,7 +147,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
                 flat.append((si, drafts[-1]))
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
     units = [Unit(d.text, si, k, False, tuple(terms(d.text))) for k, (si, d) in enumerate(flat)]
-    scores = Scorer(units).score(task.query, rules.find_periods(task.query)) if units else []
+    scores = Scorer(units).score(task.query, find_periods(task.query)) if units else []
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
         if si not in leaders or scores[k] > scores[leaders[si]]:
@@ -167,7 +170,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
         [sec.heading for sec in task.sections],
     )
     if composed is not None:  # the figure / table first, then the best quoted prose
-        asked = rules.find_periods(task.query)  # prose about another period would mislead
+        asked = find_periods(task.query)  # prose about another period would mislead
         prose = [t for t in picked if not parse_row(t) and all(p in t for p in asked[:1])][:2]
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))

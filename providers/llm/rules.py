@@ -11,32 +11,8 @@ from __future__ import annotations
 
 import re
 
+from deepresearch.text.periods import PERIOD_RE
 from deepresearch.text.question import analyze
-
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
-_DATE = rf"(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+\d{{4}})"
-_ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
-_YEAR = r"(?:19|20)\d{2}"
-PERIOD_RE = re.compile(
-    "|".join(
-        [
-            rf"\b(?:(?:three|six|nine|twelve|\d{{1,2}})[- ]months?|(?:fiscal\s+)?(?:quarter|year"
-            rf"|period)|weeks?)\s+end(?:ed|ing)\s+(?:on\s+)?{_DATE}",
-            rf"\b{_ORD}\s+(?:fiscal\s+)?quarter(?:\s+of)?(?:\s+(?:fiscal\s+(?:year\s+)?)?{_YEAR})?",
-            rf"\b{_ORD}\s+half(?:\s+of)?(?:\s+(?:fiscal\s+)?{_YEAR})?",
-            rf"\bQ[1-4]\s*(?:FY\s*)?'?(?:{_YEAR}|\d{{2}})\b(?![-\w])",  # not "Q3 10-Q"
-            rf"\b(?:FY|fiscal\s+(?:year\s+)?)\s*'?(?:{_YEAR}|\d{{2}})\b",
-            rf"\bH[12]\s*{_YEAR}\b",
-            rf"\b{_DATE}\b",
-            r"\bQ[1-4]\b",
-            rf"\b{_YEAR}\b",
-        ]
-    ),
-    re.IGNORECASE,
-)
 
 _CONJ = {"and", "or", "&", "vs", "vs.", "versus", "v.", "v"}
 _COMPARE_CONJ = {"with", "to", "against"}
@@ -103,11 +79,6 @@ def tokenize(text: str) -> tuple[list[Token], list[str]]:
         if tok:
             tokens.append(tok)
     return tokens, periods
-
-
-def find_periods(text: str) -> list[str]:
-    """Period expressions of ``text``, verbatim, in order."""
-    return [m.group(0) for m in PERIOD_RE.finditer(text)]
 
 
 def _stops_left(tok: Token, comparative: bool) -> bool:
@@ -303,11 +274,9 @@ def sub_questions(query: str, max_subtasks: int) -> list[str]:
 
 
 __all__ = [
-    "PERIOD_RE",
     "dedupe",
     "expand",
     "find_coordination",
-    "find_periods",
     "keywords",
     "search_queries",
     "sub_questions",

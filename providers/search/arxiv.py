@@ -23,17 +23,12 @@ from deepresearch.providers.search.transport import (
     request,
 )
 from deepresearch.schemas import SearchHit
+from deepresearch.text.terms import STOPWORDS
 
 _NS = {"a": "http://www.w3.org/2005/Atom"}
 _ARXIV_ID = re.compile(r"\b(\d{4}\.\d{4,5}(?:v\d+)?)\b")
 _TERM = re.compile(r"[A-Za-z0-9][\w+-]*")
 _OPERATORS = frozenset({"and", "or", "not", "andnot"})
-_STOP = frozenset(
-    str.split(
-        "a an the of in on for to with by from about what which how is are was were be does do "
-        "and or not vs"
-    )
-)
 MAX_TERMS = 8
 
 
@@ -42,7 +37,7 @@ def arxiv_query(query: str) -> dict[str, str]:
     ids = _ARXIV_ID.findall(query)
     if ids:
         return {"id_list": ",".join(dict.fromkeys(ids))}
-    terms = [t for t in _TERM.findall(query) if t.lower() not in _STOP | _OPERATORS]
+    terms = [t for t in _TERM.findall(query) if t.lower() not in STOPWORDS | _OPERATORS]
     if not terms:
         terms = _TERM.findall(query)
     terms = list(dict.fromkeys(terms))[:MAX_TERMS]

@@ -32,6 +32,7 @@ SNIPPET_CHARS = 300
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "target"})
 _TOKEN = re.compile(r"[A-Za-z_][\w.:-]*[\w]|[A-Za-z_]\w?")
 _PHRASE = re.compile(r"\"([^\"]{2,})\"")
+# Not ``text.terms.STOPWORDS``: in code "after", "all", "find", "list" are identifiers.
 _STOP = frozenset(
     str.split(
         """a an the of in on at for to with by from about into and or not is are was were be how what

@@ -37,15 +37,14 @@ from deepresearch.providers.search.transport import (
     text_field,
 )
 from deepresearch.schemas import SearchHit
+from deepresearch.text.terms import STOPWORDS
 
 NAME = "security"
 _CVE = re.compile(r"\bCVE-\d{4}-\d{4,}\b", re.IGNORECASE)
 _GHSA = re.compile(r"\bGHSA(?:-[23456789cfghjmpqrvwx]{4}){3}\b", re.IGNORECASE)
 _OTHER = re.compile(r"\b(?:PYSEC|GO|RUSTSEC|OSV|GSD|MAL)-\d{4}-[\w-]+\b", re.IGNORECASE)
 _TERM = re.compile(r"[a-z0-9][a-z0-9._+-]{2,}")
-_STOP = frozenset(
-    str.split("the and for with from about what which how are was does vulnerability")
-)
+_STOP = STOPWORDS | {"vulnerability"}
 MAX_IDS = 5
 KEV_URL = "https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json"
 Triples = list[tuple[str, str, str]]

@@ -146,7 +146,7 @@ def test_recency_prefers_the_newest_relevant_document() -> None:
 
 
 def test_answering_row_outranks_a_sentence_that_only_repeats_the_name() -> None:
-    from deepresearch.providers.llm.sentences import Scorer, build_units
+    from deepresearch.text.sentences import Scorer, build_units
 
     filler = [
         (3, "Services net sales grew in the quarter for this segment."),

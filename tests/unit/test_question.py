@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.providers.llm import rules
+from deepresearch.text.periods import find_periods
 from deepresearch.text.question import analyze, periods_of
 
 
@@ -103,4 +104,4 @@ def test_no_tokenisation_artifacts_in_queries() -> None:
     texts = [*rules.search_queries(question, 4), *rules.sub_questions(question, 4)]
     assert texts and all("10 -Q" not in t and "10-Q" in t for t in texts[:1])
     assert not any("10 -Q" in t for t in texts)
-    assert rules.find_periods(question) == ["Q3"]
+    assert find_periods(question) == ["Q3"]

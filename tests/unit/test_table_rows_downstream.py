@@ -9,11 +9,12 @@ from pdf_layout import write_positioned_pdf
 from test_local_search import inline
 from test_pdf_tables import statement_page
 
-from deepresearch.policies.support import best_passage, missing_figures, support
+from deepresearch.policies.support import best_passage, support
 from deepresearch.providers.extract import extract_bytes
-from deepresearch.providers.llm.sentences import build_units
 from deepresearch.providers.search.corpus_index import CorpusIndex
+from deepresearch.text.figures import missing_figures
 from deepresearch.text.grid_tables import rows_from_pipes
+from deepresearch.text.sentences import build_units
 from deepresearch.text.tables import TableRow, format_row
 
 ROW = format_row(

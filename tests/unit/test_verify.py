@@ -24,7 +24,6 @@ from deepresearch.policies.citations import find_unresolved, resolve
 from deepresearch.policies.support import (
     best_passage,
     locator,
-    missing_figures,
     needs_citation,
     support,
     text_fragment,
@@ -33,6 +32,7 @@ from deepresearch.providers.llm.extractive import ExtractiveLLM, answer_rewrite
 from deepresearch.providers.testing import ScriptedLLM
 from deepresearch.report import Footer, body_of, render
 from deepresearch.schemas import Evidence, Finding, Report, ReportSection, Source
+from deepresearch.text.figures import missing_figures
 
 P1 = "https://example.org/p1"
 P2 = "https://example.org/p2"
@@ -331,7 +331,7 @@ async def test_verification_can_be_turned_off() -> None:
 
 
 def test_a_long_quoted_table_row_keeps_every_figure_in_its_evidence() -> None:
-    from deepresearch.policies.support import best_passage, missing_figures
+    from deepresearch.policies.support import best_passage
 
     cells = " ".join(f"Item {i} ({100 + i},{i:03d})" for i in range(120))  # one ~2,000-char row
     text = f"Intro sentence about margins. {cells} Closing sentence."

@@ -1,0 +1,62 @@
+"""The text package's shared definitions keep the distinctions their callers rely on."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.text.figures import has_figure, states_figure
+from deepresearch.text.names import CAPITALIZED, names_in, names_someone
+from deepresearch.text.periods import find_periods, month_number
+from deepresearch.text.terms import FUNCTION_WORDS, QUERY_EXTRA, STOPWORDS, terms
+
+
+def test_one_stop_word_list_with_documented_extensions() -> None:
+    assert FUNCTION_WORDS < STOPWORDS  # plus the request verbs
+    assert {"list", "find", "please"} <= STOPWORDS - FUNCTION_WORDS
+    assert "may" not in STOPWORDS and "may" in QUERY_EXTRA  # a month, for period matching
+    assert terms("What were the May 2023 net sales?") == ["may", "2023", "net", "sale"]
+
+
+def test_names_skip_the_first_word_of_a_sentence() -> None:
+    assert names_in("What was Apple's revenue? Compare Microsoft.") == ["Apple's", "Microsoft."]
+    assert names_in("Revenue of the Company in the 10-Q") == ["Company", "Q"]
+    assert CAPITALIZED.fullmatch("U.S.") and not CAPITALIZED.fullmatch("iPhone")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "named"),
+    [
+        ("Sales of Apple rose.", True),
+        ("Revenue rose, Microsoft said.", True),
+        ("Revenue rose in U.S. markets.", False),  # initials are not a name
+        ("- The revenue rose.", False),  # a bullet's first word
+        ("Revenue rose and I agree.", False),  # one letter
+    ],
+)
+def test_the_citation_rule_names_someone_only_inside_a_sentence(sentence: str, named: bool) -> None:
+    assert names_someone(sentence) is named
+
+
+@pytest.mark.parametrize(
+    ("text", "scorer", "boilerplate"),
+    [
+        ("Net sales were $81.8 billion", True, True),
+        ("Other income, net (12) (45)", True, False),  # an accounting negative in a table row
+        ("Indicate whether the Registrant (1) has filed all reports", True, False),
+        ("Diluted earnings per share 1.26", False, True),
+        ("The Company designs products", False, False),
+    ],
+)
+def test_figure_tests_share_one_pattern_and_differ_only_by_their_extension(
+    text: str, scorer: bool, boilerplate: bool
+) -> None:
+    assert has_figure(text) is scorer
+    assert states_figure(text) is boilerplate
+
+
+def test_periods_are_found_verbatim_and_months_numbered() -> None:
+    assert find_periods("Revenue for the quarter ended July 1, 2023 vs Q3 2022") == [
+        "quarter ended July 1, 2023",
+        "Q3 2022",
+    ]
+    assert [month_number(m) for m in ("Jan", "Sept.", "december")] == [1, 9, 12]

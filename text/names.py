@@ -1,0 +1,39 @@
+"""Names: capitalized words, the one plain-grammar sign of a company, product, person or place.
+
+``CAPITALIZED`` is the one name pattern. A sentence's first word is capitalized whatever it is, so
+``names_in`` keeps only the capitalized words that do not open a sentence (scorers weigh these
+less than the metric asked about: an answering passage calls the subject "the Company" or "we"),
+and ``names_someone`` is the stricter test of the citation rule: a capitalized word of two or more
+characters right after a lower-case word, a digit or clause punctuation ("sales of Apple rose").
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+CAPITALIZED = re.compile(r"\b[A-Z][\w&'’.-]*")
+_AFTER_WORD = frozenset(string.ascii_lowercase + string.digits + ",;:)")
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    return start == 0 or (start >= 2 and text[start - 1].isspace() and text[start - 2] in ".?!")
+
+
+def names_in(text: str) -> list[str]:
+    """The capitalized words of ``text`` that do not open a sentence, in order."""
+    return [m[0] for m in CAPITALIZED.finditer(text) if not _opens_sentence(text, m.start())]
+
+
+def names_someone(sentence: str) -> bool:
+    """Whether ``sentence`` names a company, person or place inside it (see the module doc)."""
+    for m in CAPITALIZED.finditer(sentence):
+        i = m.start()
+        before = sentence[i - 2] if i >= 2 else ""
+        word = m[0].split(".", 1)[0]  # initials ("U.S.") are not a name
+        if len(word) >= 2 and sentence[i - 1 : i].isspace() and before in _AFTER_WORD:
+            return True
+    return False
+
+
+__all__ = ["CAPITALIZED", "names_in", "names_someone"]

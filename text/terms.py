@@ -1,0 +1,70 @@
+"""Terms and stop words: the one list of words that carry no content, and light stemming.
+
+``STOPWORDS`` is the project's stop-word list: English function words plus the verbs a request
+opens with ("tell me", "list the ..."). Callers that drop words from a search query extend it
+with ``QUERY_EXTRA`` (modal verbs; "may" stays out of the base list because it is also a month,
+which period matching needs); a code search keeps the request verbs ("find", "list" are
+identifiers there) and uses ``FUNCTION_WORDS``. Grammar classes that are not stop words (the
+coordination boundaries of ``providers.llm.rules``, the frame words of ``text.question``) keep
+their own lists next to the grammar that reads them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# fmt: off
+FUNCTION_WORDS = frozenset({
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more",
+    "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other",
+    "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than",
+    "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those",
+    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "yours", "much", "many", "vs", "versus",
+})
+REQUEST_WORDS = frozenset({
+    "please", "tell", "give", "show", "find", "list", "describe", "explain",
+})
+# fmt: on
+STOPWORDS = FUNCTION_WORDS | REQUEST_WORDS
+# Modal verbs and small function words a search query can drop but term scoring keeps ("may").
+QUERY_EXTRA = frozenset({"may", "might", "must", "shall", "whose", "us", "per", "via"})
+_WORD = re.compile(r"[a-z0-9]+(?:[.,'’][a-z0-9]+)*")
+_DIGITS = re.compile(r"[\d,.]+")
+
+
+# Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
+# and stemming them was most of the extractive provider's time (pure, so the cache is exact).
+@functools.lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to match sales/sale, ended/ending/end, revenues/revenue."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.replace(",", "") if _DIGITS.fullmatch(w) else w
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    for suffix, min_len in (("sses", 5), ("ing", 6), ("ed", 5)):
+        if w.endswith(suffix) and len(w) >= min_len:
+            w = w[: -len(suffix)] if suffix != "sses" else w[:-2]
+            break
+    else:
+        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed content terms of ``text`` (stopwords dropped, numbers kept without commas)."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+__all__ = ["FUNCTION_WORDS", "QUERY_EXTRA", "REQUEST_WORDS", "STOPWORDS", "stem", "terms"]
