@@ -3,8 +3,9 @@
 One place holds each provider's circuit breaker, retry policy and rate limit for the whole run, so
 a provider that keeps failing is skipped by every researcher at once instead of each one
 rediscovering it, and a rate limit is shared by every researcher. The breaker, retry and merge
-rules are pure (``policies.breaker``, ``policies.retry``, ``policies.merge``); this shell only
-performs their decisions, with an injected clock, sleep and random source.
+rules are pure (``policies.breaker``, ``policies.retry``, ``policies.merge``); the loop that
+performs them is ``providers.breakers`` (shared with the LLM router), with an injected clock,
+sleep and random source.
 
 A chain is a fallback chain (the first provider that answers wins), except when it mixes sources
 on this machine (``local``, ``grep``) with web providers: then every healthy provider is asked and
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
@@ -25,8 +25,9 @@ from deepresearch.actors.event_log import EventSink
 from deepresearch.errors import CircuitOpen, DeepResearchError, ProviderError, SearchUnavailable
 from deepresearch.policies import breaker
 from deepresearch.policies.merge import merge_hits
-from deepresearch.policies.retry import RetryPolicy, next_delay
+from deepresearch.policies.retry import RetryPolicy
 from deepresearch.policies.urls import hit_url_problem
+from deepresearch.providers.breakers import Breakers
 from deepresearch.providers.search.base import SearchProvider
 from deepresearch.schemas import SearchHit, SearchResult
 
@@ -76,13 +77,9 @@ class SearchGateway:
             raise ValueError("the gateway needs at least one search provider")
         else:
             self._providers = list(providers)
-        self._breaker_cfg = breaker_config
-        self._retry = retry_policy
-        self._states = {p.name: breaker.BreakerState.initial() for p in self._providers}
+        self._breakers = Breakers(breaker_config, retry_policy, clock=clock, sleep=sleep, rand=rand)
+        self._breakers.reset(p.name for p in self._providers)
         self._sink = sink
-        self._clock = clock
-        self._sleep = sleep
-        self._rand = rand or random.Random(0).random
         self._calls = 0
         self._rates = dict(rate_limits or {})
         self._rate_period_s = rate_period_s
@@ -104,7 +101,7 @@ class SearchGateway:
                     raise SearchUnavailable((), f"cannot build search providers: {exc}") from exc
                 if not built:
                     raise SearchUnavailable((), "no search provider configured")
-                self._states = {p.name: breaker.BreakerState.initial() for p in built}
+                self._breakers.reset(p.name for p in built)
                 self._providers = built
         return self._providers
 
@@ -181,42 +178,31 @@ class SearchGateway:
         await limiter.acquire()
 
     async def _call(self, provider: SearchProvider, query: str, limit: int) -> list[SearchHit]:
-        attempt = 0
-        while True:
-            state, decision = breaker.before_call(
-                self._states[provider.name], self._breaker_cfg, self._clock()
-            )
-            self._states[provider.name] = state
-            if isinstance(decision, breaker.Reject):
-                raise CircuitOpen(provider.name, decision.retry_in_s)
-            await self._throttle(provider.name)
-            attempt += 1
+        name = provider.name
+
+        async def gate() -> None:
+            await self._throttle(name)
             self._calls += 1
-            try:
-                hits = await provider.search(query, limit)
-            except ProviderError as exc:
-                await self._record_failure(provider.name)
-                delay = (
-                    next_delay(self._retry, attempt, exc.retry_after_s, self._rand())
-                    if exc.retryable
-                    else None
-                )
-                if delay is None:
-                    raise
-                await self._emit(
-                    "search_retry", provider=provider.name, attempt=attempt, delay_s=round(delay, 3)
-                )
-                await self._sleep(delay)
-                continue
-            self._states[provider.name] = breaker.on_success(
-                self._states[provider.name], self._breaker_cfg, self._clock()
+
+        async def retrying(attempt: int, delay: float, _exc: ProviderError) -> None:
+            await self._emit(
+                "search_retry", provider=name, attempt=attempt, delay_s=round(delay, 3)
             )
-            failures = partial_failures(provider)
-            if failures:
-                await self._emit(
-                    "search_partial", provider=provider.name, failures="; ".join(failures)
-                )
-            return await self._usable(provider.name, hits)
+
+        async def opened() -> None:
+            await self._emit("breaker_open", provider=name)
+
+        hits = await self._breakers.call(
+            name,
+            lambda: provider.search(query, limit),
+            before=gate,
+            on_retry=retrying,
+            on_open=opened,
+        )
+        failures = partial_failures(provider)
+        if failures:
+            await self._emit("search_partial", provider=name, failures="; ".join(failures))
+        return await self._usable(name, hits)
 
     async def _usable(self, name: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
         """The hits whose URL parses safely: a malformed one (``http://a..b/``) is skipped here,
@@ -230,16 +216,8 @@ class SearchGateway:
                 await self._emit("hit_skipped", provider=name, url=hit.url[:300], reason=problem)
         return kept
 
-    async def _record_failure(self, name: str) -> None:
-        before = self._states[name].status
-        self._states[name] = breaker.on_failure(
-            self._states[name], self._breaker_cfg, self._clock()
-        )
-        if before != "open" and self._states[name].status == "open":
-            await self._emit("breaker_open", provider=name)
-
     async def breaker_status(self) -> dict[str, str]:
-        return {name: state.status for name, state in self._states.items()}
+        return self._breakers.status()
 
     async def calls(self) -> int:
         return self._calls

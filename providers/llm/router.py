@@ -4,7 +4,8 @@ Each tier has its own circuit breaker, so a provider that keeps failing is skipp
 instead of costing every call a timeout. A 429 waits for ``Retry-After`` (capped) once, then
 falls to the next tier; other retryable errors retry per the ``RetryPolicy`` first. With
 ``extractive`` as the last tier a run degrades instead of dying. The reply's ``provider`` names
-the tier that answered, so callers can report which tier served each role.
+the tier that answered, so callers can report which tier served each role. The breaker-and-retry
+loop is ``providers.breakers`` (shared with the search gateway).
 
 The run-wide ledger plugs in through ``CallHook``: ``before_call`` may wait (rate limits) or
 raise ``BudgetExceeded`` (cost cap); ``after_call`` sees every successful reply with its usage.
@@ -14,21 +15,15 @@ Breaker rules are the pure ``policies.breaker``; clock, sleep and randomness are
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
-from deepresearch.errors import (
-    BudgetExceeded,
-    CircuitOpen,
-    LLMUnavailable,
-    ProviderError,
-    RateLimited,
-)
+from deepresearch.errors import BudgetExceeded, CircuitOpen, LLMUnavailable, ProviderError
 from deepresearch.llm_messages import LLMReply, LLMRequest
 from deepresearch.policies import breaker
-from deepresearch.policies.retry import RetryPolicy, next_delay
+from deepresearch.policies.retry import RetryPolicy
+from deepresearch.providers.breakers import Breakers
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.schemas import Role
 
@@ -73,14 +68,11 @@ class Router:
             raise ValueError("the router needs at least one tier")
         self._default = list(default)
         self._roles = {role: list(chain) for role, chain in (roles or {}).items() if chain}
-        self._breaker_cfg = breaker_config
-        self._retry = retry_policy
+        self._breakers = Breakers(
+            breaker_config, retry_policy, clock=clock, sleep=sleep, rand=rand, rate_limit_once=True
+        )
         self._hook = hook
         self._notify = notify
-        self._clock = clock
-        self._sleep = sleep
-        self._rand = rand or random.Random(0).random
-        self._states: dict[str, breaker.BreakerState] = {}
         self.answered: dict[Role, list[str]] = {}
         self.model = self._default[0].model
 
@@ -94,7 +86,7 @@ class Router:
         return out
 
     def breaker_status(self) -> dict[str, str]:
-        return {key: state.status for key, state in self._states.items()}
+        return self._breakers.status()
 
     def count_tokens(self, text: str) -> int:
         return self._default[0].count_tokens(text)
@@ -129,74 +121,30 @@ class Router:
 
     async def _try_tier(self, provider: LLMProvider, request: LLMRequest) -> LLMReply:
         key = tier_key(provider)
-        attempt = 0
-        waited_for_rate_limit = False
-        while True:
-            state, decision = breaker.before_call(
-                self._state(key), self._breaker_cfg, self._clock()
-            )
-            self._states[key] = state
-            if isinstance(decision, breaker.Reject):
-                raise CircuitOpen(key, decision.retry_in_s)
-            if self._hook is not None:
-                prompt = "".join(m.content for m in request.messages)
-                tokens = provider.count_tokens(prompt)
-                try:
-                    await self._hook.before_call(
-                        request.role, provider.name, provider.model, tokens
-                    )
-                except BaseException:
-                    self._states[key] = breaker.on_cancel(
-                        self._states[key], self._breaker_cfg, self._clock()
-                    )
-                    raise
-            try:
-                reply = await provider.complete(request)
-            except ProviderError as exc:
-                await self._record_failure(key)
-                if isinstance(exc, RateLimited):
-                    if waited_for_rate_limit:
-                        raise
-                    waited_for_rate_limit = True
-                    delay = next_delay(self._retry, 1, exc.retry_after_s, self._rand())
-                else:
-                    attempt += 1
-                    delay = (
-                        next_delay(self._retry, attempt, None, self._rand())
-                        if exc.retryable
-                        else None
-                    )
-                if delay is None:
-                    raise
-                await self._emit(
-                    "llm_retry",
-                    role=request.role,
-                    tier=key,
-                    delay_s=round(delay, 3),
-                    error=exc.reason[:200],
-                )
-                await self._sleep(delay)
-                continue
-            except BaseException:  # cancelled or a bug: no verdict on the provider
-                self._states[key] = breaker.on_cancel(
-                    self._states[key], self._breaker_cfg, self._clock()
-                )
-                raise
-            self._states[key] = breaker.on_success(
-                self._states[key], self._breaker_cfg, self._clock()
-            )
-            if self._hook is not None:
-                await self._hook.after_call(request.role, reply)
-            return reply
 
-    def _state(self, key: str) -> breaker.BreakerState:
-        return self._states.get(key) or breaker.BreakerState.initial()
+        async def gate() -> None:
+            if self._hook is not None:
+                tokens = provider.count_tokens("".join(m.content for m in request.messages))
+                await self._hook.before_call(request.role, provider.name, provider.model, tokens)
 
-    async def _record_failure(self, key: str) -> None:
-        before = self._state(key).status
-        self._states[key] = breaker.on_failure(self._state(key), self._breaker_cfg, self._clock())
-        if before != "open" and self._states[key].status == "open":
+        async def retrying(_failures: int, delay: float, exc: ProviderError) -> None:
+            await self._emit(
+                "llm_retry",
+                role=request.role,
+                tier=key,
+                delay_s=round(delay, 3),
+                error=exc.reason[:200],
+            )
+
+        async def opened() -> None:
             await self._emit("llm_breaker_open", tier=key)
+
+        reply = await self._breakers.call(
+            key, lambda: provider.complete(request), before=gate, on_retry=retrying, on_open=opened
+        )
+        if self._hook is not None:
+            await self._hook.after_call(request.role, reply)
+        return reply
 
     async def _emit(self, kind: str, **payload: str | int | float | bool | None) -> None:
         if self._notify is not None:

@@ -117,6 +117,13 @@ async def test_retryable_errors_retry_per_policy_then_fall_through(
     assert t.sleeps == [0.5 * 1.0, 0.5 * 2.0]  # full jitter over 1 s, 2 s
 
 
+async def test_a_retryable_error_with_retry_after_waits_what_the_server_said() -> None:
+    t = FakeTime()
+    tier = ScriptedLLM({"researcher": [ProviderError("p", "503", True, 2.5), GOOD]}, name="p")
+    assert (await _router([tier], t).complete(_request())).provider == "p"
+    assert t.sleeps == [2.5]  # the shared loop (providers.breakers): Retry-After wins over jitter
+
+
 async def test_breaker_opens_and_skips_the_tier_until_reset() -> None:
     t = FakeTime()
     primary = _failing("primary", 2)

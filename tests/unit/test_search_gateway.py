@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from deepresearch.actors.event_log import ListSink
@@ -116,3 +118,15 @@ async def test_every_provider_failing_is_a_typed_error() -> None:
     with pytest.raises(SearchUnavailable) as info:
         await gw.search("q", 5)
     assert "circuit open" in info.value.reason
+
+
+async def test_a_cancelled_half_open_probe_frees_its_slot_for_the_next_search() -> None:
+    clock = FakeClock()
+    a = FakeProvider("a", [ProviderError("a", "500", False), asyncio.CancelledError()])
+    gw = gateway(a, clock=clock, threshold=1)
+    with pytest.raises(SearchUnavailable):
+        await gw.search("one", 5)
+    clock.now += 11.0  # half-open: one probe allowed, and it is cancelled mid-call
+    with pytest.raises(asyncio.CancelledError):
+        await gw.search("two", 5)
+    assert (await gw.search("three", 5)).provider == "a"  # not refused until the next reset

@@ -1,0 +1,118 @@
+"""Per-provider circuit breakers and the retry loop around one call, for LLM tiers and search.
+
+The LLM router and the search gateway both guard every provider call the same way: ask the
+breaker (``policies.breaker``) whether the call may start, wait for any rate limit or budget,
+call, then record the verdict and, on a retryable failure, sleep for the delay ``policies.retry``
+decides and try again. This is that loop, once; the rules stay pure in those two policies, and
+the clock, sleep and random source are injected so tests run without waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
+
+from deepresearch.errors import CircuitOpen, ProviderError, RateLimited
+from deepresearch.policies import breaker
+from deepresearch.policies.retry import Attempts, RetryPolicy, after_failure
+
+T = TypeVar("T")
+OnRetry = Callable[[int, float, ProviderError], Awaitable[None]]  # failures so far, delay, error
+
+
+class Breakers:
+    """One breaker per key (a provider or an LLM tier) and the guarded call.
+
+    ``rate_limit_once``: a 429 waits once on its own and then gives up, for a caller that has a
+    next tier to fall to (``policies.retry.after_failure``).
+    """
+
+    def __init__(
+        self,
+        config: breaker.BreakerConfig,
+        retry: RetryPolicy,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rand: Callable[[], float] | None = None,
+        rate_limit_once: bool = False,
+    ) -> None:
+        self.config = config
+        self.retry = retry
+        self._clock = clock
+        self._sleep = sleep
+        self._rand = rand or random.Random(0).random
+        self._rate_limit_once = rate_limit_once
+        self.states: dict[str, breaker.BreakerState] = {}
+
+    def reset(self, keys: Iterable[str]) -> None:
+        """Closed breakers for exactly ``keys`` (a chain that was just built)."""
+        self.states = {key: breaker.BreakerState.initial() for key in keys}
+
+    def status(self) -> dict[str, str]:
+        return {key: state.status for key, state in self.states.items()}
+
+    def state(self, key: str) -> breaker.BreakerState:
+        return self.states.get(key) or breaker.BreakerState.initial()
+
+    async def call(
+        self,
+        key: str,
+        attempt: Callable[[], Awaitable[T]],
+        *,
+        before: Callable[[], Awaitable[None]] | None = None,
+        on_retry: OnRetry | None = None,
+        on_open: Callable[[], Awaitable[None]] | None = None,
+    ) -> T:
+        """``attempt()`` under ``key``'s breaker, retried per the policy.
+
+        Raises ``CircuitOpen`` when the breaker refuses, and the last ``ProviderError`` when the
+        retries are spent or the error is not retryable. ``before`` runs after each admission
+        (rate limits, budgets); it or the attempt ending without a verdict (cancelled, a bug)
+        frees the admission instead of counting a failure.
+        """
+        tries = Attempts()
+        while True:
+            state, decision = breaker.before_call(self.state(key), self.config, self._clock())
+            self.states[key] = state
+            if isinstance(decision, breaker.Reject):
+                raise CircuitOpen(key, decision.retry_in_s)
+            try:
+                if before is not None:
+                    await before()
+                result = await attempt()
+            except ProviderError as exc:
+                if self._failed(key) and on_open is not None:
+                    await on_open()
+                tries, delay = after_failure(
+                    self.retry,
+                    tries,
+                    retryable=exc.retryable,
+                    rate_limited=isinstance(exc, RateLimited),
+                    retry_after_s=exc.retry_after_s,
+                    rand=self._rand(),
+                    rate_limit_once=self._rate_limit_once,
+                )
+                if delay is None:
+                    raise
+                if on_retry is not None:
+                    await on_retry(tries.failures, delay, exc)
+                await self._sleep(delay)
+                continue
+            except BaseException:
+                self.states[key] = breaker.on_cancel(self.state(key), self.config, self._clock())
+                raise
+            self.states[key] = breaker.on_success(self.state(key), self.config, self._clock())
+            return result
+
+    def _failed(self, key: str) -> bool:
+        """Record a failure; True when it opened the breaker."""
+        before = self.state(key).status
+        self.states[key] = breaker.on_failure(self.state(key), self.config, self._clock())
+        return before != "open" and self.states[key].status == "open"
+
+
+__all__ = ["Breakers", "OnRetry"]
