@@ -180,25 +180,6 @@ class BudgetExceeded(DeepResearchError):
         self.limit = limit
 
 
-class ResearcherFailed(DeepResearchError):
-    """A researcher could not finish its sub-task."""
-
-    def __init__(self, subtask_id: str = "", reason: str = "") -> None:
-        super().__init__(f"researcher {subtask_id}: {reason}")
-        self.subtask_id = subtask_id
-        self.reason = reason
-
-
-class NoAnswer(DeepResearchError):
-    """The run ended honestly without an answer (e.g. every researcher failed)."""
-
-    exit_code = 3
-
-    def __init__(self, reason: str = "") -> None:
-        super().__init__(f"no answer: {reason}")
-        self.reason = reason
-
-
 class QueryGated(DeepResearchError):
     """The intent gate answered instead of starting a run (``outcome``: chitchat, harmful or
     ambiguous; ``reply``: what the user is told). Each entry point answers in its own terms; the

@@ -25,7 +25,6 @@ from deepresearch.policies.intent_words import (
 )
 
 Outcome = Literal["research", "chitchat", "harmful", "ambiguous", "undecided"]
-GatedOutcome = Literal["chitchat", "harmful", "ambiguous"]
 
 
 @dataclass(frozen=True)

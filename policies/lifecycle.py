@@ -27,11 +27,6 @@ class PlanReady:
 
 
 @dataclass(frozen=True)
-class ResearcherStarted:
-    subtask_id: str
-
-
-@dataclass(frozen=True)
 class ResearcherFinished:
     subtask_id: str
 
@@ -60,13 +55,7 @@ class Synthesized:
 
 
 LifecycleEvent = (
-    PlanReady
-    | ResearcherStarted
-    | ResearcherFinished
-    | ResearcherFailed
-    | Evaluated
-    | LimitReached
-    | Synthesized
+    PlanReady | ResearcherFinished | ResearcherFailed | Evaluated | LimitReached | Synthesized
 )
 
 

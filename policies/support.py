@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
@@ -210,16 +210,6 @@ def locator(url: str, location: str, quote_text: str) -> str:
     return ""
 
 
-def quotes_by_url(evidence: Iterable[tuple[str, str]]) -> Mapping[str, list[str]]:
-    """(url, quote) pairs grouped by url, each quote once, in first-seen order."""
-    out: dict[str, list[str]] = {}
-    for url, text in evidence:
-        seen = out.setdefault(url, [])
-        if text not in seen:
-            seen.append(text)
-    return out
-
-
 __all__ = [
     "Support",
     "Weights",
@@ -227,7 +217,6 @@ __all__ = [
     "content_terms",
     "locator",
     "needs_citation",
-    "quotes_by_url",
     "support",
     "text_fragment",
 ]

@@ -110,7 +110,6 @@ _FRAME = {
     "one", "two", "four", "five", "seven", "eight", "ten", "higher",
     "lower", "larger", "smaller", "bigger", "past", "next", "then", "also",
 }  # fmt: skip
-FRAME_WORDS = frozenset(_FRAME)
 # Plain-English equivalents of financial line items: a company reports "revenue" where the
 # question says "net sales", "net income" where it says "earnings".
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -294,7 +293,6 @@ def analyze(text: str) -> Question:
 
 
 __all__ = [
-    "FRAME_WORDS",
     "Period",
     "Question",
     "Shape",

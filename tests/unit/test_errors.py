@@ -64,5 +64,4 @@ def test_exit_codes() -> None:
     assert errors.ConfigError("k", "bad").exit_code == 2
     assert errors.CorpusError("p", "r").exit_code == 2
     assert errors.StorageError("p", "r").exit_code == 2
-    assert errors.NoAnswer("r").exit_code == 3
     assert errors.RunInterrupted("r").exit_code == 130

@@ -14,7 +14,6 @@ from deepresearch.policies.lifecycle import (
     PlanReady,
     ResearcherFailed,
     ResearcherFinished,
-    ResearcherStarted,
     SpawnResearcher,
     Steer,
     Stop,
@@ -126,7 +125,6 @@ def test_out_of_place_events_are_ignored() -> None:
         ResearcherFinished("zz"),
         Evaluated("synthesize"),
         Synthesized(),
-        ResearcherStarted("a"),
     ):
         assert reduce(s, event) == (s, [])
     s, _ = reduce(s, PlanReady(tasks("a")))
