@@ -29,6 +29,7 @@ from deepresearch.schemas import (
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 # Words that do not change what is asked: "What was X?" and "what is the X" ask the same thing.
+# Fewer than ``text.terms.STOPWORDS`` on purpose: "not", "more", "before" change what is asked.
 _FILLER = frozenset(
     [
         "a",
