@@ -18,7 +18,21 @@ UNIT_RE = re.compile(
 _UNIT_IN_TEXT = re.compile(
     r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
 )
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9”\")][.!?]) (?=[A-Z“\"])")
+# a sentence's end, maybe inside quotes: "... items." The / "... Note 4 — Commitments.” The
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
+_UNAUDITED = re.compile(r"\(\s*(?:unaudited|audited)\s*\)", re.IGNORECASE)
+_DATE = re.compile(
+    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
+)
+_MONTHS = frozenset(
+    {
+        *("january", "february", "march", "april", "may", "june", "july", "august"),
+        *("september", "october", "november", "december"),
+    }
+)
+_UNIT_WORD = re.compile(
+    r"\b(?:In|Millions|Thousands|Billions|Dollars|Amounts|Except|Per|Share|Shares|And)\b"
+)
 _TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
 _MAX_TITLE_WORDS = 20
 _MAX_TITLE_CHARS = 220
@@ -104,14 +118,42 @@ def _clean_title(text: str) -> str:
     if len(text) > _MAX_TITLE_CHARS:
         text = text[: text.rfind(" ", 0, _MAX_TITLE_CHARS)] + " …"
     if text.isupper():
-        text = text[:1] + text[1:].lower()
+        text = _sentence_case(text)
     return text
+
+
+def _sentence_case(text: str) -> str:
+    """An all-capitals heading in sentence case; months and roman numerals keep capitals."""
+    words = []
+    for word in text.split():
+        core = word.strip(",.:;()")
+        if re.fullmatch(r"[IVX]{1,4}", core):
+            words.append(word)
+        elif core.lower() in _MONTHS:
+            words.append(word.capitalize())
+        else:
+            words.append(word.lower())
+    out = " ".join(words)
+    return out[:1].upper() + out[1:]
+
+
+def header_text(parts: list[str]) -> str:
+    """A column's header from its stacked fragments, without "(Unaudited)" or "(1)" marks."""
+    text = _UNAUDITED.sub("", " ".join(parts))
+    return " ".join(re.sub(r"(?:\s*\(\d{1,2}\))+$", "", text).split())  # no footnote marks
+
+
+def lone_header(title: str) -> str:
+    """The header of a table's single unheaded value column: the one date its title names
+    ("... as of June 25, 2022 ..."), else "value"."""
+    dates = set(_DATE.findall(title))
+    return dates.pop() if len(dates) == 1 else "value"
 
 
 def unit_text(text: str) -> str:
     unit = " ".join(text.strip().strip("()").split()).rstrip(")").strip()
-    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,")
-    return unit[:1].lower() + unit[1:]
+    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,:-")
+    return _UNIT_WORD.sub(lambda m: m.group().lower(), unit)
 
 
 def is_prose(row: VisualRow) -> bool:
@@ -126,10 +168,29 @@ def unit_row(row: VisualRow) -> bool:
     return len(row.frags) == 1 and bool(UNIT_RE.match(row.text))
 
 
-def _continues(row: VisualRow) -> bool:
-    """A wrapped line of the sentence below it (not a heading, not a sentence's end)."""
+def _continues(row: VisualRow, margins: tuple[float, float]) -> bool:
+    """A wrapped line of the sentence below it: it runs from margin to margin and ends no
+    sentence (a heading above the sentence is short, centred or in capitals: it stays apart)."""
     text = row.text.rstrip()
-    return len(text.split()) >= 8 and not text.endswith((".", ":"))
+    return (
+        row.frags[0].x0 <= margins[0] + 10
+        and row.right >= margins[1] - 30
+        and len(text.split()) >= 6
+        and not text.endswith((".", ":"))
+        and not text.isupper()
+    )
+
+
+def _sentence(above: list[VisualRow], i: int) -> str:
+    """The last sentence ending at line ``i``, its wrapped lines joined; "" when its start is
+    out of reach (a fragment is no title)."""
+    margins = (min(r.frags[0].x0 for r in above), max(r.right for r in above))
+    start = i
+    while start > 0 and i - start < 4 and _continues(above[start - 1], margins):
+        start -= 1
+    text = " ".join(r.text.strip() for r in above[start : i + 1]).rstrip(":").strip()
+    text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+    return "" if text[:1].islower() or len(text.split()) > 3 * _MAX_TITLE_WORDS else text
 
 
 def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
@@ -143,12 +204,8 @@ def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
         if UNIT_RE.match(text):
             unit = unit or unit_text(text)
             continue
-        if text.endswith(":"):  # the sentence that introduces the table, maybe wrapped
-            start = i
-            while start > 0 and i - start < 3 and _continues(above[start - 1]):
-                start -= 1
-            text = " ".join(r.text for r in above[start : i + 1]).rstrip(":")
-            text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+        if text.endswith((":", ".")) or text[:1].islower():  # a sentence, maybe wrapped
+            text = _sentence(above, i)
         elif is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:
             return "", unit
         found = _UNIT_IN_TEXT.search(text)

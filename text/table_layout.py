@@ -9,12 +9,15 @@ every column it overlaps), so no ruling lines or fixed layouts are assumed.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
 from deepresearch.text.table_headers import (
     assign_headers,
+    header_text,
     is_prose,
+    lone_header,
     share_in_spans,
     slot_of,
     title_and_unit,
@@ -25,8 +28,11 @@ from deepresearch.text.tables import TableRow
 
 _NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?"
 _VALUE_RE = re.compile(
-    rf"^(?:[$€£]\s*)?{_NUMBER}\s*(?:%|bps|pts|x)?\)?$|^[—–−-]+$|^(?:n/?m|n/?a|\*+)$", re.IGNORECASE
-)
+    rf"^(?:[$€£]\s*)?(?:{_NUMBER}\s*(?:%|bps|pts|x)?\)?(?:\s*[-–]\s*{_NUMBER}\s*%?)?|[—–−-]+)$"
+    r"|^(?:n/?m|n/?a|\*+)$",
+    re.IGNORECASE,
+)  # "$ —" is a blank in a "$" column
+_RANGE_END = re.compile(r"^[-–]\s*\d")
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 _CURRENCY_RE = re.compile(r"^[$€£]\s*")
 
@@ -81,11 +87,26 @@ class VisualRow:
     def lines(self) -> set[int]:
         return {w.line for f in self.frags for w in f.words}
 
+    @property
+    def centre(self) -> float:
+        return sum((w.y0 + w.y1) / 2 for f in self.frags for w in f.words) / sum(
+            len(f.words) for f in self.frags
+        )
+
+    @property
+    def right(self) -> float:
+        return self.frags[-1].x1
+
 
 @dataclass(frozen=True)
 class Table:
     rows: list[tuple[VisualRow, TableRow]]  # each data row and its self-describing form
     consumed: list[VisualRow]  # every visual row whose words the formatted rows replace
+    columns: list[tuple[float, float]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # each column's header
+    title: str = ""
+    unit: str = ""
+    headed: bool = False  # the headers were printed above this table (not inherited)
 
 
 def visual_rows(words: list[Word]) -> list[VisualRow]:
@@ -132,7 +153,10 @@ def _merge_signs(frags: list[Frag]) -> list[Frag]:
         if text in ("$", "€", "£", "$ (", "("):
             pending.extend(frag.words)
             continue
-        if text in ("%", ")", ")%") and out:
+        if out and (
+            text in ("%", ")", ")%")
+            or (_RANGE_END.match(text) and out[-1].is_value and frag.x0 - out[-1].x1 < 8)
+        ):  # "2024 - 2044": a range is one value
             out[-1].words.extend(frag.words)
             continue
         out.append(Frag([*pending, *frag.words]))
@@ -190,8 +214,25 @@ def _slots(columns: list[tuple[float, float]], label_right: float) -> list[tuple
     return slots
 
 
-def find_tables(words: list[Word]) -> list[Table]:
-    """Every table among ``words``: runs of at least two data rows with their headers."""
+def _pitch(rows: list[VisualRow]) -> float:
+    """The usual distance between consecutive data rows (the table's line pitch)."""
+    gaps = sorted(
+        a.centre - b.centre
+        for a, b in itertools.pairwise(rows)
+        if a.kind == b.kind == "data" and a.centre > b.centre
+    )
+    return gaps[len(gaps) // 2] if gaps else 12.0
+
+
+def _adjacent(upper: VisualRow, lower: VisualRow, pitch: float) -> bool:
+    """``lower`` is the next printed line after ``upper`` (a wrapped label), not a new block."""
+    return 0 < upper.centre - lower.centre <= 1.3 * pitch
+
+
+def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]:
+    """Every table among ``words``: runs of at least two data rows with their headers.
+    ``previous`` is the last table before these words (the previous page's): a table printed
+    without headers under the same columns continues it and takes its headers."""
     rows = visual_rows(words)
     for row in rows:
         _classify(row)
@@ -200,9 +241,14 @@ def find_tables(words: list[Word]) -> list[Table]:
         return []
     value_left = min(f.x0 for r in data for f in r.values)
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    pitch = _pitch(rows)
     for row in rows:  # a text row over the value columns (a stub at most on the left): header
         over = [
-            f.x0 >= value_left - 2 or (f.x0 > label_right + 2 and f.x0 + f.x1 >= 2 * value_left)
+            f.x0 >= value_left - 2
+            or (
+                f.x0 > label_right + 2
+                and (f.x0 + f.x1 >= 2 * value_left or f.x1 >= value_left - 10)
+            )
             for f in row.frags
         ]
         stub = len(over) - sum(over)
@@ -223,28 +269,65 @@ def find_tables(words: list[Word]) -> list[Table]:
         if end == len(rows):
             break
         stop = end
-        while stop < len(rows) and rows[stop].kind != "head" and not is_prose(rows[stop]):
+        while (
+            stop < len(rows)
+            and rows[stop].kind != "head"
+            and not _ends_body(rows[stop], value_left)
+        ):
             stop += 1
         while rows[stop - 1].kind != "data":  # rows after the last data row are not the table's
             stop -= 1
-        if stop < len(rows) and rows[stop].kind == "text" and rows[stop].text[:1].islower():
+        if (
+            stop < len(rows)
+            and rows[stop].kind == "text"
+            and rows[stop].text[:1].islower()
+            and _adjacent(rows[stop - 1], rows[stop], pitch)
+        ):
             stop += 1  # the wrapped end of the last row's label
         above, lead = rows[start:end], end
         heads = [i for i, r in enumerate(above) if r.kind == "head"]
         if heads:  # label rows between the column headers and the first data row open the body
             lead = start + heads[-1] + 1
-        while lead > start and lead == end and rows[lead - 1].text.rstrip().endswith(":"):
+        if (
+            lead == end > start
+            and rows[lead - 1].right < value_left
+            and (
+                rows[lead - 1].text.rstrip().endswith(":")
+                or (not heads and _adjacent(rows[lead - 1], rows[lead], pitch))
+            )
+        ):  # a section label ("Net sales:", "Year Ending June 30,") opens the body
             lead -= 1
-        if lead == end > start and rows[end].label[:1].islower() and rows[end - 1].kind == "text":
+        if (
+            lead == end > start
+            and rows[end].label[:1].islower()
+            and rows[end - 1].kind == "text"
+            and _adjacent(rows[end - 1], rows[end], pitch)
+        ):
             lead -= 1  # the first line of the first row's wrapped label
-        table = _build(rows[start:lead], rows[lead:stop])
+        table = _build(rows[start:lead], rows[lead:stop], pitch, tables[-1] if tables else previous)
         if table is not None:
             tables.append(table)
         start = stop
     return tables
 
 
-def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
+def _ends_body(row: VisualRow, value_left: float) -> bool:
+    """Prose ends a table; a long line kept left of the value columns is a wrapped row label."""
+    return is_prose(row) and row.right >= value_left
+
+
+def _continues(table: Table | None, columns: list[tuple[float, float]]) -> bool:
+    """Same columns (right edges within a few points) as ``table``: its continuation."""
+    return (
+        table is not None
+        and len(table.columns) == len(columns) >= 2
+        and all(abs(a[1] - b[1]) <= 8 for a, b in zip(table.columns, columns, strict=True))
+    )
+
+
+def _build(
+    above: list[VisualRow], body: list[VisualRow], pitch: float, previous: Table | None
+) -> Table | None:
     data = [r for r in body if r.kind == "data"]
     if len(data) < 2:
         return None
@@ -273,8 +356,37 @@ def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
         for i, cell in enumerate(level):
             headers[i].extend(f.text for f in cell)
             parents[i] = cell[0] if cell else parents[i]
-    names = [" ".join(h) or f"column {i + 1}" for i, h in enumerate(headers)]
-    return Table(_rows(body, slots, names, title, unit), list(body))
+    names = [header_text(h) for h in headers]
+    if not any(names) and previous is not None and _continues(previous, columns):
+        names = list(previous.names)  # continued from above: the same headers, title and unit
+        title, unit = title or previous.title, unit or previous.unit
+    elif len(names) == 1 and not names[0]:
+        names = [lone_header(title)]
+    names = [name or f"column {i + 1}" for i, name in enumerate(names)]
+    return Table(
+        _rows(body, slots, names, title, unit, pitch),
+        list(body),
+        columns,
+        names,
+        title,
+        unit,
+        bool(heads),
+    )
+
+
+_JOINS_NEXT = re.compile(r"(?:,|\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|at|as))$", re.I)
+_FOOTNOTES = re.compile(r"(?:\s*\(\d{1,2}\))+\s*:?$")
+
+
+def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) -> bool:
+    """A label line that the next data row's label completes: it stops mid-phrase, leaves a
+    parenthesis open, or the next label starts in lower case or with a digit."""
+    if nxt is None or nxt.kind != "data" or text.endswith(":") or not _adjacent(row, nxt, pitch):
+        return False
+    first = nxt.label[:1]
+    return (first.islower() or first.isdigit() or text.count("(") > text.count(")")) or bool(
+        _JOINS_NEXT.search(text)
+    )
 
 
 def _rows(
@@ -283,27 +395,29 @@ def _rows(
     names: list[str],
     title: str,
     unit: str,
+    pitch: float,
 ) -> list[tuple[VisualRow, TableRow]]:
     out: list[tuple[VisualRow, TableRow]] = []
     section, section_x, carry = "", 0.0, ""
     for i, row in enumerate(body):
         if row.kind != "data":
-            text = row.text.strip()
+            text = _FOOTNOTES.sub("", row.text.strip()).strip()
             nxt = body[i + 1] if i + 1 < len(body) else None
-            if text[:1].islower() and out and out[-1][0] is body[i - 1]:
+            if (
+                text[:1].islower()
+                and out
+                and out[-1][0] is body[i - 1]
+                and _adjacent(body[i - 1], row, pitch)
+            ):
                 prev_row, prev = out[-1]
                 out[-1] = (prev_row, TableRow(title, unit, f"{prev.label} {text}", prev.cells))
-            elif (
-                not text.endswith(":")
-                and nxt is not None
-                and nxt.kind == "data"
-                and (nxt.label[:1].islower())
-            ):
+            elif _joins_next(text, nxt, pitch, row):
                 carry = text
             else:
                 section, section_x, carry = text.rstrip(":").strip(), row.frags[0].x0, ""
             continue
-        label = f"{carry} {row.label}".strip() if carry else row.label
+        label = _FOOTNOTES.sub("", row.label).strip()
+        label = f"{carry} {label}".strip() if carry else label
         carry = ""
         if section and label.lower() in ("total", "totals", "net", "subtotal"):
             label, section = f"{section} - {label}", ""  # "Revenue - Total"
