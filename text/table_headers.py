@@ -24,6 +24,7 @@ _UNAUDITED = re.compile(r"\(\s*(?:unaudited|audited)\s*\)", re.IGNORECASE)
 _DATE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
 )
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _MONTHS = frozenset(
     {
         *("january", "february", "march", "april", "may", "june", "july", "august"),
@@ -111,6 +112,29 @@ def share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
         if right or centre:
             for i in members:
                 level[i] = [frag]
+
+
+def _dated(parts: list[str]) -> bool:
+    text = " ".join(parts)
+    return bool(_YEAR.search(text)) or any(w.strip(",.").lower() in _MONTHS for w in text.split())
+
+
+def spread_period(headers: list[list[str]], tops: list[Frag | None]) -> None:
+    """A lone top header ("Three Months Ended", right-aligned over the second of its two date
+    columns) also heads the dated columns next to the ones it overlaps: a date column is never
+    left without the period it belongs to. Non-date columns ("Change") are left alone."""
+    found = {id(t): t for t in tops if t is not None}
+    if len(found) != 1:
+        return
+    (top,) = found.values()
+    covered = [i for i, t in enumerate(tops) if t is top]
+    if not any(_dated(headers[i][1:]) for i in covered):
+        return
+    for step in (-1, 1):
+        i = (covered[0] if step < 0 else covered[-1]) + step
+        while 0 <= i < len(tops) and tops[i] is None and _dated(headers[i]):
+            headers[i].insert(0, top.text)
+            i += step
 
 
 def _clean_title(text: str) -> str:

@@ -13,13 +13,14 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from deepresearch.text.table_body import adjacent, body_rows
 from deepresearch.text.table_headers import (
     assign_headers,
     header_text,
     is_prose,
     lone_header,
     share_in_spans,
-    slot_of,
+    spread_period,
     title_and_unit,
     unit_row,
     unit_text,
@@ -34,7 +35,6 @@ _VALUE_RE = re.compile(
 )  # "$ —" is a blank in a "$" column
 _RANGE_END = re.compile(r"^[-–]\s*\d")
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
-_CURRENCY_RE = re.compile(r"^[$€£]\s*")
 
 
 @dataclass(frozen=True)
@@ -188,11 +188,6 @@ def _classify(row: VisualRow) -> None:
     row.kind, row.label, row.values = "data", label, values
 
 
-def _value_text(frag: Frag) -> str:
-    text = _CURRENCY_RE.sub("", frag.text)
-    return re.sub(r"\(\s*[$€£]?\s*", "(", text).replace(" )", ")").strip()
-
-
 def _columns(rows: list[VisualRow]) -> list[tuple[float, float]]:
     spans = sorted((f.x0, f.x1) for r in rows for f in r.values)
     columns: list[list[float]] = []
@@ -222,11 +217,6 @@ def _pitch(rows: list[VisualRow]) -> float:
         if a.kind == b.kind == "data" and a.centre > b.centre
     )
     return gaps[len(gaps) // 2] if gaps else 12.0
-
-
-def _adjacent(upper: VisualRow, lower: VisualRow, pitch: float) -> bool:
-    """``lower`` is the next printed line after ``upper`` (a wrapped label), not a new block."""
-    return 0 < upper.centre - lower.centre <= 1.3 * pitch
 
 
 def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]:
@@ -281,7 +271,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             stop < len(rows)
             and rows[stop].kind == "text"
             and rows[stop].text[:1].islower()
-            and _adjacent(rows[stop - 1], rows[stop], pitch)
+            and adjacent(rows[stop - 1], rows[stop], pitch)
         ):
             stop += 1  # the wrapped end of the last row's label
         above, lead = rows[start:end], end
@@ -293,7 +283,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             and rows[lead - 1].right < value_left
             and (
                 rows[lead - 1].text.rstrip().endswith(":")
-                or (not heads and _adjacent(rows[lead - 1], rows[lead], pitch))
+                or (not heads and adjacent(rows[lead - 1], rows[lead], pitch))
             )
         ):  # a section label ("Net sales:", "Year Ending June 30,") opens the body
             lead -= 1
@@ -301,7 +291,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             lead == end > start
             and rows[end].label[:1].islower()
             and rows[end - 1].kind == "text"
-            and _adjacent(rows[end - 1], rows[end], pitch)
+            and adjacent(rows[end - 1], rows[end], pitch)
         ):
             lead -= 1  # the first line of the first row's wrapped label
         table = _build(rows[start:lead], rows[lead:stop], pitch, tables[-1] if tables else previous)
@@ -349,6 +339,7 @@ def _build(
     unit = unit or caption_unit
     headers: list[list[str]] = [[] for _ in slots]
     parents: list[Frag | None] = [None] * len(slots)
+    tops: list[Frag | None] = [None] * len(slots)
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
         unit = assign_headers(row, slots, columns, level, row is heads[0]) or unit
@@ -356,6 +347,8 @@ def _build(
         for i, cell in enumerate(level):
             headers[i].extend(f.text for f in cell)
             parents[i] = cell[0] if cell else parents[i]
+            tops[i] = cell[0] if cell and row is heads[0] else tops[i]
+    spread_period(headers, tops)
     names = [header_text(h) for h in headers]
     if not any(names) and previous is not None and _continues(previous, columns):
         names = list(previous.names)  # continued from above: the same headers, title and unit
@@ -364,7 +357,7 @@ def _build(
         names = [lone_header(title)]
     names = [name or f"column {i + 1}" for i, name in enumerate(names)]
     return Table(
-        _rows(body, slots, names, title, unit, pitch),
+        body_rows(body, slots, names, title, unit, pitch),
         list(body),
         columns,
         names,
@@ -372,68 +365,3 @@ def _build(
         unit,
         bool(heads),
     )
-
-
-_JOINS_NEXT = re.compile(r"(?:,|\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|at|as))$", re.I)
-_FOOTNOTES = re.compile(r"(?:\s*\(\d{1,2}\))+\s*:?$")
-
-
-def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) -> bool:
-    """A label line that the next data row's label completes: it stops mid-phrase, leaves a
-    parenthesis open, or the next label starts in lower case or with a digit."""
-    if nxt is None or nxt.kind != "data" or text.endswith(":") or not _adjacent(row, nxt, pitch):
-        return False
-    first = nxt.label[:1]
-    return (first.islower() or first.isdigit() or text.count("(") > text.count(")")) or bool(
-        _JOINS_NEXT.search(text)
-    )
-
-
-def _rows(
-    body: list[VisualRow],
-    slots: list[tuple[float, float]],
-    names: list[str],
-    title: str,
-    unit: str,
-    pitch: float,
-) -> list[tuple[VisualRow, TableRow]]:
-    out: list[tuple[VisualRow, TableRow]] = []
-    section, section_x, carry = "", 0.0, ""
-    for i, row in enumerate(body):
-        if row.kind != "data":
-            text = _FOOTNOTES.sub("", row.text.strip()).strip()
-            nxt = body[i + 1] if i + 1 < len(body) else None
-            if (
-                text[:1].islower()
-                and out
-                and out[-1][0] is body[i - 1]
-                and _adjacent(body[i - 1], row, pitch)
-            ):
-                prev_row, prev = out[-1]
-                out[-1] = (prev_row, TableRow(title, unit, f"{prev.label} {text}", prev.cells))
-            elif _joins_next(text, nxt, pitch, row):
-                carry = text
-            else:
-                section, section_x, carry = text.rstrip(":").strip(), row.frags[0].x0, ""
-            continue
-        label = _FOOTNOTES.sub("", row.label).strip()
-        label = f"{carry} {label}".strip() if carry else label
-        carry = ""
-        if section and label.lower() in ("total", "totals", "net", "subtotal"):
-            label, section = f"{section} - {label}", ""  # "Revenue - Total"
-        elif section and (label.lower().startswith("total") or row.frags[0].x0 < section_x - 1):
-            section = ""  # "Total net sales" closes its section; so does a row left of it
-        elif section:
-            label = f"{section} - {label}"
-        cells: dict[int, list[str]] = {}
-        for frag in row.values:
-            cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
-        out.append(
-            (
-                row,
-                TableRow(
-                    title, unit, label, tuple((names[c], " ".join(cells[c])) for c in sorted(cells))
-                ),
-            )
-        )
-    return out
