@@ -27,18 +27,19 @@ def _value_text(frag: Frag) -> str:
     return re.sub(r"\(\s*[$€£]?\s*", "(", text).replace(" )", ")").strip()
 
 
-_JOINS_NEXT = re.compile(r"(?:,|\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|at|as))$", re.I)
+_JOINS_NEXT = re.compile(r"(?:\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|at|as))$", re.I)
 _FOOTNOTES = re.compile(r"(?:\s*\(\d{1,2}\))+\s*:?$")
 
 
 def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) -> bool:
     """A label line that the next data row's label completes: it stops mid-phrase, leaves a
-    parenthesis open, or the next label starts in lower case or with a digit."""
+    parenthesis open, or the next label starts in lower case."""
     if nxt is None or nxt.kind != "data" or text.endswith(":") or not adjacent(row, nxt, pitch):
         return False
-    first = nxt.label[:1]
-    return (first.islower() or first.isdigit() or text.count("(") > text.count(")")) or bool(
-        _JOINS_NEXT.search(text)
+    return (
+        nxt.label[:1].islower()
+        or text.count("(") > text.count(")")
+        or bool(_JOINS_NEXT.search(text))
     )
 
 

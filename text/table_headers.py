@@ -208,7 +208,8 @@ def _continues(row: VisualRow, margins: tuple[float, float]) -> bool:
 def _sentence(above: list[VisualRow], i: int) -> str:
     """The last sentence ending at line ``i``, its wrapped lines joined; "" when its start is
     out of reach (a fragment is no title)."""
-    margins = (min(r.frags[0].x0 for r in above), max(r.right for r in above))
+    left = min(r.frags[0].x0 for r in above)  # the text's margins: lines set flush left
+    margins = (left, max(r.right for r in above if r.frags[0].x0 <= left + 10))
     start = i
     while start > 0 and i - start < 4 and _continues(above[start - 1], margins):
         start -= 1
