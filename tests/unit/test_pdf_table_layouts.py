@@ -29,11 +29,12 @@ def test_a_long_wrapped_label_keeps_the_rows_below_it_in_the_table(tmp_path: Pat
     page.append(centred(306, 748, "(in millions)"))
     page += _dated_head(730, ["December 31, 2022", "March 31, 2023"], R2)
     page += row(712, "Retained earnings", ["$ 85,915", "$ 82,915"], R2)
+    # 15 words: prose by length, but it ends left of the value columns and leaves "(" open
     long_label = (
-        "Common stock ($0.01 par value, 100,000 shares authorized, 10,644 and 10,714 shares"
+        "Common stock (par value $0.01, 100 shares authorized, 10 and 11 shares issued, 9 and"
     )
-    page.append((LEFT, 700, long_label))  # 14 words, but it ends left of the value columns
-    page += row(690, "issued and outstanding)", ["106", "107"], R2)
+    page.append((LEFT, 700, long_label))
+    page += row(690, "10 shares outstanding)", ["106", "107"], R2)
     page += row(676, "Treasury stock, at cost", ["(1,837)", "(7,837)"], R2)
     page += row(664, "Total stockholders' equity", ["138,245", "137,489"], R2)
     rows = rows_of(_pdf(tmp_path, page)[0])
@@ -41,7 +42,7 @@ def test_a_long_wrapped_label_keeps_the_rows_below_it_in_the_table(tmp_path: Pat
     assert rows["Treasury stock, at cost"] == (
         f"{head}Treasury stock, at cost: December 31, 2022 = (1,837); March 31, 2023 = (7,837)"
     )
-    assert f"{long_label} issued and outstanding)" in rows
+    assert f"{long_label} 10 shares outstanding)" in rows
     assert not any("column " in line for line in rows.values())
 
 
@@ -58,7 +59,7 @@ def test_a_heading_under_the_table_is_not_part_of_the_last_label(tmp_path: Path)
 
 
 def test_one_period_header_over_the_second_date_column_heads_both(tmp_path: Path) -> None:
-    r = [430.0, 515.0, 590.0]
+    r = [400.0, 515.0, 590.0]  # the header sits over the second column's territory only
     page: list[Placed] = [
         (LEFT, 770, "The following table shows net sales (dollars in millions):"),
         (r[1] - text_width("Three Months Ended"), 756, "Three Months Ended"),
