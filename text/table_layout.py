@@ -27,7 +27,7 @@ from deepresearch.text.table_headers import (
 )
 from deepresearch.text.tables import TableRow
 
-_NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?"
+_NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d(?:[\d,]*\d)?(?:\.\d+)?\s*\)?"
 _VALUE_RE = re.compile(
     rf"^(?:[$€£]\s*)?(?:{_NUMBER}\s*(?:%|bps|pts|x)?\)?(?:\s*[-–]\s*{_NUMBER}\s*%?)?|[—–−-]+)$"
     r"|^(?:n/?m|n/?a|\*+)$",
@@ -138,7 +138,9 @@ def visual_rows(words: list[Word]) -> list[VisualRow]:
 
 def _starts_cell(before: str, word: str) -> bool:
     """A currency sign after a value, or a value right after a value, opens a new cell even when
-    the columns are set tight ("9% $ 106,658", "$ 36,729 $ 33,745")."""
+    the columns are set tight ("9% $ 106,658", "$ 36,729 $ 33,745", "(22 ) $ 77")."""
+    if word in ("$", "€", "£") and before[-1:] in (")", "%", "—"):
+        return True  # the ")" of a negative or the "%" of a rate closes its cell
     if not (_VALUE_RE.match(before) and before not in ("$", "€", "£", "(")):
         return False
     return word in ("$", "€", "£") or (bool(_VALUE_RE.match(word)) and before[-1:].isdigit())
@@ -153,12 +155,16 @@ def _merge_signs(frags: list[Frag]) -> list[Frag]:
         if text in ("$", "€", "£", "$ (", "("):
             pending.extend(frag.words)
             continue
-        if out and (
-            text in ("%", ")", ")%")
-            or (_RANGE_END.match(text) and out[-1].is_value and frag.x0 - out[-1].x1 < 8)
+        if (
+            out
+            and out[-1].is_value
+            and (text in ("%", ")", ")%") or (_RANGE_END.match(text) and frag.x0 - out[-1].x1 < 8))
         ):  # "2024 - 2044": a range is one value
             out[-1].words.extend(frag.words)
             continue
+        if pending and not frag.is_value:  # a header's "$" (of "$ Change") stays apart
+            out.append(Frag(pending))
+            pending = []
         out.append(Frag([*pending, *frag.words]))
         pending = []
     if pending:
