@@ -34,6 +34,7 @@ _MONTHS = frozenset(
 _UNIT_WORD = re.compile(
     r"\b(?:In|Millions|Thousands|Billions|Dollars|Amounts|Except|Per|Share|Shares|And)\b"
 )
+_NOTE_MARK = re.compile(r"^(?:\(\d{1,2}\)|\*+|\d\s)\s*\S")
 _TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
 _MAX_TITLE_WORDS = 20
 _MAX_TITLE_CHARS = 220
@@ -122,17 +123,19 @@ def _dated(parts: list[str]) -> bool:
 def spread_period(headers: list[list[str]], tops: list[Frag | None]) -> None:
     """A lone top header ("Three Months Ended", right-aligned over the second of its two date
     columns) also heads the dated columns next to the ones it overlaps: a date column is never
-    left without the period it belongs to. Non-date columns ("Change") are left alone."""
+    left without the period it belongs to. Non-date columns ("Change") are left alone, unless
+    the lone header is a date itself: then it dates the whole table."""
     found = {id(t): t for t in tops if t is not None}
     if len(found) != 1:
         return
     (top,) = found.values()
     covered = [i for i, t in enumerate(tops) if t is top]
-    if not any(_dated(headers[i][1:]) for i in covered):
+    whole = _dated([top.text])  # "June 25, 2022" over a table: the date of every column
+    if not whole and not any(_dated(headers[i][1:]) for i in covered):
         return
     for step in (-1, 1):
         i = (covered[0] if step < 0 else covered[-1]) + step
-        while 0 <= i < len(tops) and tops[i] is None and _dated(headers[i]):
+        while 0 <= i < len(tops) and tops[i] is None and (whole or _dated(headers[i])):
             headers[i].insert(0, top.text)
             i += step
 
@@ -229,6 +232,8 @@ def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
         if UNIT_RE.match(text):
             unit = unit or unit_text(text)
             continue
+        if _NOTE_MARK.match(text):  # a note under the table above ("(1) Includes ...")
+            return "", unit
         if text.endswith((":", ".")) or text[:1].islower():  # a sentence, maybe wrapped
             text = _sentence(above, i)
         elif is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:

@@ -343,6 +343,8 @@ def _build(
         i -= 1
     title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
+    if not i and previous is not None and not title:  # printed right under another table:
+        title, unit = previous.title, unit or previous.unit  # a part under the same caption
     headers: list[list[str]] = [[] for _ in slots]
     parents: list[Frag | None] = [None] * len(slots)
     tops: list[Frag | None] = [None] * len(slots)
