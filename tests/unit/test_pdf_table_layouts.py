@@ -138,3 +138,26 @@ def test_a_headerless_column_and_a_stub_line_over_the_labels(tmp_path: Path) -> 
         "Future amortization expense as of September 30, 2022 was as follows (in millions): "
         "Year Ending June 30, - 2025: September 30, 2022 = 1,666"
     )
+
+
+def test_a_date_over_stacked_tables_dates_each_column_and_the_caption_carries(
+    tmp_path: Path,
+) -> None:
+    r = [300.0, 380.0, 460.0]
+    page: list[Placed] = [
+        (LEFT, 780, "Cash and securities by category were as follows (in millions):")
+    ]
+    for y, date in ((764, "June 25, 2022"), (700, "September 25, 2021")):
+        page.append(centred(r[2] - 15, y, date))  # the date sits over the last column only
+        page += _dated_head(y - 12, ["Cost", "Gains", "Fair Value"], r)
+        page += row(y - 26, "Cash", ["$ 12,852", "$ —", "$ 12,852"], r, dollar=50)
+        page += row(y - 38, "Mutual funds", ["252", "—", "220"], r)
+    lines = [p for p in map(parse_row, _pdf(tmp_path, page)[0].split("\n")) if p]
+    assert [(p.title, p.unit) for p in lines] == [
+        ("Cash and securities by category were as follows", "in millions")
+    ] * 4
+    assert lines[2].cells == (
+        ("September 25, 2021 Cost", "12,852"),
+        ("September 25, 2021 Gains", "—"),
+        ("September 25, 2021 Fair Value", "12,852"),
+    )
