@@ -23,6 +23,7 @@ _UNIT_IN_TEXT = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
 _VALUE = re.compile(r"^[$€£]?\s*\(?[-−]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?\s*%?$|^[—–-]+$")
+_CURRENCY = re.compile(r"^[$€£]\s*(?=[\d(—–-])")  # the unit line says the currency
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _MAX_TITLE_WORDS = 20
 _SECTION_CLOSERS = ("total",)
@@ -141,7 +142,7 @@ def grid_rows(grid: list[list[str]], caption: str = "") -> list[str]:
     for row in body:
         label = row[0]
         cells = tuple(
-            (header_text(names[j]) or f"column {j}", value)
+            (header_text(names[j]) or f"column {j}", _CURRENCY.sub("", value))
             for j, value in enumerate(row)
             if j > 0 and value
         )
