@@ -3,7 +3,8 @@
 Runs bare pypdfium2 text extraction and our extraction (``text.pdf_tables.DocumentTables``) in one
 process, interleaved per file so machine noise hits both alike, and counts the self-describing
 rows: all of them, those whose every value has a column header, those with a title or unit, and
-the known failure kinds: a ``column N`` header (no header recovered), a header holding a value
+the known failure kinds: a ``column N`` header (no header recovered), a lone unheaded column
+named ``value`` (no header printed, no date in the title), a header holding a value
 (a data row read as a header), a row without a label, a title that is a sentence fragment (it
 starts in lower case or is only a unit line) and a row without a unit line.
 
@@ -36,7 +37,15 @@ def main() -> None:
     bare_s = ours_s = 0.0
     pages = rows = headed = titled = 0
     bad = dict.fromkeys(
-        ("column_n_header", "value_in_header", "no_label", "fragment_title", "no_unit"), 0
+        (
+            "column_n_header",
+            "value_placeholder_header",
+            "value_in_header",
+            "no_label",
+            "fragment_title",
+            "no_unit",
+        ),
+        0,
     )
     for path in sorted(args.docs.glob("*.pdf")):
         start = time.perf_counter()
@@ -60,6 +69,7 @@ def main() -> None:
             headed += all(not h.startswith("column ") for h, _ in row.cells)
             titled += bool(row.title or row.unit)
             bad["column_n_header"] += any(_COLUMN_N.match(h) for h, _ in row.cells)
+            bad["value_placeholder_header"] += any(h == "value" for h, _ in row.cells)
             bad["value_in_header"] += any(_VALUE_IN_HEADER.search(h) for h, _ in row.cells)
             bad["no_label"] += row.label == "(row)"
             bad["fragment_title"] += bool(row.title) and (

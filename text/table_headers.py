@@ -218,7 +218,8 @@ def _sentence(above: list[VisualRow], i: int) -> str:
         start -= 1
     text = " ".join(r.text.strip() for r in above[start : i + 1]).rstrip(":").strip()
     text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
-    return "" if text[:1].islower() or len(text.split()) > 3 * _MAX_TITLE_WORDS else text
+    fragment = text[:1].islower() or bool(_NOTE_MARK.match(text))  # or the note of a table
+    return "" if fragment or len(text.split()) > 3 * _MAX_TITLE_WORDS else text
 
 
 def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
