@@ -20,7 +20,7 @@ _UNIT_IN_TEXT = re.compile(
 )
 # a sentence's end, maybe inside quotes: "... items." The / "... Note 4 — Commitments.” The
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
-_UNAUDITED = re.compile(r"\(\s*(?:unaudited|audited)\s*\)", re.IGNORECASE)
+_UNAUDITED = re.compile(r"\(?\s*\b(?:unaudited|audited)\b\s*\)?", re.IGNORECASE)
 _DATE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
 )

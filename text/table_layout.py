@@ -332,15 +332,18 @@ def _build(
     slots = _slots(columns, label_right)
     heads: list[VisualRow] = []
     i, unit = len(above), ""
+    below = body[0]
     while i > 0:  # the header rows right above the data; a unit line among them is the unit
         row = above[i - 1]
+        if row.centre - below.centre > 3 * pitch:  # a page's running head is no column header
+            break
         if unit_row(row) and not heads:
             unit = unit_text(row.text)
         elif row.kind != "head" or unit_row(row):
             break
         else:
             heads.insert(0, row)
-        i -= 1
+        i, below = i - 1, row
     title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
     if not i and previous is not None and not title:  # printed right under another table:
