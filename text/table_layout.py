@@ -287,6 +287,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
         if (
             lead == end > start
             and rows[lead - 1].right < value_left
+            and not unit_row(rows[lead - 1])
             and (
                 rows[lead - 1].text.rstrip().endswith(":")
                 or (not heads and adjacent(rows[lead - 1], rows[lead], pitch))
