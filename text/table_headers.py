@@ -63,6 +63,7 @@ def assign_headers(
     columns: list[tuple[float, float]],
     out: list[list[Frag]],
     top: bool,
+    label_left: float = 0.0,
 ) -> str:
     """Each column takes the fragment of this header row that overlaps it most: a spanning
     header ("Three Months Ended", centred or right-aligned over its columns) reaches every
@@ -75,7 +76,7 @@ def assign_headers(
             unit = unit_text(frag.text)
         elif frag.x1 >= slots[0][0]:
             frags.append(frag)
-        else:
+        elif frag.x0 <= label_left + 20:  # a header over an inner text column heads no value
             stubs.append(frag)
     used: set[int] = set()
     for i, slot in enumerate(slots):

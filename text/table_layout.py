@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from deepresearch.text.table_body import adjacent, body_rows
 from deepresearch.text.table_headers import (
+    UNIT_RE,
     assign_headers,
     header_text,
     is_prose,
@@ -247,7 +248,8 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             )
             for f in row.frags
         ]
-        stub = len(over) - sum(over)
+        units = [bool(UNIT_RE.match(f.text)) for f in row.frags]  # "(In millions)" as a stub
+        stub = sum(not (o or u) for o, u in zip(over, units, strict=True))
         if (
             row.kind == "text"
             and any(over)
@@ -329,6 +331,7 @@ def _build(
     if len(data) < 2:
         return None
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    label_left = min(r.frags[0].x0 for r in data)
     columns = _columns(data)
     slots = _slots(columns, label_right)
     heads: list[VisualRow] = []
@@ -354,7 +357,8 @@ def _build(
     tops: list[Frag | None] = [None] * len(slots)
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
-        unit = assign_headers(row, slots, columns, level, row is heads[0]) or unit
+        top = row is heads[0]
+        unit = assign_headers(row, slots, columns, level, top, label_left) or unit
         share_in_spans(level, parents)
         for i, cell in enumerate(level):
             headers[i].extend(f.text for f in cell)

@@ -161,3 +161,25 @@ def test_a_date_over_stacked_tables_dates_each_column_and_the_caption_carries(
         ("September 25, 2021 Gains", "—"),
         ("September 25, 2021 Fair Value", "12,852"),
     )
+
+
+def test_a_header_line_with_a_unit_stub_and_a_text_column_header_is_a_header(
+    tmp_path: Path,
+) -> None:
+    r = [330.0, 400.0, 470.0]
+    page: list[Placed] = [(LEFT, 780, "Investments were as follows:")]
+    page += _dated_head(762, ["Adjusted", "Unrealized", "Unrealized"], r)
+    page += [(LEFT, 752, "(In millions)"), (200.0, 752, "Level")]
+    page += _dated_head(752, ["Cost", "Gains", "Losses"], r)
+    page += [(200.0, 736, "Level 2"), *row(736, "Commercial paper", ["$ 2,500", "$ 0", "$ 0"], r)]
+    page += [
+        (200.0, 724, "Level 1"),
+        *row(724, "Treasury securities", ["79,696", "29", "(2,178)"], r),
+    ]
+    rows = rows_of(_pdf(tmp_path, page)[0])
+    assert rows["Treasury securities Level 1"].startswith(
+        "Investments were as follows (in millions): Treasury securities Level 1: "
+    )
+    assert rows["Treasury securities Level 1"].endswith(
+        "Unrealized Gains = 29; Unrealized Losses = (2,178)"
+    )
