@@ -89,7 +89,7 @@ def extract_path(path: Path) -> ExtractedDoc:
 def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
     import pypdfium2 as pdfium
 
-    from deepresearch.text.pdf_tables import page_text
+    from deepresearch.text.pdf_tables import DocumentTables
 
     try:
         pdf = pdfium.PdfDocument(source)
@@ -98,11 +98,12 @@ def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
             str(source) if isinstance(source, Path) else name, f"not a readable PDF ({exc})"
         ) from None
     pages: list[str] = []
+    tables = DocumentTables()  # a table continued on the next page keeps its headers
     try:
         for index in range(len(pdf)):
             page = pdf[index]
             textpage = page.get_textpage()
-            pages.append(page_text(textpage))
+            pages.append(tables.page_text(textpage))
             textpage.close()
             page.close()
     finally:

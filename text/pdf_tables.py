@@ -29,27 +29,40 @@ _LOOKBACK = 24  # lines above a block searched for headers, unit line and title
 _PROSE_WORDS = 40
 
 
+class DocumentTables:
+    """Reads one document's pages in order: a table that runs onto the next page without
+    repeating its headers takes them from the table it continues."""
+
+    def __init__(self) -> None:
+        self.last: Table | None = None
+
+    def page_text(self, textpage: Any) -> str:
+        """The page's text (lines joined by ``\\n``) with table rows formatted."""
+        raw_text: str = textpage.get_text_range()
+        lines, starts = _split_lines(raw_text)
+        candidates = [i for i, line in enumerate(lines) if _NUMERIC_TAIL.search(line)]
+        blocks = _blocks(candidates, lines)
+        if not blocks:
+            return "\n".join(lines)
+        replaced: dict[int, list[str]] = {}
+        dropped: set[int] = set()
+        for first, last in blocks:
+            words = _words(textpage, raw_text, lines, starts, range(first, last + 1))
+            for table in find_tables(words, self.last):
+                _apply(table, words, replaced, dropped)
+                self.last = table
+        out: list[str] = []
+        for i, line in enumerate(lines):
+            if i in replaced:
+                out.extend(replaced[i])
+            elif i not in dropped:
+                out.append(line)
+        return "\n".join(out)
+
+
 def page_text(textpage: Any) -> str:
-    """The page's text (lines joined by ``\\n``) with table rows formatted."""
-    raw_text: str = textpage.get_text_range()
-    lines, starts = _split_lines(raw_text)
-    candidates = [i for i, line in enumerate(lines) if _NUMERIC_TAIL.search(line)]
-    blocks = _blocks(candidates, lines)
-    if not blocks:
-        return "\n".join(lines)
-    replaced: dict[int, list[str]] = {}
-    dropped: set[int] = set()
-    for first, last in blocks:
-        words = _words(textpage, raw_text, lines, starts, range(first, last + 1))
-        for table in find_tables(words):
-            _apply(table, words, replaced, dropped)
-    out: list[str] = []
-    for i, line in enumerate(lines):
-        if i in replaced:
-            out.extend(replaced[i])
-        elif i not in dropped:
-            out.append(line)
-    return "\n".join(out)
+    """One page's text with its tables formatted (no earlier page to continue)."""
+    return DocumentTables().page_text(textpage)
 
 
 def _split_lines(text: str) -> tuple[list[str], list[int]]:

@@ -18,7 +18,23 @@ UNIT_RE = re.compile(
 _UNIT_IN_TEXT = re.compile(
     r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
 )
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9”\")][.!?]) (?=[A-Z“\"])")
+# a sentence's end, maybe inside quotes: "... items." The / "... Note 4 — Commitments.” The
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
+_UNAUDITED = re.compile(r"\(?\s*\b(?:unaudited|audited)\b\s*\)?", re.IGNORECASE)
+_DATE = re.compile(
+    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
+)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_MONTHS = frozenset(
+    {
+        *("january", "february", "march", "april", "may", "june", "july", "august"),
+        *("september", "october", "november", "december"),
+    }
+)
+_UNIT_WORD = re.compile(
+    r"\b(?:In|Millions|Thousands|Billions|Dollars|Amounts|Except|Per|Share|Shares|And)\b"
+)
+_NOTE_MARK = re.compile(r"^(?:\(\d{1,2}\)|\*+|\d\s)\s*\S")
 _TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
 _MAX_TITLE_WORDS = 20
 _MAX_TITLE_CHARS = 220
@@ -47,6 +63,7 @@ def assign_headers(
     columns: list[tuple[float, float]],
     out: list[list[Frag]],
     top: bool,
+    label_left: float = 0.0,
 ) -> str:
     """Each column takes the fragment of this header row that overlaps it most: a spanning
     header ("Three Months Ended", centred or right-aligned over its columns) reaches every
@@ -59,7 +76,7 @@ def assign_headers(
             unit = unit_text(frag.text)
         elif frag.x1 >= slots[0][0]:
             frags.append(frag)
-        else:
+        elif frag.x0 <= label_left + 20:  # a header over an inner text column heads no value
             stubs.append(frag)
     used: set[int] = set()
     for i, slot in enumerate(slots):
@@ -99,19 +116,72 @@ def share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
                 level[i] = [frag]
 
 
+def _dated(parts: list[str]) -> bool:
+    text = " ".join(parts)
+    return bool(_YEAR.search(text)) or any(w.strip(",.").lower() in _MONTHS for w in text.split())
+
+
+def spread_period(headers: list[list[str]], tops: list[Frag | None]) -> None:
+    """A lone top header ("Three Months Ended", right-aligned over the second of its two date
+    columns) also heads the dated columns next to the ones it overlaps: a date column is never
+    left without the period it belongs to. Non-date columns ("Change") are left alone, unless
+    the lone header is a date itself: then it dates the whole table."""
+    found = {id(t): t for t in tops if t is not None}
+    if len(found) != 1:
+        return
+    (top,) = found.values()
+    covered = [i for i, t in enumerate(tops) if t is top]
+    whole = _dated([top.text])  # "June 25, 2022" over a table: the date of every column
+    if not whole and not any(_dated(headers[i][1:]) for i in covered):
+        return
+    for step in (-1, 1):
+        i = (covered[0] if step < 0 else covered[-1]) + step
+        while 0 <= i < len(tops) and tops[i] is None and (whole or _dated(headers[i])):
+            headers[i].insert(0, top.text)
+            i += step
+
+
 def _clean_title(text: str) -> str:
     text = _TRAILING_PAREN.sub("", " ".join(text.split())).strip()
     if len(text) > _MAX_TITLE_CHARS:
         text = text[: text.rfind(" ", 0, _MAX_TITLE_CHARS)] + " …"
     if text.isupper():
-        text = text[:1] + text[1:].lower()
+        text = _sentence_case(text)
     return text
+
+
+def _sentence_case(text: str) -> str:
+    """An all-capitals heading in sentence case; months and roman numerals keep capitals."""
+    words = []
+    for word in text.split():
+        core = word.strip(",.:;()")
+        if re.fullmatch(r"[IVX]{1,4}", core):
+            words.append(word)
+        elif core.lower() in _MONTHS:
+            words.append(word.capitalize())
+        else:
+            words.append(word.lower())
+    out = " ".join(words)
+    return out[:1].upper() + out[1:]
+
+
+def header_text(parts: list[str]) -> str:
+    """A column's header from its stacked fragments, without "(Unaudited)" or "(1)" marks."""
+    text = _UNAUDITED.sub("", " ".join(parts))
+    return " ".join(re.sub(r"(?:\s*\(\d{1,2}\))+$", "", text).split())  # no footnote marks
+
+
+def lone_header(title: str) -> str:
+    """The header of a table's single unheaded value column: the one date its title names
+    ("... as of June 25, 2022 ..."), else "value"."""
+    dates = set(_DATE.findall(title))
+    return dates.pop() if len(dates) == 1 else "value"
 
 
 def unit_text(text: str) -> str:
     unit = " ".join(text.strip().strip("()").split()).rstrip(")").strip()
-    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,")
-    return unit[:1].lower() + unit[1:]
+    unit = re.sub(r"[;,]?\s*\(?unaudited\)?", "", unit, flags=re.IGNORECASE).strip(" ;,:-")
+    return _UNIT_WORD.sub(lambda m: m.group().lower(), unit)
 
 
 def is_prose(row: VisualRow) -> bool:
@@ -126,10 +196,31 @@ def unit_row(row: VisualRow) -> bool:
     return len(row.frags) == 1 and bool(UNIT_RE.match(row.text))
 
 
-def _continues(row: VisualRow) -> bool:
-    """A wrapped line of the sentence below it (not a heading, not a sentence's end)."""
+def _continues(row: VisualRow, margins: tuple[float, float]) -> bool:
+    """A wrapped line of the sentence below it: it runs from margin to margin and ends no
+    sentence (a heading above the sentence is short, centred or in capitals: it stays apart)."""
     text = row.text.rstrip()
-    return len(text.split()) >= 8 and not text.endswith((".", ":"))
+    return (
+        row.frags[0].x0 <= margins[0] + 10
+        and row.right >= margins[1] - 30
+        and len(text.split()) >= 6
+        and not text.endswith((".", ":"))
+        and not text.isupper()
+    )
+
+
+def _sentence(above: list[VisualRow], i: int) -> str:
+    """The last sentence ending at line ``i``, its wrapped lines joined; "" when its start is
+    out of reach (a fragment is no title)."""
+    left = min(r.frags[0].x0 for r in above)  # the text's margins: lines set flush left
+    margins = (left, max(r.right for r in above if r.frags[0].x0 <= left + 10))
+    start = i
+    while start > 0 and i - start < 4 and _continues(above[start - 1], margins):
+        start -= 1
+    text = " ".join(r.text.strip() for r in above[start : i + 1]).rstrip(":").strip()
+    text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+    fragment = text[:1].islower() or bool(_NOTE_MARK.match(text))  # or the note of a table
+    return "" if fragment or len(text.split()) > 3 * _MAX_TITLE_WORDS else text
 
 
 def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
@@ -143,12 +234,10 @@ def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
         if UNIT_RE.match(text):
             unit = unit or unit_text(text)
             continue
-        if text.endswith(":"):  # the sentence that introduces the table, maybe wrapped
-            start = i
-            while start > 0 and i - start < 3 and _continues(above[start - 1]):
-                start -= 1
-            text = " ".join(r.text for r in above[start : i + 1]).rstrip(":")
-            text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+        if _NOTE_MARK.match(text):  # a note under the table above ("(1) Includes ...")
+            return "", unit
+        if text.endswith((":", ".")) or text[:1].islower():  # a sentence, maybe wrapped
+            text = _sentence(above, i)
         elif is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:
             return "", unit
         found = _UNIT_IN_TEXT.search(text)

@@ -9,26 +9,33 @@ every column it overlaps), so no ruling lines or fixed layouts are assumed.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
+from deepresearch.text.table_body import adjacent, body_rows
 from deepresearch.text.table_headers import (
+    UNIT_RE,
     assign_headers,
+    header_text,
     is_prose,
+    lone_header,
     share_in_spans,
-    slot_of,
+    spread_period,
     title_and_unit,
     unit_row,
     unit_text,
 )
 from deepresearch.text.tables import TableRow
 
-_NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?"
+_NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d(?:[\d,]*\d)?(?:\.\d+)?\s*\)?"
 _VALUE_RE = re.compile(
-    rf"^(?:[$€£]\s*)?{_NUMBER}\s*(?:%|bps|pts|x)?\)?$|^[—–−-]+$|^(?:n/?m|n/?a|\*+)$", re.IGNORECASE
-)
+    rf"^(?:[$€£]\s*)?(?:{_NUMBER}\s*(?:%|bps|pts|x)?\)?(?:\s*[-–]\s*{_NUMBER}\s*%?)?|[—–−-]+)$"
+    r"|^(?:n/?m|n/?a|\*+)$",
+    re.IGNORECASE,
+)  # "$ —" is a blank in a "$" column
+_RANGE_END = re.compile(r"^[-–]\s*\d")
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
-_CURRENCY_RE = re.compile(r"^[$€£]\s*")
 
 
 @dataclass(frozen=True)
@@ -81,11 +88,26 @@ class VisualRow:
     def lines(self) -> set[int]:
         return {w.line for f in self.frags for w in f.words}
 
+    @property
+    def centre(self) -> float:
+        return sum((w.y0 + w.y1) / 2 for f in self.frags for w in f.words) / sum(
+            len(f.words) for f in self.frags
+        )
+
+    @property
+    def right(self) -> float:
+        return self.frags[-1].x1
+
 
 @dataclass(frozen=True)
 class Table:
     rows: list[tuple[VisualRow, TableRow]]  # each data row and its self-describing form
     consumed: list[VisualRow]  # every visual row whose words the formatted rows replace
+    columns: list[tuple[float, float]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # each column's header
+    title: str = ""
+    unit: str = ""
+    headed: bool = False  # the headers were printed above this table (not inherited)
 
 
 def visual_rows(words: list[Word]) -> list[VisualRow]:
@@ -117,7 +139,9 @@ def visual_rows(words: list[Word]) -> list[VisualRow]:
 
 def _starts_cell(before: str, word: str) -> bool:
     """A currency sign after a value, or a value right after a value, opens a new cell even when
-    the columns are set tight ("9% $ 106,658", "$ 36,729 $ 33,745")."""
+    the columns are set tight ("9% $ 106,658", "$ 36,729 $ 33,745", "(22 ) $ 77")."""
+    if word in ("$", "€", "£") and before[-1:] in (")", "%", "—"):
+        return True  # the ")" of a negative or the "%" of a rate closes its cell
     if not (_VALUE_RE.match(before) and before not in ("$", "€", "£", "(")):
         return False
     return word in ("$", "€", "£") or (bool(_VALUE_RE.match(word)) and before[-1:].isdigit())
@@ -132,9 +156,16 @@ def _merge_signs(frags: list[Frag]) -> list[Frag]:
         if text in ("$", "€", "£", "$ (", "("):
             pending.extend(frag.words)
             continue
-        if text in ("%", ")", ")%") and out:
+        if (
+            out
+            and out[-1].is_value
+            and (text in ("%", ")", ")%") or (_RANGE_END.match(text) and frag.x0 - out[-1].x1 < 8))
+        ):  # "2024 - 2044": a range is one value
             out[-1].words.extend(frag.words)
             continue
+        if pending and not frag.is_value:  # a header's "$" (of "$ Change") stays apart
+            out.append(Frag(pending))
+            pending = []
         out.append(Frag([*pending, *frag.words]))
         pending = []
     if pending:
@@ -164,11 +195,6 @@ def _classify(row: VisualRow) -> None:
     row.kind, row.label, row.values = "data", label, values
 
 
-def _value_text(frag: Frag) -> str:
-    text = _CURRENCY_RE.sub("", frag.text)
-    return re.sub(r"\(\s*[$€£]?\s*", "(", text).replace(" )", ")").strip()
-
-
 def _columns(rows: list[VisualRow]) -> list[tuple[float, float]]:
     spans = sorted((f.x0, f.x1) for r in rows for f in r.values)
     columns: list[list[float]] = []
@@ -190,8 +216,20 @@ def _slots(columns: list[tuple[float, float]], label_right: float) -> list[tuple
     return slots
 
 
-def find_tables(words: list[Word]) -> list[Table]:
-    """Every table among ``words``: runs of at least two data rows with their headers."""
+def _pitch(rows: list[VisualRow]) -> float:
+    """The usual distance between consecutive data rows (the table's line pitch)."""
+    gaps = sorted(
+        a.centre - b.centre
+        for a, b in itertools.pairwise(rows)
+        if a.kind == b.kind == "data" and a.centre > b.centre
+    )
+    return gaps[len(gaps) // 2] if gaps else 12.0
+
+
+def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]:
+    """Every table among ``words``: runs of at least two data rows with their headers.
+    ``previous`` is the last table before these words (the previous page's): a table printed
+    without headers under the same columns continues it and takes its headers."""
     rows = visual_rows(words)
     for row in rows:
         _classify(row)
@@ -200,12 +238,18 @@ def find_tables(words: list[Word]) -> list[Table]:
         return []
     value_left = min(f.x0 for r in data for f in r.values)
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    pitch = _pitch(rows)
     for row in rows:  # a text row over the value columns (a stub at most on the left): header
         over = [
-            f.x0 >= value_left - 2 or (f.x0 > label_right + 2 and f.x0 + f.x1 >= 2 * value_left)
+            f.x0 >= value_left - 2
+            or (
+                f.x0 > label_right + 2
+                and (f.x0 + f.x1 >= 2 * value_left or f.x1 >= value_left - 10)
+            )
             for f in row.frags
         ]
-        stub = len(over) - sum(over)
+        units = [bool(UNIT_RE.match(f.text)) for f in row.frags]  # "(In millions)" as a stub
+        stub = sum(not (o or u) for o, u in zip(over, units, strict=True))
         if (
             row.kind == "text"
             and any(over)
@@ -223,103 +267,117 @@ def find_tables(words: list[Word]) -> list[Table]:
         if end == len(rows):
             break
         stop = end
-        while stop < len(rows) and rows[stop].kind != "head" and not is_prose(rows[stop]):
+        while (
+            stop < len(rows)
+            and rows[stop].kind != "head"
+            and not _ends_body(rows[stop], value_left)
+        ):
             stop += 1
         while rows[stop - 1].kind != "data":  # rows after the last data row are not the table's
             stop -= 1
-        if stop < len(rows) and rows[stop].kind == "text" and rows[stop].text[:1].islower():
+        if (
+            stop < len(rows)
+            and rows[stop].kind == "text"
+            and rows[stop].text[:1].islower()
+            and adjacent(rows[stop - 1], rows[stop], pitch)
+        ):
             stop += 1  # the wrapped end of the last row's label
         above, lead = rows[start:end], end
         heads = [i for i, r in enumerate(above) if r.kind == "head"]
         if heads:  # label rows between the column headers and the first data row open the body
             lead = start + heads[-1] + 1
-        while lead > start and lead == end and rows[lead - 1].text.rstrip().endswith(":"):
+        if (
+            lead == end > start
+            and rows[lead - 1].right < value_left
+            and not unit_row(rows[lead - 1])
+            and (
+                rows[lead - 1].text.rstrip().endswith(":")
+                or (not heads and adjacent(rows[lead - 1], rows[lead], pitch))
+            )
+        ):  # a section label ("Net sales:", "Year Ending June 30,") opens the body
             lead -= 1
-        if lead == end > start and rows[end].label[:1].islower() and rows[end - 1].kind == "text":
+        if (
+            lead == end > start
+            and rows[end].label[:1].islower()
+            and rows[end - 1].kind == "text"
+            and adjacent(rows[end - 1], rows[end], pitch)
+        ):
             lead -= 1  # the first line of the first row's wrapped label
-        table = _build(rows[start:lead], rows[lead:stop])
+        table = _build(rows[start:lead], rows[lead:stop], pitch, tables[-1] if tables else previous)
         if table is not None:
             tables.append(table)
         start = stop
     return tables
 
 
-def _build(above: list[VisualRow], body: list[VisualRow]) -> Table | None:
+def _ends_body(row: VisualRow, value_left: float) -> bool:
+    """Prose ends a table; a long line kept left of the value columns is a wrapped row label."""
+    return is_prose(row) and row.right >= value_left
+
+
+def _continues(table: Table | None, columns: list[tuple[float, float]]) -> bool:
+    """Same columns (right edges within a few points) as ``table``: its continuation."""
+    return (
+        table is not None
+        and len(table.columns) == len(columns) >= 2
+        and all(abs(a[1] - b[1]) <= 8 for a, b in zip(table.columns, columns, strict=True))
+    )
+
+
+def _build(
+    above: list[VisualRow], body: list[VisualRow], pitch: float, previous: Table | None
+) -> Table | None:
     data = [r for r in body if r.kind == "data"]
     if len(data) < 2:
         return None
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    label_left = min(r.frags[0].x0 for r in data)
     columns = _columns(data)
     slots = _slots(columns, label_right)
     heads: list[VisualRow] = []
     i, unit = len(above), ""
+    below = body[0]
     while i > 0:  # the header rows right above the data; a unit line among them is the unit
         row = above[i - 1]
+        if row.centre - below.centre > 3 * pitch:  # a page's running head is no column header
+            break
         if unit_row(row) and not heads:
             unit = unit_text(row.text)
         elif row.kind != "head" or unit_row(row):
             break
         else:
             heads.insert(0, row)
-        i -= 1
+        i, below = i - 1, row
     title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
+    if not i and previous is not None and not title:  # printed right under another table:
+        title, unit = previous.title, unit or previous.unit  # a part under the same caption
     headers: list[list[str]] = [[] for _ in slots]
     parents: list[Frag | None] = [None] * len(slots)
+    tops: list[Frag | None] = [None] * len(slots)
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
-        unit = assign_headers(row, slots, columns, level, row is heads[0]) or unit
+        top = row is heads[0]
+        unit = assign_headers(row, slots, columns, level, top, label_left) or unit
         share_in_spans(level, parents)
         for i, cell in enumerate(level):
             headers[i].extend(f.text for f in cell)
             parents[i] = cell[0] if cell else parents[i]
-    names = [" ".join(h) or f"column {i + 1}" for i, h in enumerate(headers)]
-    return Table(_rows(body, slots, names, title, unit), list(body))
-
-
-def _rows(
-    body: list[VisualRow],
-    slots: list[tuple[float, float]],
-    names: list[str],
-    title: str,
-    unit: str,
-) -> list[tuple[VisualRow, TableRow]]:
-    out: list[tuple[VisualRow, TableRow]] = []
-    section, section_x, carry = "", 0.0, ""
-    for i, row in enumerate(body):
-        if row.kind != "data":
-            text = row.text.strip()
-            nxt = body[i + 1] if i + 1 < len(body) else None
-            if text[:1].islower() and out and out[-1][0] is body[i - 1]:
-                prev_row, prev = out[-1]
-                out[-1] = (prev_row, TableRow(title, unit, f"{prev.label} {text}", prev.cells))
-            elif (
-                not text.endswith(":")
-                and nxt is not None
-                and nxt.kind == "data"
-                and (nxt.label[:1].islower())
-            ):
-                carry = text
-            else:
-                section, section_x, carry = text.rstrip(":").strip(), row.frags[0].x0, ""
-            continue
-        label = f"{carry} {row.label}".strip() if carry else row.label
-        carry = ""
-        if section and label.lower() in ("total", "totals", "net", "subtotal"):
-            label, section = f"{section} - {label}", ""  # "Revenue - Total"
-        elif section and (label.lower().startswith("total") or row.frags[0].x0 < section_x - 1):
-            section = ""  # "Total net sales" closes its section; so does a row left of it
-        elif section:
-            label = f"{section} - {label}"
-        cells: dict[int, list[str]] = {}
-        for frag in row.values:
-            cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
-        out.append(
-            (
-                row,
-                TableRow(
-                    title, unit, label, tuple((names[c], " ".join(cells[c])) for c in sorted(cells))
-                ),
-            )
-        )
-    return out
+            tops[i] = cell[0] if cell and row is heads[0] else tops[i]
+    spread_period(headers, tops)
+    names = [header_text(h) for h in headers]
+    if not any(names) and previous is not None and _continues(previous, columns):
+        names = list(previous.names)  # continued from above: the same headers, title and unit
+        title, unit = title or previous.title, unit or previous.unit
+    elif len(names) == 1 and not names[0]:
+        names = [lone_header(title)]
+    names = [name or f"column {i + 1}" for i, name in enumerate(names)]
+    return Table(
+        body_rows(body, slots, names, title, unit, pitch),
+        list(body),
+        columns,
+        names,
+        title,
+        unit,
+        bool(heads),
+    )

@@ -8,7 +8,8 @@ which period a figure belongs to. Extractors that reconstruct a table emit each 
 
     <title> (<unit>): <label>: <header> = <value>; <header> = <value>
 
-``(<unit>)`` is omitted when the table states none, ``<title> ...: `` when it has no title.
+``(<unit>)`` is omitted when the table states none; without a title the line starts with
+``(<unit>): `` or, with neither, with the label.
 Values keep their printed form (``81,797``, ``(265)``, ``—``, ``12.5%``); ``$`` is dropped as a
 column of its own and kept nowhere, the unit line says the currency and scale.
 """
@@ -23,7 +24,8 @@ from dataclasses import dataclass
 _CELL_SEP = "; "
 _KV_SEP = " = "
 _ROW_RE = re.compile(
-    r"^(?:(?P<title>[^:\n]*?)(?: \((?P<unit>[^()\n]*)\))?: )?(?P<label>[^:\n]+?): (?P<cells>.+ = .+)$"
+    r"^(?:(?P<title>[^:\n]*?)(?:(?:^| )\((?P<unit>[^()\n]*)\))?: )?"
+    r"(?P<label>[^:\n]+?): (?P<cells>.+ = .+)$"
 )
 
 
@@ -51,7 +53,7 @@ def format_row(row: TableRow) -> str:
     head = ""
     title, unit = _clean(row.title), _clean(row.unit).replace("(", "").replace(")", "")
     if title or unit:
-        head = f"{title} ({unit}): " if unit else f"{title}: "
+        head = f"{title} ({unit}): ".lstrip() if unit else f"{title}: "
     return f"{head}{_clean(row.label) or '(row)'}: {cells}"
 
 

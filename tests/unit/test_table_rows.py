@@ -52,3 +52,9 @@ _text = (
 def test_round_trip(title: str, label: str, cells: list[tuple[str, str]]) -> None:
     row = TableRow(title, "in millions", label, tuple(cells))
     assert parse_row(format_row(row)) == row
+
+
+def test_a_row_with_a_unit_but_no_title_reads_back_its_unit() -> None:
+    row = TableRow("", "in millions", "Revenue", (("2023", "1,200"),))
+    assert format_row(row) == "(in millions): Revenue: 2023 = 1,200"
+    assert parse_row(format_row(row)) == row
