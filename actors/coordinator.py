@@ -50,6 +50,7 @@ class Coordinator:
         self._request = request
         # Events, checkpoints, the progress file and steering never hold up the lifecycle.
         self._sink = Background(sink)
+        self._log = sink  # the progress file is written from the background lane itself
         self._llm = llm
         self._spawner = spawner
         self._evaluator = evaluator
@@ -288,7 +289,7 @@ class Coordinator:
             markdown = synthesis.partial_markdown(
                 self._request.query, self._ordered(), self._s.verify.min_support
             )
-            await self._sink.write_text("report.partial.md", markdown)
+            await self._log.write_text("report.partial.md", markdown)
         except Exception as exc:  # a progress file must never stall the lifecycle
             await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
 

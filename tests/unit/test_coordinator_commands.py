@@ -1,5 +1,6 @@
-"""The coordinator performs the reducer's crash retry: a researcher whose process died is retried
-once on a fresh one (with the same injected reports); a second death leaves the sub-task failed."""
+"""The coordinator performs the reducer's commands in-process: the crash retry (a researcher whose
+process died is retried once on a fresh one; a second death leaves the sub-task failed), and its
+background writes (a progress file that cannot be written never ends the run)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,17 @@ async def test_a_second_death_of_the_same_sub_task_is_not_retried() -> None:
     assert sink.types().count("researcher_retry") == 1
     assert result.status != "completed"  # every researcher failed: the honest stop
     assert "every researcher failed" in result.report.answer
+
+
+async def test_a_progress_file_that_cannot_be_written_does_not_stop_the_run() -> None:
+    """``report.partial.md`` is rendered and written in the background; its failure is an
+    event, never the end of the run (a checkpoint's failure would be)."""
+    coord, sink, _, _ = coordinator("quick", ExtractiveLLM(), "How many widgets in 2024?")
+
+    async def full_disk(name: str, text: str) -> None:
+        raise OSError("no space left on device")
+
+    sink.write_text = full_disk  # type: ignore[method-assign]
+    result = await coord.run()
+    assert result.status == "completed"
+    assert ("partial_report_failed", {"error": "OSError"}) in sink.events
