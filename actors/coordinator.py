@@ -3,9 +3,8 @@
 Every rule (parallelism, injection, steering, rounds, the crash retry, the time and cost limits,
 writing or declining, the honest stop) lives in ``policies.lifecycle``; this shell only turns
 commands into researcher runs, evaluator and writer calls, and turns their outcomes (and the
-run's spend) back into events. What it sends without waiting (events, checkpoints, the progress
-file, steering notes) goes through one ``Background``. Children come from a ``Spawner`` so the
-same code runs on Ray or in-process.
+run's spend) back into events; what it sends without waiting goes through one ``Background``.
+Children come from a ``Spawner`` so the same code runs on Ray or in-process.
 """
 
 from __future__ import annotations
@@ -268,8 +267,7 @@ class Coordinator:
         self._running[subtask.id] = asyncio.create_task(work())
 
     async def _finish(self, report: ResearcherReport, crashed: bool = False) -> None:
-        """Record an outcome (a retry's replaces its crash), then tell the reducer; the spend
-        after it, so a finish that reaches the cost cap is kept."""
+        """Record an outcome (a retry's replaces its crash); the spend goes in after it."""
         sid = report.subtask_id
         self._reports[sid] = report
         self._usage = self._usage + report.usage
@@ -283,8 +281,7 @@ class Coordinator:
         self._events.put_nowait(lc.Charged(self._usage.cost_usd))
 
     async def _write_partial(self) -> None:
-        """Rendered when its turn comes (a newer finish replaces one still waiting), so the
-        lifecycle's next step never waits for it."""
+        """Rendered in the background when its turn comes; a newer finish replaces it."""
         try:
             markdown = synthesis.partial_markdown(
                 self._request.query, self._ordered(), self._s.verify.min_support
