@@ -52,6 +52,7 @@ class EvaluateTask(Message):
     summaries: tuple[str, ...]
     failed: tuple[str, ...] = ()
     round: int = 1
+    max_rounds: int  # the round budget (``lifecycle.round_budget``): no delegating in the last
     max_new_subtasks: int = 3
 
 

@@ -1,9 +1,10 @@
 """The Coordinator actor: feeds events into the lifecycle reducer and performs its commands.
 
-Every rule (parallelism, injection, steering, rounds, limits, the honest stop) lives in
-``policies.lifecycle``; this shell only turns commands into researcher runs, evaluator and writer
-calls, and turns their outcomes back into events. Children come from a ``Spawner`` so the same code
-runs on Ray or in-process.
+Every rule (parallelism, injection, steering, rounds, the crash retry, the time and cost limits,
+writing or declining, the honest stop) lives in ``policies.lifecycle``; this shell only turns
+commands into researcher runs, evaluator and writer calls, and turns their outcomes (and the
+run's spend) back into events; what it sends without waiting goes through one ``Background``.
+Children come from a ``Spawner`` so the same code runs on Ray or in-process.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from deepresearch import planning
+from deepresearch.actors.background import Background
 from deepresearch.actors.event_log import EventSink
-from deepresearch.actors.outbox import Chain, Latest, QueuedSink
 from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
 from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
@@ -44,11 +45,11 @@ class Coordinator:
         self._seed = follow_up  # an earlier run's reports (its texts are in the UrlPool)
         self._question = reuse.research_question(request.query, follow_up)
         self._plan_limits: tuple[str, ...] = ()  # agenda items the planner's cap left out
-        self._retried: set[str] = set()
         self._s = settings
         self._request = request
-        # Events never hold up the lifecycle; they go out at once (they order the log's rounds).
-        self._sink = QueuedSink(sink)
+        # Events, checkpoints, the progress file and steering never hold up the lifecycle.
+        self._sink = Background(sink)
+        self._log = sink  # the progress file is written from the background lane itself
         self._llm = llm
         self._spawner = spawner
         self._evaluator = evaluator
@@ -60,10 +61,7 @@ class Coordinator:
         self._current: dict[str, ResearcherPort] = {}  # the researcher serving each sub-task
         self._events: asyncio.Queue[lc.LifecycleEvent] = asyncio.Queue()
         self._result: RunResult | None = None
-        # Off the critical path: checkpoints, the progress file (newest wins), steering (in order).
-        self._saves = Latest()
-        self._files = Latest()
-        self._steering = Chain()
+        self._saved: lc.LifecycleState | None = None  # the state last checkpointed
         deep_mode = request.mode == "deep"
         self._writer = ReportWriter(
             settings, self._question, deep_mode, self._sink, llm, self._account, self._charge
@@ -75,11 +73,7 @@ class Coordinator:
         req = self._request
         # A user-fixed agenda (Request.plan) is researched as given: no evaluator rounds add to it.
         deep = req.mode == "deep" and self._evaluator is not None and not req.plan
-        state = lc.initial(
-            1 if req.mode == "quick" else self._s.deep.max_parallel,
-            self._s.deep.target_rounds + 2 if deep else 1,
-            evaluate=deep,
-        )
+        state = lc.for_run(self._s, req.mode == "quick", deep)
         commands: list[lc.Command] = []
         if self._resume is not None:
             state = self._restore(self._resume)
@@ -109,6 +103,7 @@ class Coordinator:
                 )
                 state, commands = lc.reduce(state, lc.PlanReady(tuple(plan)))
             while True:
+                self._adopt(commands)
                 await self._save(state)
                 for command in commands:
                     await self._perform(command, state)
@@ -124,8 +119,7 @@ class Coordinator:
         await self._cancel_all("run ended", timer)
         assert self._result is not None
         try:
-            for chain in (self._steering, self._files, self._saves):  # all landed before the end
-                await chain.wait()
+            await self._sink.flush()  # every checkpoint, file and note landed before the end
             await self._sink.emit(
                 "run_finished",
                 {
@@ -154,22 +148,31 @@ class Coordinator:
             case lc.SpawnResearcher(subtask, inject):
                 if not await self._reuse(subtask):
                     self._start(subtask, inject)
+            case lc.RetryResearcher(sid, inject):
+                await self._sink.emit("researcher_retry", {"subtask": sid})
+                self._start(self._subtasks[sid], inject)
+            case lc.NewRound(round_no, subtasks):
+                await self._sink.emit("round_started", {"round": round_no, "count": len(subtasks)})
             case lc.Steer(target, source):
                 if target in self._current and source in self._reports:
-                    self._steering.submit(
-                        _steer(
-                            self._current[target], synthesis.steering_note(self._reports[source])
-                        )
-                    )
-            case lc.Evaluate(round_no):
-                await self._evaluate(round_no, state)
+                    note = synthesis.steering_note(self._reports[source])
+                    self._sink.submit(_steer(self._current[target], note), "steering")
+            case lc.Evaluate(round_no, max_rounds):
+                await self._evaluate(round_no, max_rounds)
             case lc.CancelResearchers(reason):
                 await self._cancel_all(reason)
-            case lc.Synthesize(limited_by):
-                self._result = await self._synthesize(limited_by)
+            case lc.Synthesize(limited_by) | lc.Decline(limited_by):
+                decline = isinstance(command, lc.Decline)
+                self._result = await self._synthesize(limited_by, decline)
                 self._events.put_nowait(lc.Synthesized())
             case lc.Stop(reason):
-                self._result = await self._synthesize(None, stop_reason=reason)
+                self._result = await self._synthesize(state.limited_by, True, reason)
+
+    def _adopt(self, commands: Sequence[lc.Command]) -> None:
+        """A delegated round's sub-tasks join the plan before the step is checkpointed."""
+        for command in commands:
+            if isinstance(command, lc.NewRound):
+                self._subtasks.update((t.id, t) for t in command.subtasks)
 
     def _account(self, role: str, replies: Sequence[LLMReply]) -> None:
         for reply in replies:
@@ -178,6 +181,7 @@ class Coordinator:
 
     def _charge(self, replies: Sequence[LLMReply]) -> None:
         self._usage = self._usage + usage_of(replies, self._s.llm.prices)
+        self._events.put_nowait(lc.Charged(self._usage.cost_usd))
 
     def _only_extractive(self, reports: Sequence[ResearcherReport]) -> bool:
         return synthesis.only_extractive(reports, self._providers, self._llm.name)
@@ -233,17 +237,17 @@ class Coordinator:
         ]
         limit = self._s.researcher.max_time_s * 1.5 + 5.0  # hard stop if the watchdog cannot run
 
-        async def attempt() -> tuple[ResearcherReport, bool]:
-            """One researcher run; True as second value when its process died (worth a retry)."""
+        async def work() -> None:
+            """One researcher run; its outcome (and whether its process died) goes to the reducer."""
+            report, crashed = _failed(subtask, "cancelled"), False
             researcher = self._spawner.acquire()
             self._current[subtask.id] = researcher
             healthy = False
             try:
                 report = await asyncio.wait_for(researcher.run(subtask, notes), limit)
                 healthy = report.status == "ok"
-                return report, False
             except asyncio.CancelledError:
-                return _failed(subtask, "cancelled"), False
+                pass
             except Exception as exc:  # a dead actor or a bug: isolated to this sub-task
                 reason = str(exc) if isinstance(exc, DeepResearchError) else type(exc).__name__
                 if isinstance(exc, TimeoutError):
@@ -253,43 +257,36 @@ class Coordinator:
                     "researcher_failed",
                     {"subtask": subtask.id, "error": reason, "crashed": crashed},
                 )
-                return _failed(subtask, reason), crashed
+                report = _failed(subtask, reason)
             finally:
                 self._spawner.release(researcher, healthy)
-
-        async def work() -> None:
-            report, crashed = await attempt()
-            if crashed and subtask.id not in self._retried:
-                self._retried.add(subtask.id)  # once, on a fresh actor; then it stays failed
-                await self._sink.emit("researcher_retry", {"subtask": subtask.id})
-                report, _ = await attempt()
             self._running.pop(subtask.id, None)
             self._current.pop(subtask.id, None)
-            await self._finish(report)
+            await self._finish(report, crashed)
 
         self._running[subtask.id] = asyncio.create_task(work())
 
-    async def _finish(self, report: ResearcherReport) -> None:
-        self._reports[report.subtask_id] = report
+    async def _finish(self, report: ResearcherReport, crashed: bool = False) -> None:
+        """Record an outcome (a retry's replaces its crash); the spend goes in after it."""
+        sid = report.subtask_id
+        self._reports[sid] = report
         self._usage = self._usage + report.usage
-        self._files.submit(self._write_partial(self._ordered()))
+        self._sink.replace("report.partial.md", self._write_partial)
+        cited = tuple(sufficiency.usable_sources([report]))
         if report.status == "ok":
-            self._events.put_nowait(lc.ResearcherFinished(report.subtask_id))
+            self._events.put_nowait(lc.ResearcherFinished(sid, cited))
         else:
             partial = bool(report.findings)
-            self._events.put_nowait(lc.ResearcherFailed(report.subtask_id, report.error, partial))
-        cap = self._s.llm.max_cost_usd  # checked after the finish is counted: its work is kept
-        if cap is not None and self._usage.cost_usd >= cap:
-            self._events.put_nowait(lc.LimitReached("cost"))
+            self._events.put_nowait(lc.ResearcherFailed(sid, report.error, partial, crashed, cited))
+        self._events.put_nowait(lc.Charged(self._usage.cost_usd))
 
-    async def _write_partial(self, reports: list[ResearcherReport]) -> None:
-        """Rendered a loop turn later, so the lifecycle's next step goes out first (Latest)."""
-        await asyncio.sleep(0)
+    async def _write_partial(self) -> None:
+        """Rendered in the background when its turn comes; a newer finish replaces it."""
         try:
             markdown = synthesis.partial_markdown(
-                self._request.query, reports, self._s.verify.min_support
+                self._request.query, self._ordered(), self._s.verify.min_support
             )
-            await self._sink.write_text("report.partial.md", markdown)
+            await self._log.write_text("report.partial.md", markdown)
         except Exception as exc:  # a progress file must never stall the lifecycle
             await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
 
@@ -303,9 +300,9 @@ class Coordinator:
             await self._sink.emit("researchers_cancelled", {"count": len(tasks), "reason": reason})
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _evaluate(self, round_no: int, state: lc.LifecycleState) -> None:
+    async def _evaluate(self, round_no: int, max_rounds: int) -> None:
         assert self._evaluator is not None
-        task = evaluation.evaluate_task(self._question, self._ordered(), round_no)
+        task = evaluation.evaluate_task(self._question, self._ordered(), round_no, max_rounds)
         decision, replies = await self._evaluator.evaluate(task)
         self._account("evaluator", replies)
         new = evaluation.new_subtasks(decision, list(self._subtasks.values()), round_no)
@@ -318,9 +315,6 @@ class Coordinator:
                 "new_subtasks": [t.question for t in new],
             },
         )
-        if decision.action == "delegate" and new and round_no < state.max_rounds:
-            self._subtasks.update((t.id, t) for t in new)
-            await self._sink.emit("round_started", {"round": round_no + 1, "count": len(new)})
         self._events.put_nowait(lc.Evaluated(decision.action, new))
 
     def _ordered(self) -> list[ResearcherReport]:
@@ -331,30 +325,34 @@ class Coordinator:
     async def _save(self, state: lc.LifecycleState) -> None:
         """Checkpoint after every lifecycle step: resume continues from exactly here.
 
-        Written in the background, in order, while the step's commands run (a crash meanwhile
-        resumes from the step before, as a crash just before the save always did); a failed
-        write stops the run at the next step, and the run ends only once the last one landed.
+        Written in the background while the step's commands run (a crash meanwhile resumes from
+        the step before, as a crash just before the save always did; a newer state replaces one
+        still waiting); a failed write stops the run at the next step, and the run ends only
+        once the last one landed. An event the reducer ignored changes nothing to save.
         A ``done`` state is not written: the report exists by then and nothing resumes from it
         (a run that dies before its summary is saved resumes from ``synthesizing`` and writes the
         report again), so its fsyncs would only delay the end of every run."""
-        if not self._s.run.checkpoints or state.status == "done":
+        if not self._s.run.checkpoints or state.status == "done" or state is self._saved:
             return
-        self._saves.check()
-        self._saves.submit(
-            self._sink.checkpoint(
-                checkpoint.payload(
-                    self._request,
-                    state,
-                    list(self._subtasks.values()),
-                    self._ordered(),
-                    self._usage,
-                    self._providers,
-                    self._plan_limits,
-                )
+        self._saved = state
+        self._sink.check()
+        await self._sink.checkpoint(
+            checkpoint.payload(
+                self._request,
+                state,
+                list(self._subtasks.values()),
+                self._ordered(),
+                self._usage,
+                self._providers,
+                self._plan_limits,
             )
         )
 
-    async def _synthesize(self, limited_by: lc.Limit | None, stop_reason: str = "") -> RunResult:
+    async def _synthesize(
+        self, limited_by: lc.Limit | None, decline: bool, stop_reason: str = ""
+    ) -> RunResult:
+        """The report: written from the findings, or (``decline``, the reducer's call) the
+        honest could-not-research report."""
         req = self._request
         title = synthesis.title_for(req.query)
         reports = self._ordered()
@@ -366,8 +364,10 @@ class Coordinator:
         if any(r.search_degraded for r in reports):
             notes.append(synthesis.SEARCH_LIMITED_NOTE)
         usable = [r for r in reports if r.findings]
-        limits = self._plan_limits + synthesis.limit_notes(limited_by, reports)
-        if stop_reason or not sufficiency.sufficient(usable, self._s.run.min_sources):
+        # a stop says in its own words which limit ended it: no "built from what was read" note
+        ended = None if stop_reason else limited_by
+        limits = self._plan_limits + synthesis.limit_notes(ended, reports)
+        if decline:
             report = await self._writer.decline(title, reports, usable, notes, stop_reason)
         else:
             report = await self._writer.write(

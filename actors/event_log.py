@@ -37,6 +37,7 @@ class EventLog:
         self._docs_stopped = False
         self._run_id = run_id
         self._seq = start_seq
+        self._last_ts = 0.0
         self._clock = clock
         self._events: list[Event] = []
         self._changed: asyncio.Condition | None = None
@@ -51,20 +52,19 @@ class EventLog:
     async def append(self, type: str, payload: dict[str, JsonValue] | None = None) -> int:
         return await self.append_many([(type, payload or {})])
 
-    async def append_many(
-        self, events: list[tuple[str, dict[str, JsonValue]]], stamps: Sequence[float] = ()
-    ) -> int:
+    async def append_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> int:
         """Several events from one emitter in one call and one fsync, in their order (see
-        ``actors.outbox``); the sequence number of the last one. ``stamps`` are the times the
-        emitter recorded them (an outbox may send a burst a moment later); else arrival time."""
+        ``actors.background``); the sequence number of the last one. Each is stamped as it
+        arrives, never earlier than the one before it, so ``seq`` and ``ts`` order the log alike
+        (a stamp taken by the emitter would go back in time whenever a burst arrived late)."""
         batch = []
-        now = self._clock()
-        for i, (type, payload) in enumerate(events):
+        self._last_ts = max(self._last_ts, round(self._clock(), 3))
+        for type, payload in events:
             self._seq += 1
             batch.append(
                 Event(
                     seq=self._seq,
-                    ts=round(stamps[i] if i < len(stamps) else now, 3),
+                    ts=self._last_ts,
                     run_id=self._run_id,
                     type=type,
                     payload=payload or {},
@@ -163,11 +163,9 @@ class ActorSink:
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         await self._handle.append.remote(type, payload or {})
 
-    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue], float]]) -> None:
-        """Stamped events (type, payload, emit time), as an ``Outbox`` sends them."""
-        await self._handle.append_many.remote(
-            [(type, payload) for type, payload, _ in events], [ts for _, _, ts in events]
-        )
+    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
+        """A burst of events (type, payload) in one call, as ``Background`` sends them."""
+        await self._handle.append_many.remote(events)
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
         await self._handle.checkpoint.remote(data)

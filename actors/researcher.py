@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from deepresearch import runtime
+from deepresearch.actors.background import Background
 from deepresearch.actors.event_log import EventSink
-from deepresearch.actors.outbox import Outbox
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
@@ -58,8 +58,8 @@ class Researcher:
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
-        # Events and pool stores never wait for a round trip (events go out in bursts).
-        self._outbox = Outbox(sink, settings.run.event_linger_s)
+        # Events and pool stores never wait for a round trip.
+        self._out = Background(sink)
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -111,9 +111,9 @@ class Researcher:
             report = await self._run(subtask)
         except BaseException:
             with contextlib.suppress(Exception):  # the original error is the one to report
-                await self._outbox.flush()
+                await self._out.flush()
             raise
-        await self._outbox.flush()
+        await self._out.flush()
         return report
 
     async def _run(self, subtask: SubTask) -> ResearcherReport:
@@ -149,7 +149,7 @@ class Researcher:
         return report
 
     def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
-        self._outbox.emit(type, {"subtask": self._task.id, **payload})
+        self._out.post(type, {"subtask": self._task.id, **payload})
 
     def _progress(self, phase: str, units: int = 1) -> None:
         self._units += units
@@ -235,7 +235,7 @@ class Researcher:
             return await self._scrape_batches(urls)
         finally:
             if self._unstored:  # the last batch's texts (or what a stop left unsent)
-                self._outbox.later(self._pool.store_many(self._unstored))
+                self._out.submit(self._pool.store_many(self._unstored))
                 self._unstored = []
 
     async def _claim(self, urls: list[str], batch: list[str], first: bool) -> list[Claim]:
@@ -322,7 +322,7 @@ class Researcher:
             return doc
         fetcher = next((f for f in self._fetchers if f.handles(url)), None)
         if fetcher is None:
-            self._outbox.later(self._pool.fail(url, "no fetcher for this URL"))
+            self._out.submit(self._pool.fail(url, "no fetcher for this URL"))
             return None
         try:
             doc = await fetcher.fetch(url)
@@ -330,7 +330,7 @@ class Researcher:
             self._emit("fetch_failed", url=url, error=str(exc))
             snippet = findings.snippet_doc(self._hits.get(url))
             if snippet is None:
-                self._outbox.later(self._pool.fail(url, str(exc)))
+                self._out.submit(self._pool.fail(url, str(exc)))
                 return None
             self._emit("snippet_fallback", url=url)
             doc = snippet
@@ -338,7 +338,7 @@ class Researcher:
         if defer:
             self._unstored.append(doc)
         else:
-            self._outbox.later(self._pool.store_many([doc]))
+            self._out.submit(self._pool.store_many([doc]))
         self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
         return doc
 

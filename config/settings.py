@@ -49,9 +49,6 @@ class RunSettings(Section):
     output_dir: Path | None = None
     max_time_s: float = Field(1800.0, gt=0)
     checkpoints: bool = True
-    # Researchers send progress events in bursts at most this often (stamped when emitted;
-    # flushed before a researcher returns its report).
-    event_linger_s: float = Field(0.25, ge=0, le=5)
     format: Literal["md", "json", "html"] = "md"  # --format: the report file's format
     # fewer usable sources (read and cited by a relevant finding) than this: honest no-answer
     min_sources: int = Field(1, ge=0, le=100)

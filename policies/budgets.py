@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deepresearch.config.settings import Settings
-from deepresearch.policies.lifecycle import max_researchers
+from deepresearch.policies.lifecycle import max_researchers, round_budget
 
 CALLS_PER_STRUCTURED = 2  # the first call and one retry with the validation error
 NEW_SUBTASKS_PER_ROUND = 3  # EvaluateTask.max_new_subtasks
@@ -29,7 +29,7 @@ def call_bounds(settings: Settings, mode: str) -> CallBounds:
     if mode == "quick":
         researchers, rounds = 1, 1
     else:
-        rounds = settings.deep.target_rounds + 2
+        rounds = round_budget(settings.deep.target_rounds)
         first = max(settings.deep.researchers_by_complexity)
         researchers = max_researchers(first, rounds, NEW_SUBTASKS_PER_ROUND)
     # Per researcher: steps cap LLM + search + fetch together; the final report call may run

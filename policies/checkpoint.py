@@ -4,10 +4,11 @@ resume. One place, so the writer and the reader cannot drift apart. Pure: no I/O
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from deepresearch.policies import lifecycle as lc
+from deepresearch.policies.sufficiency import usable_sources
 from deepresearch.schemas import Request, ResearcherReport, SubTask, Usage
 
 VERSION = 1
@@ -47,8 +48,11 @@ class Restored:
 def restore(data: Mapping[str, Any]) -> Restored:
     tasks = [SubTask.model_validate(t) for t in data.get("subtasks", [])]
     reports = [ResearcherReport.model_validate(r) for r in data.get("completed", [])]
+    state = lc.from_json(data["lifecycle"])
+    if "cited" not in data["lifecycle"]:  # written before the reducer counted usable sources
+        state = replace(state, cited=tuple(usable_sources(reports)))
     return Restored(
-        state=lc.from_json(data["lifecycle"]),
+        state=state,
         subtasks={t.id: t for t in tasks},
         reports={r.subtask_id: r for r in reports},
         usage=Usage.model_validate(data.get("usage", {})),

@@ -3,8 +3,8 @@
 1. all researchers of a round failed → the reducer stops (or synthesizes earlier rounds) without
    asking the evaluator;
 2. coverage of the agenda → the evaluator (model or extractive rule set) judges;
-3. the round budget ``target_rounds + 2`` → the reducer turns a *delegate* past it into a limited
-   synthesis, so the report can say the budget ended the research;
+3. the round budget (``lifecycle.round_budget``, sent with each task) → the reducer turns a
+   *delegate* past it into a limited synthesis, so the report can say the budget ended research;
 4. a reply that is not valid JSON → *synthesize* (``structured.evaluation_or_synthesize``).
 """
 
@@ -15,10 +15,6 @@ from collections.abc import Sequence
 from deepresearch.llm_messages import EvaluateTask
 from deepresearch.policies import unsourced
 from deepresearch.schemas import Evaluation, ResearcherReport, SubTask
-
-
-def round_budget(target_rounds: int) -> int:
-    return target_rounds + 2
 
 
 def normalize(decision: Evaluation) -> Evaluation:
@@ -43,14 +39,18 @@ def vetted(decision: Evaluation, task: EvaluateTask) -> Evaluation:
     )
 
 
-def evaluate_task(query: str, reports: Sequence[ResearcherReport], round_no: int) -> EvaluateTask:
-    """What the evaluator sees after a round: the agenda so far, its summaries, what failed."""
+def evaluate_task(
+    query: str, reports: Sequence[ResearcherReport], round_no: int, max_rounds: int
+) -> EvaluateTask:
+    """What the evaluator sees after a round: the agenda so far, its summaries, what failed, and
+    the round budget (the reducer's), so the evaluator knows when its round is the last."""
     return EvaluateTask(
         query=query,
         agenda=tuple(r.question for r in reports),
         summaries=tuple(r.summary if r.status == "ok" else "" for r in reports),
         failed=tuple(r.question for r in reports if r.status != "ok"),
         round=round_no,
+        max_rounds=max_rounds,
     )
 
 

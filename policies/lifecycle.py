@@ -1,100 +1,78 @@
 """The run lifecycle as a pure reducer: ``reduce(state, event) -> (state, commands)``.
 
 Planning → Researching → Evaluating → (Researching …) → Synthesizing → Done, or Failed. The
-Coordinator actor only feeds events in and performs the commands, so every rule about ordering,
-parallelism, rounds and budgets lives here and is tested without Ray. An event that does not fit
-the current status is ignored (no commands), so a late or duplicated message cannot derail a run.
+Coordinator actor only feeds events in and performs the commands, so every rule lives here and is
+tested without Ray: parallelism, injection and steering, the round budget (``round_budget``, the
+one place it is computed; ``Evaluate`` hands it to the evaluator), the crash retry (once per
+sub-task, on a fresh researcher), the cost cap (``Charged``), and whether the report is written
+or declined (``min_sources`` usable sources). An event that does not fit the current status is
+ignored (no commands), so a late or duplicated message cannot derail a run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from deepresearch.policies.lifecycle_events import (
+    CancelResearchers,
+    Charged,
+    Command,
+    Decline,
+    Evaluate,
+    Evaluated,
+    LifecycleEvent,
+    Limit,
+    LimitReached,
+    NewRound,
+    PlanReady,
+    ResearcherFailed,
+    ResearcherFinished,
+    RetryResearcher,
+    SpawnResearcher,
+    Status,
+    Steer,
+    Stop,
+    Synthesize,
+    Synthesized,
+)
 from deepresearch.schemas import SubTask
 
-Status = Literal["planning", "researching", "evaluating", "synthesizing", "done", "failed"]
-Limit = Literal["rounds", "time", "cost", "failures"]
+if TYPE_CHECKING:
+    from deepresearch.config.settings import Settings
 
-
-# --------------------------------------------------------------------------- events
-
-
-@dataclass(frozen=True)
-class PlanReady:
-    subtasks: tuple[SubTask, ...]
-
-
-@dataclass(frozen=True)
-class ResearcherFinished:
-    subtask_id: str
-
-
-@dataclass(frozen=True)
-class ResearcherFailed:
-    subtask_id: str
-    reason: str
-    partial: bool = False  # it was stopped (watchdog) but kept some findings
-
-
-@dataclass(frozen=True)
-class Evaluated:
-    action: Literal["synthesize", "delegate"]
-    new_subtasks: tuple[SubTask, ...] = ()
-
-
-@dataclass(frozen=True)
-class LimitReached:
-    limit: Limit
-
-
-@dataclass(frozen=True)
-class Synthesized:
-    pass
-
-
-LifecycleEvent = (
-    PlanReady | ResearcherFinished | ResearcherFailed | Evaluated | LimitReached | Synthesized
-)
-
-
-# --------------------------------------------------------------------------- commands
-
-
-@dataclass(frozen=True)
-class SpawnResearcher:
-    subtask: SubTask
-    inject: tuple[str, ...]  # ids of finished sub-tasks whose reports go into this one's prompt
-
-
-@dataclass(frozen=True)
-class Steer:
-    target: str  # a running sub-task
-    source: str  # the sub-task that just finished
-
-
-@dataclass(frozen=True)
-class Evaluate:
-    round: int
-
-
-@dataclass(frozen=True)
-class Synthesize:
-    limited_by: Limit | None = None
-
-
-@dataclass(frozen=True)
-class CancelResearchers:
-    reason: str
-
-
-@dataclass(frozen=True)
-class Stop:
-    reason: str
-
-
-Command = SpawnResearcher | Steer | Evaluate | Synthesize | CancelResearchers | Stop
+__all__ = [
+    "CancelResearchers",
+    "Charged",
+    "Command",
+    "Decline",
+    "Evaluate",
+    "Evaluated",
+    "LifecycleEvent",
+    "LifecycleState",
+    "Limit",
+    "LimitReached",
+    "NewRound",
+    "PlanReady",
+    "ResearcherFailed",
+    "ResearcherFinished",
+    "RetryResearcher",
+    "SpawnResearcher",
+    "Status",
+    "Steer",
+    "Stop",
+    "Synthesize",
+    "Synthesized",
+    "for_run",
+    "from_json",
+    "initial",
+    "max_researchers",
+    "reduce",
+    "resume",
+    "round_budget",
+    "to_json",
+]
 
 
 # --------------------------------------------------------------------------- state
@@ -105,6 +83,8 @@ class LifecycleState:
     max_parallel: int
     max_rounds: int
     evaluate: bool = True  # quick mode synthesizes right after its one round
+    max_cost_usd: float | None = None  # ``Charged`` at or over it ends research
+    min_sources: int = 1  # fewer usable sources than this: decline instead of writing
     status: Status = "planning"
     round: int = 1
     pending: tuple[SubTask, ...] = ()
@@ -115,6 +95,8 @@ class LifecycleState:
     round_ids: tuple[str, ...] = ()  # sub-tasks of the current round
     injected: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (sub-task, reports injected at spawn)
     spawned: int = 0
+    retried: tuple[str, ...] = ()  # sub-tasks retried after a crash (once each)
+    cited: tuple[str, ...] = ()  # usable sources: cited by some researcher's findings
     limited_by: Limit | None = None
     reason: str = ""
 
@@ -123,10 +105,45 @@ class LifecycleState:
         return self.status in ("done", "failed")
 
 
-def initial(max_parallel: int, max_rounds: int, evaluate: bool = True) -> LifecycleState:
+def initial(
+    max_parallel: int,
+    max_rounds: int,
+    evaluate: bool = True,
+    max_cost_usd: float | None = None,
+    min_sources: int = 1,
+) -> LifecycleState:
     return LifecycleState(
-        max_parallel=max(1, max_parallel), max_rounds=max(1, max_rounds), evaluate=evaluate
+        max_parallel=max(1, max_parallel),
+        max_rounds=max(1, max_rounds),
+        evaluate=evaluate,
+        max_cost_usd=max_cost_usd,
+        min_sources=max(0, min_sources),
     )
+
+
+def round_budget(target_rounds: int) -> int:
+    """The rounds a deep run may take: the target plus two the evaluator may delegate."""
+    return target_rounds + 2
+
+
+def for_run(settings: Settings, quick: bool, evaluate: bool) -> LifecycleState:
+    """A run's starting state from its settings: quick mode is one researcher and one round; a
+    deep run without evaluation (a user-fixed agenda) researches its plan once."""
+    return initial(
+        1 if quick else settings.deep.max_parallel,
+        round_budget(settings.deep.target_rounds) if evaluate else 1,
+        evaluate=evaluate,
+        max_cost_usd=settings.llm.max_cost_usd,
+        min_sources=settings.run.min_sources,
+    )
+
+
+def _conclude(state: LifecycleState, limited_by: Limit | None) -> tuple[LifecycleState, Command]:
+    """Research is over: write the report when enough sources back it, else decline."""
+    state = replace(state, status="synthesizing", limited_by=limited_by, pending=())
+    if state.cited and len(state.cited) >= state.min_sources:
+        return state, Synthesize(limited_by)
+    return state, Decline(limited_by)
 
 
 def _fill(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
@@ -163,21 +180,21 @@ def _round_over(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
         if not state.ok and not state.partial:
             reason = "every researcher failed"
             return replace(state, status="failed", reason=reason), [Stop(reason)]
-        return (
-            replace(state, status="synthesizing", limited_by="failures"),
-            [Synthesize("failures")],
-        )
+        state, command = _conclude(state, "failures")
+        return state, [command]
     if not state.evaluate:
-        return replace(state, status="synthesizing"), [Synthesize(None)]
-    return replace(state, status="evaluating"), [Evaluate(state.round)]
+        state, command = _conclude(state, None)
+        return state, [command]
+    return replace(state, status="evaluating"), [Evaluate(state.round, state.max_rounds)]
 
 
 def _researcher_done(
-    state: LifecycleState, subtask_id: str, ok: bool, partial: bool = False
+    state: LifecycleState, subtask_id: str, ok: bool, partial: bool, cited: tuple[str, ...]
 ) -> tuple[LifecycleState, list[Command]]:
     if subtask_id not in state.running:
         return state, []
     running = tuple(i for i in state.running if i != subtask_id)
+    state = replace(state, cited=tuple(dict.fromkeys((*state.cited, *cited))))
     if ok:
         state = replace(state, running=running, ok=(*state.ok, subtask_id))
     else:
@@ -212,42 +229,71 @@ def reduce(state: LifecycleState, event: LifecycleEvent) -> tuple[LifecycleState
                 round_ids=tuple(t.id for t in subtasks),
             )
             return _fill(state)
-        case ResearcherFinished(sid):
-            return _researcher_done(state, sid, True)
-        case ResearcherFailed(sid, _, partial):
-            return _researcher_done(state, sid, False, partial)
+        case ResearcherFinished(sid, cited):
+            return _researcher_done(state, sid, True, False, cited)
+        case ResearcherFailed(sid, _, partial, crashed, cited):
+            if crashed and _may_retry(state, sid):
+                inject = dict(state.injected).get(sid, ())
+                return replace(state, retried=(*state.retried, sid)), [RetryResearcher(sid, inject)]
+            return _researcher_done(state, sid, False, partial, cited)
+        case Charged(cost) if state.max_cost_usd is not None and cost >= state.max_cost_usd:
+            return _limit(state, "cost")
         case Evaluated(action, new) if state.status == "evaluating":
-            known = set(state.ok) | set(state.failed)
-            fresh = tuple(t for t in new if t.id not in known)
-            if action == "synthesize" or not fresh:
-                return replace(state, status="synthesizing"), [Synthesize(None)]
-            if state.round >= state.max_rounds:
-                return replace(state, status="synthesizing", limited_by="rounds"), [
-                    Synthesize("rounds")
-                ]
-            state = replace(
-                state,
-                status="researching",
-                round=state.round + 1,
-                pending=fresh,
-                round_ids=tuple(t.id for t in fresh),
-            )
-            return _fill(state)
-        case LimitReached(limit) if state.status in ("planning", "researching", "evaluating"):
-            commands: list[Command] = []
-            if state.running:
-                commands.append(CancelResearchers(f"{limit} limit reached"))
-            if not state.ok:
-                reason = f"the {limit} limit was reached before any researcher finished"
-                return replace(
-                    state, status="failed", limited_by=limit, reason=reason, pending=()
-                ), [*commands, Stop(reason)]
-            state = replace(state, status="synthesizing", limited_by=limit, pending=())
-            return state, [*commands, Synthesize(limit)]
+            return _evaluated(state, action, new)
+        case LimitReached(limit):
+            return _limit(state, limit)
         case Synthesized() if state.status == "synthesizing":
             return replace(state, status="done"), []
         case _:
             return state, []
+
+
+def _may_retry(state: LifecycleState, subtask_id: str) -> bool:
+    """Once per sub-task, and only while research goes on (a limit may have ended it)."""
+    return (
+        state.status == "researching"
+        and subtask_id in state.running
+        and subtask_id not in state.retried
+    )
+
+
+def _evaluated(
+    state: LifecycleState, action: str, new: tuple[SubTask, ...]
+) -> tuple[LifecycleState, list[Command]]:
+    known = set(state.ok) | set(state.failed)
+    fresh = tuple(t for t in new if t.id not in known)
+    if action == "synthesize" or not fresh:
+        state, command = _conclude(state, None)
+        return state, [command]
+    if state.round >= state.max_rounds:
+        state, command = _conclude(state, "rounds")
+        return state, [command]
+    state = replace(
+        state,
+        status="researching",
+        round=state.round + 1,
+        pending=fresh,
+        round_ids=tuple(t.id for t in fresh),
+    )
+    state, spawn = _fill(state)
+    return state, [NewRound(state.round, fresh), *spawn]
+
+
+def _limit(state: LifecycleState, limit: Limit) -> tuple[LifecycleState, list[Command]]:
+    """A time, cost or round limit ends research: cancel what runs, write from what exists."""
+    if state.status not in ("planning", "researching", "evaluating"):
+        return state, []
+    commands: list[Command] = []
+    if state.running:
+        commands.append(CancelResearchers(f"{limit} limit reached"))
+    if not state.ok:
+        reason = f"the {limit} limit was reached before any researcher finished"
+        return replace(state, status="failed", limited_by=limit, reason=reason, pending=()), [
+            *commands,
+            Stop(reason),
+        ]
+    state, command = _conclude(state, limit)
+    return state, [*commands, command]
 
 
 def resume(
@@ -258,16 +304,16 @@ def resume(
     ``planning`` has no plan yet: the caller plans afresh. A terminal state means the process
     ended after its last checkpoint but before the run returned: the report (never checkpointed)
     is written again from the completed reports."""
-    if state.status == "done":
-        return state, [Synthesize(state.limited_by)]
+    if state.status in ("done", "synthesizing"):
+        done = state.status == "done"
+        again, command = _conclude(replace(state, running=()), state.limited_by)
+        return (state if done else again), [command]
     if state.status == "failed":
         return state, [Stop(state.reason)]
     if state.status == "planning":
         return state, []
     if state.status == "evaluating":
-        return state, [Evaluate(state.round)]
-    if state.status == "synthesizing":
-        return replace(state, running=()), [Synthesize(state.limited_by)]
+        return state, [Evaluate(state.round, state.max_rounds)]
     rerun = tuple(subtasks[i] for i in state.running if i in subtasks)
     state = replace(
         state, running=(), pending=rerun + state.pending, spawned=state.spawned - len(rerun)
@@ -288,7 +334,7 @@ def to_json(state: LifecycleState) -> dict[str, Any]:
 def from_json(data: Mapping[str, Any]) -> LifecycleState:
     fields = dict(data)
     fields["pending"] = tuple(SubTask.model_validate(t) for t in data.get("pending", ()))
-    for key in ("running", "ok", "failed", "partial", "round_ids"):
+    for key in ("running", "ok", "failed", "partial", "round_ids", "retried", "cited"):
         fields[key] = tuple(data.get(key, ()))
     fields["injected"] = tuple((k, tuple(v)) for k, v in data.get("injected", ()))
     return LifecycleState(**fields)

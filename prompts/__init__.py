@@ -134,6 +134,7 @@ def _task_values(task: Task) -> tuple[str, dict[str, Any]]:
             "agenda": "\n\n".join(lines) if lines else "(empty)",
             "failed": _notes_block(task.failed),
             "round": task.round,
+            "max_rounds": task.max_rounds,
             "max_new_subtasks": task.max_new_subtasks,
             "nonce": nonce,
         }

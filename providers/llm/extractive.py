@@ -114,7 +114,7 @@ def answer_evaluate(task: EvaluateTask) -> Evaluation:
     ]
     if not gaps:
         return Evaluation(action="synthesize", reason="every agenda item has a usable summary")
-    if task.round >= 3:
+    if task.round >= task.max_rounds:
         return Evaluation(
             action="synthesize",
             reason=f"{len(gaps)} agenda item(s) lack a summary but round {task.round} is the last",

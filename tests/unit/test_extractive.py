@@ -194,20 +194,23 @@ async def test_plan_complexity() -> None:
 
 
 async def test_evaluator_rule() -> None:
-    ok = EvaluateTask(query="q 2023", agenda=("a", "b"), summaries=("s1", "s2"))
+    ok = EvaluateTask(query="q 2023", agenda=("a", "b"), summaries=("s1", "s2"), max_rounds=3)
     assert json.loads(await run(ok, "evaluator"))["action"] == "synthesize"
     gap = EvaluateTask(
         query="Apple revenue in Q3 2023",
         agenda=("What was Apple's revenue?", "What was Intel's revenue?"),
         summaries=("Revenue was $81.8 billion.", f"{NO_PASSAGE} for: x"),
         round=1,
+        max_rounds=3,
         max_new_subtasks=2,
     )
     ev = json.loads(await run(gap, "evaluator"))
     assert ev["action"] == "delegate" and ev["new_subtasks"] == ["Intel revenue Q3 2023"]
     assert "Intel" in ev["reason"]
-    late = gap.model_copy(update={"round": 3})
+    late = gap.model_copy(update={"round": 3})  # the last round of the budget it was sent
     assert json.loads(await run(late, "evaluator"))["action"] == "synthesize"
+    longer = gap.model_copy(update={"round": 3, "max_rounds": 4})  # not the last: delegate
+    assert json.loads(await run(longer, "evaluator"))["action"] == "delegate"
 
 
 async def test_write_maps_citations_to_numbers() -> None:

@@ -42,15 +42,38 @@ async def test_max_cost_stops_after_the_cap() -> None:
             return reply.model_copy(update={"model": "gpt-x", "input_tokens": 1_000_000})
 
     llm = Priced()
-    flags = {
+    flags = {  # $0.2 a call: the planner stays under the cap, the first researcher reaches it
         "llm.max_cost_usd": 0.5,
-        "llm.prices": {"gpt-x": {"input_per_mtok": 1.0, "output_per_mtok": 0.0}},
+        "llm.prices": {"gpt-x": {"input_per_mtok": 0.2, "output_per_mtok": 0.0}},
         "deep.max_parallel": 1,
     }
     coord, sink, _, _ = coordinator(
         "deep", llm, "Widget sales, gadget output and plant count in 2024", **flags
     )
     result = await coord.run()
-    assert result.limited_by == "cost"
+    assert result.limited_by == "cost" and result.status == "completed"
     assert len([t for t in sink.types() if t == "researcher_started"]) < 3
     assert any("cost limit" in line for line in result.report.limits)
+
+
+async def test_a_cap_the_planner_alone_reaches_stops_before_any_research() -> None:
+    """The spend is checked whenever it grows, not only when a researcher finishes: research
+    that the cap no longer allows does not start its paid calls."""
+
+    class Priced(ExtractiveLLM):
+        async def complete(self, request):  # type: ignore[no-untyped-def]
+            reply = await super().complete(request)
+            return reply.model_copy(update={"model": "gpt-x", "input_tokens": 1_000_000})
+
+    flags = {
+        "llm.max_cost_usd": 0.5,
+        "llm.prices": {"gpt-x": {"input_per_mtok": 1.0, "output_per_mtok": 0.0}},
+        "deep.max_parallel": 1,
+    }
+    coord, sink, _, _ = coordinator(
+        "deep", Priced(), "Widget sales, gadget output and plant count in 2024", **flags
+    )
+    result = await coord.run()
+    assert result.status == "no_answer" and result.limited_by == "cost"
+    assert "researcher_finished" not in sink.types()
+    assert "cost limit was reached before any researcher finished" in result.report.answer

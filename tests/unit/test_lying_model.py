@@ -124,7 +124,9 @@ async def test_evaluator_reason_and_delegated_questions_are_vetted() -> None:
     reply = json.dumps(
         {"action": "delegate", "reason": LIE, "new_subtasks": [LIE, f"What about margins? {LIE}"]}
     )
-    task = EvaluateTask(query="ACME sales", agenda=("ACME sales?",), summaries=("",), round=1)
+    task = EvaluateTask(
+        query="ACME sales", agenda=("ACME sales?",), summaries=("",), round=1, max_rounds=3
+    )
     decision, _ = await Evaluator(ScriptedLLM({"evaluator": [reply]})).evaluate(task)
     assert decision.new_subtasks == ("What about margins?",)
     assert clean(decision.reason, *decision.new_subtasks) and decision.reason

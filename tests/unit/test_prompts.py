@@ -31,7 +31,9 @@ TASKS: list[Task] = [
     PlanTask(query="Compare A and B"),
     QueriesTask(question="What was A?", notes=("focus on 2023",)),
     FindingsTask(question="What was A?", sources=SOURCES),
-    EvaluateTask(query="q", agenda=("a", "b"), summaries=("s",), failed=("b",), round=2),
+    EvaluateTask(
+        query="q", agenda=("a", "b"), summaries=("s",), failed=("b",), round=2, max_rounds=3
+    ),
     WriteTask(
         query="q",
         sections=(ReportSection(heading="H", findings=(Finding(text="t", citations=("doc:a",)),)),),

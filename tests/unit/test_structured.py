@@ -106,7 +106,9 @@ async def test_provider_errors_propagate() -> None:
 
 async def test_evaluator_non_json_counts_as_synthesize() -> None:
     req = build_request(
-        "evaluator", EvaluateTask(query="q", agenda=("a",), summaries=("s",)), Evaluation
+        "evaluator",
+        EvaluateTask(query="q", agenda=("a",), summaries=("s",), max_rounds=3),
+        Evaluation,
     )
     llm = ScriptedLLM({"evaluator": ["delegate please", "I said delegate"]})
     ev, replies = await evaluation_or_synthesize(llm, req)
