@@ -12,7 +12,7 @@ row) composes nothing and the writer quotes its best sentences as before. Pure, 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.providers.llm.sentences import terms
@@ -65,8 +65,15 @@ def _date_key(header: str) -> tuple[int, int, int] | None:
     return dates[-1] if dates else None
 
 
+def _latest(row: TableRow) -> tuple[int, int, int] | None:
+    """The row's current period: the latest date among its column headers."""
+    keys = [k for h, v in row.cells if v not in _BLANK and (k := _date_key(h))]
+    return max(keys) if keys else None
+
+
 def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
-    """The cell of the asked period; without one, the first quarter-long column."""
+    """The cell of the asked date; without one, the row's current period (its latest date),
+    quarter-long column first; without dates, the first quarter-long column."""
     cells = [(h, v) for h, v in row.cells if v not in _BLANK]
     if not cells:
         return None
@@ -77,8 +84,32 @@ def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
         if quarter or dated:
             return (quarter or dated)[0]
         return None
+    latest = _latest(row)
+    if latest is not None:
+        now = [(h, v) for h, v in cells if _date_key(h) == latest]
+        quarter = [c for c in now if not _LONG_HEADER.search(c[0])]
+        return (quarter or now)[0]  # a date's first column is its quarter
     quarter = [c for c in cells if _QUARTER_HEADER.search(c[0])]
     return (quarter or cells)[0]
+
+
+def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
+    """How well a row's filing fits the asked quarter: a source titled with the asked quarter
+    and year ("2022 Q3 ...", "Q3 2022 results") wins, one titled with another quarter loses
+    (fiscal quarters end in other calendar months, so the title says more than the dates);
+    untitled, a row whose current period falls in the asked year is preferred."""
+    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
+    named = {
+        (p.year, p.quarter)
+        for n in r.sources
+        for p in periods_of(titles.get(n, ""))
+        if p.year and p.quarter
+    }
+    if asked and named:
+        return 1.0 if asked & named else -1.0
+    years = {p.year for p in q.periods if p.year and not p.date}
+    latest = _latest(r.row)
+    return 0.5 if years and latest is not None and latest[0] in years else 0.0
 
 
 def _unit(row: TableRow) -> str:
@@ -94,15 +125,24 @@ def _best(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
     return sorted(((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order))
 
 
-def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, Row] | None:
-    """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell."""
+def figure_line(
+    rows: Sequence[Row], q: Question, lead: str = "", titles: Mapping[int, str] | None = None
+) -> tuple[str, Row] | None:
+    """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell,
+    of the asked quarter's filing (the latest filing for "latest" and undated questions)."""
+    titles = titles or {}
     found: list[tuple[float, int, str, Row]] = []
-    for score, r in _best(rows, _metric_terms(q)):
+    scored = _best(rows, _metric_terms(q))
+    newest = max((d for _, r in scored if (d := _latest(r.row))), default=None)
+    for score, r in scored:
         cell = pick_cell(r.row, q)
         if cell is not None:
             header, value = cell
             # among equally named rows, the one that says its unit and its column's length
             score += 0.2 * bool(r.row.unit) + 0.2 * bool(_QUARTER_HEADER.search(header))
+            score += period_fit(r, q, titles)
+            if not any(p.year for p in q.periods) and newest and _latest(r.row) == newest:
+                score += 0.3  # "latest quarter", or no period: the newest filing's figure
             text = f"{lead}{r.row.label}{_unit(r.row)}, {header}: {value} {_cite(r.sources)}."
             found.append((score, r.order, text, r))
     if not found:
@@ -111,8 +151,13 @@ def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, 
     return text, r
 
 
+def _subject(q: Question) -> str:
+    """``"<entity>: "`` for the question's first name (the company a filing calls "the Company")."""
+    return f"{q.entities[0]}: " if q.entities else ""
+
+
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
-    """``| Period | <label> (<unit>) |`` with one line per quarter column, oldest first."""
+    """``| Period | <entity>: <label> (<unit>) |`` with one line per quarter, oldest first."""
     best = _best(rows, _metric_terms(q))
     if not best:
         return None
@@ -133,7 +178,7 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
         return None
     ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
     first = _common_prefix([h for h, _, _ in ordered]) or "Period"
-    lines = [f"| {first} | {top.row.label}{_unit(top.row)} |", "| --- | --- |"]
+    lines = [f"| {first} | {_subject(q)}{top.row.label}{_unit(top.row)} |", "| --- | --- |"]
     lines += [f"| {h} | {v} {_cite(r.sources)}" for h, v, r in ordered]
     used = list({id(r): r for _, _, r in ordered}.values())
     # one paragraph per table line: the verifier checks each line against its own cited row,
@@ -153,7 +198,10 @@ def _common_prefix(headers: Sequence[str]) -> str:
 
 
 def comparison_lines(
-    rows: Sequence[Row], q: Question, headings: Sequence[str]
+    rows: Sequence[Row],
+    q: Question,
+    headings: Sequence[str],
+    titles: Mapping[int, str] | None = None,
 ) -> tuple[str, list[Row]] | None:
     """One figure line per sub-question (each names its entity) or else per metric."""
     lines: list[str] = []
@@ -164,7 +212,7 @@ def comparison_lines(
             sub = analyze(headings[g]) if g < len(headings) else q
             sub = sub if sub.metric_words else q
             lead = f"{sub.entities[0]}: " if sub.entities else ""  # the entity its heading names
-            found = figure_line([r for r in rows if r.group == g], sub, lead)
+            found = figure_line([r for r in rows if r.group == g], sub, lead, titles)
             if found:
                 lines.append(found[0])
                 used.append(found[1])
@@ -172,7 +220,8 @@ def comparison_lines(
         for metric in q.metrics or ("",):
             one = Question(q.text, q.entities, (metric,), q.periods, q.shape, q.latest, q.yoy,
                            tuple(metric.split()))  # fmt: skip
-            found = figure_line(rows, one if metric else q)
+            lead = _subject(q) if len(q.entities) == 1 else ""  # rows do not say whose they are
+            found = figure_line(rows, one if metric else q, lead, titles)
             if found and found[0] not in lines:
                 lines.append(found[0])
                 used.append(found[1])
@@ -183,8 +232,10 @@ def compose(
     question: str,
     findings: Sequence[tuple[str, tuple[int, ...], int]],
     headings: Sequence[str] = (),
+    titles: Mapping[int, str] | None = None,
 ) -> tuple[str, tuple[int, ...]] | None:
-    """The composed answer text and the source numbers it cites; None when no row fits."""
+    """The composed answer text and the source numbers it cites; None when no row fits.
+    ``titles`` are the sources' titles by number (a filing's title names its quarter)."""
     q = analyze(question)
     if q.shape == "explanation":
         return None
@@ -195,9 +246,9 @@ def compose(
     if q.shape == "trend":
         result = trend_table(rows, q)
     elif q.shape == "comparison":
-        result = comparison_lines(rows, q, headings)
+        result = comparison_lines(rows, q, headings, titles)
     if result is None:
-        found = figure_line(rows, q)
+        found = figure_line(rows, q, _subject(q), titles)
         result = (found[0], [found[1]]) if found else None
     if result is None:
         return None
@@ -205,4 +256,13 @@ def compose(
     return text, tuple(dict.fromkeys(n for r in used for n in r.sources))
 
 
-__all__ = ["Row", "comparison_lines", "compose", "figure_line", "match", "pick_cell", "trend_table"]
+__all__ = [
+    "Row",
+    "comparison_lines",
+    "compose",
+    "figure_line",
+    "match",
+    "period_fit",
+    "pick_cell",
+    "trend_table",
+]

@@ -165,6 +165,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
         task.query,
         [(d.text, d.sources, si) for si, d in flat],
         [sec.heading for sec in task.sections],
+        {s.n: s.title for s in task.sources},
     )
     if composed is not None:  # the figure / table first, then the best quoted prose
         asked = rules.find_periods(task.query)  # prose about another period would mislead
