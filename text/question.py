@@ -107,6 +107,7 @@ _FRAME = {
     "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
     "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
     "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
+    "differences",
     "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
     "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
     "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",
@@ -130,7 +131,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "expenses": ("costs",),
     "spending": ("expenses",),
 }  # for scorers that weigh what a question is about
-_WORD = re.compile(r"[\w&'’.-]*\w|[.?!]")
+_WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 
 
 @dataclass(frozen=True)
