@@ -163,7 +163,8 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
         return None
     top = best[0][1]
     top_score = best[0][0]
-    same = [r for s, r in best if s >= top_score - 0.5]  # the same line item in every filing
+    item = set(terms(top.row.label))  # the same line item in every filing, no near namesake
+    same = [r for s, r in best if s >= top_score - 0.5 and set(terms(r.row.label)) == item]
     points: dict[tuple[int, int, int], tuple[str, str, Row]] = {}
     for r in same:
         seen: set[tuple[int, int, int]] = set()

@@ -292,3 +292,23 @@ def test_the_latest_quarter_is_the_newest_filings_row() -> None:
         [(Q2, (2,), 0), (Q3, (1,), 0)],
     )
     assert composed is not None and "81,797 [1]" in composed[0]
+
+
+def test_a_trend_never_mixes_a_near_namesake_line_item_into_the_series() -> None:
+    rnd = row(
+        "Research and development expense",
+        ("Three Months Ended July 1, 2023", "(7,442)"),
+        ("Three Months Ended June 25, 2022", "(6,797)"),
+    )
+    other = row(
+        "Other corporate expenses, net",
+        ("Three Months Ended April 1, 2023", "(1,713)"),
+        ("Three Months Ended March 26, 2022", "(1,849)"),
+    )
+    composed = compose(
+        "Has there been a change in Initech's operating expenses over the reported quarters?",
+        [(other, (2,), 0), (rnd, (1,), 0)],
+    )
+    assert composed is not None
+    assert "1,713" not in composed[0] and "1,849" not in composed[0]
+    assert "(6,797) [1]" in composed[0] and "(7,442) [1]" in composed[0]
