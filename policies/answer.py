@@ -23,6 +23,7 @@ _QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IG
 _LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)
 _BLANK = {"", "—", "–", "-", "(column)"}
 MAX_TREND_ROWS = 12
+MAX_CELLS = 4  # cells of one figure line: the asked one and its row's context
 
 
 @dataclass(frozen=True)
@@ -137,18 +138,28 @@ def figure_line(
     for score, r in scored:
         cell = pick_cell(r.row, q)
         if cell is not None:
-            header, value = cell
+            header = cell[0]
             # among equally named rows, the one that says its unit and its column's length
             score += 0.2 * bool(r.row.unit) + 0.2 * bool(_QUARTER_HEADER.search(header))
             score += period_fit(r, q, titles)
             if not any(p.year for p in q.periods) and newest and _latest(r.row) == newest:
                 score += 0.3  # "latest quarter", or no period: the newest filing's figure
-            text = f"{lead}{r.row.label}{_unit(r.row)}, {header}: {value} {_cite(r.sources)}."
+            cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
+            text = f"{lead}{r.row.label}{_unit(r.row)}, {cells} {_cite(r.sources)}."
             found.append((score, r.order, text, r))
     if not found:
         return None
     _, _, text, r = max(found, key=lambda item: (item[0], -item[1]))
     return text, r
+
+
+def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tuple[str, str]]:
+    """The picked cell first; unless the question names an exact date, then the row's other
+    cells (prior year, year to date), which a reader needs to judge the figure."""
+    if any(p.date for p in q.periods):
+        return [cell]
+    rest = [(h, v) for h, v in row.cells if (h, v) != cell and v not in _BLANK]
+    return [cell, *rest][:MAX_CELLS]
 
 
 def _subject(q: Question) -> str:
