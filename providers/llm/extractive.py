@@ -9,6 +9,7 @@ Output is deterministic: no randomness, no clock, stable ordering everywhere.
 from __future__ import annotations
 
 import math
+import re
 
 from pydantic import BaseModel
 
@@ -38,11 +39,14 @@ from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import evidence_units
 from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
 from deepresearch.schemas import Evaluation
+from deepresearch.text.question import analyze
 from deepresearch.text.tables import parse_row
 
 NO_PASSAGE = "No relevant passage was found in the sources"
 NO_ANSWER = "The sources did not contain information that answers this question."
 _TERMINAL = (".", "!", "?")
+# a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
+_FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 
 
 def _sentence(text: str) -> str:
@@ -145,6 +149,11 @@ def answer_write(task: WriteTask) -> WriteDraft:
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
     units = [Unit(d.text, si, k, False, tuple(terms(d.text))) for k, (si, d) in enumerate(flat)]
     scores = Scorer(units).score(task.query, rules.find_periods(task.query)) if units else []
+    if analyze(task.query).shape != "explanation":  # a figure answers more than talk of one
+        scores = [
+            sc * (1.3 if _FIGURE.search(u.text) else 1.0)
+            for sc, u in zip(scores, units, strict=True)
+        ]
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
         if si not in leaders or scores[k] > scores[leaders[si]]:

@@ -341,3 +341,15 @@ def test_without_an_exact_date_the_figure_comes_with_its_rows_context_and_verifi
     )
     checked = verify.check_report(report, {a: (Evidence(url=a, quote=Q3),)}, 0.5)
     assert all(c.ok for c in checked.checks), [c.reason for c in checked.checks if not c.ok]
+
+
+def test_prose_that_states_a_figure_leads_a_non_explanation_answer() -> None:
+    a, b = "doc:a.pdf#page=2", "doc:b.pdf#page=9"
+    talk = "The report covers share repurchases and dividends."  # more question words, no figure
+    figure = "We repurchased 46.2 million shares for $6.0 billion in share repurchases."
+    other = "Dividends declared were unchanged from the prior year."
+    task = _task(
+        "Did Initech report any share repurchases in its 10-Q, and what was their total amount?",
+        [(talk, a), (figure, b), (other, a)],
+    )
+    assert answer_write(task).answer.startswith(figure)
