@@ -353,3 +353,18 @@ def test_prose_that_states_a_figure_leads_a_non_explanation_answer() -> None:
         [(talk, a), (figure, b), (other, a)],
     )
     assert answer_write(task).answer.startswith(figure)
+
+
+def test_a_model_writer_is_handed_the_composed_draft_inside_the_untrusted_block() -> None:
+    from deepresearch.prompts import render_task
+
+    task = _task(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [(PROSE, "doc:q3.pdf"), (Q3, "doc:q3.pdf")],
+    )
+    user = render_task(task, {"type": "object"})[1]
+    draft = user.split("Draft from table rows:", 1)[1]
+    line = "Initech: Total net sales (in millions), Three Months Ended July 1, 2023: 81,797 [1]."
+    assert line in draft and draft.strip().startswith("<<<SOURCE")
+    none = render_task(_task("Why did Initech's sales fall?", [(PROSE, "doc:q3.pdf")]), {})[1]
+    assert "(none: no table row fits the question)" in none
