@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from deepresearch.providers.llm.sentences import terms
-from deepresearch.text.question import Question, analyze, periods_of
+from deepresearch.text.question import SYNONYMS, Question, analyze, periods_of
 from deepresearch.text.tables import TableRow, parse_row
 
 _QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGNORECASE)
@@ -209,13 +209,34 @@ def _common_prefix(headers: Sequence[str]) -> str:
     return " ".join(out).rstrip(",")
 
 
+def _one_metric(q: Question, metric: str) -> Question:
+    words = tuple(metric.split())
+    words += tuple(x for w in words for x in SYNONYMS.get(w, ()) if x not in words)
+    return replace(q, metrics=(metric,), metric_words=words)
+
+
+def _owned(
+    rows: Sequence[Row], entities: Sequence[str], titles: Mapping[int, str]
+) -> list[tuple[str, list[Row]]]:
+    """Rows by the entity their source's title names ("Initech Q3 2023 results"); empty unless
+    two entities or more own rows (a row does not say whose it is; its source's title may)."""
+    out: list[tuple[str, list[Row]]] = []
+    for e in entities:
+        name = re.compile(rf"\b{re.escape(e)}\b", re.IGNORECASE)
+        own = [r for r in rows if any(name.search(titles.get(n, "")) for n in r.sources)]
+        if own:
+            out.append((e, own))
+    return out if len(out) >= 2 else []
+
+
 def comparison_lines(
     rows: Sequence[Row],
     q: Question,
     headings: Sequence[str],
     titles: Mapping[int, str] | None = None,
 ) -> tuple[str, list[Row]] | None:
-    """One figure line per sub-question (each names its entity) or else per metric."""
+    """One figure line per sub-question (each names its entity), else per entity (by its
+    sources' titles) x metric, else per metric."""
     lines: list[str] = []
     used: list[Row] = []
     groups = sorted({r.group for r in rows})
@@ -229,14 +250,14 @@ def comparison_lines(
                 lines.append(found[0])
                 used.append(found[1])
     else:
-        for metric in q.metrics or ("",):
-            one = Question(q.text, q.entities, (metric,), q.periods, q.shape, q.latest, q.yoy,
-                           tuple(metric.split()))  # fmt: skip
-            lead = _subject(q) if len(q.entities) == 1 else ""  # rows do not say whose they are
-            found = figure_line(rows, one if metric else q, lead, titles)
-            if found and found[0] not in lines:
-                lines.append(found[0])
-                used.append(found[1])
+        owned = _owned(rows, q.entities, titles or {})
+        for entity, own in owned or [("", list(rows))]:
+            lead = f"{entity}: " if entity else _subject(q) if len(q.entities) == 1 else ""
+            for metric in q.metrics or ("",):
+                found = figure_line(own, _one_metric(q, metric) if metric else q, lead, titles)
+                if found and found[0] not in lines:
+                    lines.append(found[0])
+                    used.append(found[1])
     return ("\n\n".join(lines), used) if lines else None
 
 

@@ -368,3 +368,23 @@ def test_a_model_writer_is_handed_the_composed_draft_inside_the_untrusted_block(
     assert line in draft and draft.strip().startswith("<<<SOURCE")
     none = render_task(_task("Why did Initech's sales fall?", [(PROSE, "doc:q3.pdf")]), {})[1]
     assert "(none: no table row fits the question)" in none
+
+
+def test_a_one_section_comparison_gives_one_line_per_entity_its_sources_title_names() -> None:
+    globex = row("Revenue", ("Three Months Ended June 30, 2023", "56,189"))
+    composed = compose(
+        "How did Initech's and Globex's revenue compare in Q3 2023?",
+        [(Q3, (1,), 0), (globex, (2,), 0)],
+        (),
+        {1: "Initech Q3 2023 results", 2: "Globex reports Q3 2023 results"},
+    )
+    assert composed is not None
+    lines = composed[0].split("\n\n")
+    assert [line.split(":")[0] for line in lines] == ["Initech", "Globex"]
+    assert "81,797" in lines[0] and lines[0].endswith("[1].")
+    assert "56,189" in lines[1] and lines[1].endswith("[2].")
+    untitled = compose(
+        "How did Initech's and Globex's revenue compare in Q3 2023?",
+        [(Q3, (1,), 0), (globex, (2,), 0)],
+    )
+    assert untitled is not None and not untitled[0].startswith(("Initech", "Globex"))
