@@ -273,7 +273,7 @@ def entity_metric_questions(query: str, max_subtasks: int) -> list[str]:
 
 
 def _own(text: str, names: tuple[str, ...]) -> str:
-    """"their" becomes "its" in a sub-question that names one of the query's entities."""
+    """ "their" becomes "its" in a sub-question that names one of the query's entities."""
     if sum(bool(re.search(rf"\b{re.escape(n)}\b", text)) for n in names) != 1:
         return text
     return re.sub(r"\btheir\b", "its", re.sub(r"\bTheir\b", "Its", text))
