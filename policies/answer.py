@@ -1,12 +1,15 @@
 """The Answer section composed from self-describing table rows, in the shape the question asks.
 
-One figure: the row that names the question's metric, the cell of the asked period (or the
-current quarter), as ``<label> (<unit>), <header>: <value> [n].`` A trend: a Markdown table
-period -> value from the matching row of every cited filing, in time order. A comparison: one
-line per entity (deep mode: one per sub-question, which names its entity) and metric. Nothing
-else is written: every composed line holds only a row's label, unit, headers and cells, so the
-citation verifier finds each of its figures in the cited row. An explanation (or no matching
-row) composes nothing and the writer quotes its best sentences as before. Pure, no I/O.
+One figure: the row that names the question's metric, from the filing of the asked quarter (its
+source's title, else its dates), the cell of the asked date or else the row's current period
+with the row's other cells as context: ``<entity>: <label> (<unit>), <header>: <value> [n].``
+A trend: a Markdown table period -> value from the same line item of every cited filing, in
+time order, one cited cell per period. A comparison: one line per entity (deep mode: one per
+sub-question, which names its entity; quick mode: by the sources' titles) and metric. Nothing
+else is written: every composed line holds only the question's entity and a row's label, unit,
+headers and cells, so the citation verifier finds each of its figures in the cited row. An
+explanation (or no matching row) composes nothing and the writer quotes its best sentences.
+Pure, no I/O.
 """
 
 from __future__ import annotations
