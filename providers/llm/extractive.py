@@ -39,6 +39,7 @@ from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import evidence_units
 from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
 from deepresearch.schemas import Evaluation
+from deepresearch.text.boilerplate import document_of
 from deepresearch.text.question import analyze
 from deepresearch.text.tables import parse_row
 
@@ -178,7 +179,16 @@ def answer_write(task: WriteTask) -> WriteDraft:
     )
     if composed is not None:  # the figure / table first, then the best quoted prose
         asked = rules.find_periods(task.query)  # prose about another period would mislead
-        prose = [t for t in picked if not parse_row(t) and all(p in t for p in asked[:1])][:2]
+        urls = {s.n: s.url for s in task.sources}
+        # prose from another filing would speak of another company or quarter
+        docs = {document_of(urls.get(n, "")) for n in composed[1]}
+        prose = [
+            t
+            for t in picked
+            if not parse_row(t)
+            and all(p in t for p in asked[:1])
+            and any(document_of(urls.get(n, "")) in docs for n in picked[t])
+        ][:2]
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)

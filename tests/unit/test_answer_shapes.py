@@ -388,3 +388,15 @@ def test_a_one_section_comparison_gives_one_line_per_entity_its_sources_title_na
         [(Q3, (1,), 0), (globex, (2,), 0)],
     )
     assert untitled is not None and not untitled[0].startswith(("Initech", "Globex"))
+
+
+def test_prose_after_a_composed_line_comes_only_from_the_cited_rows_filing() -> None:
+    same = "Total net sales for the quarter ended July 1, 2023 reflected lower iPhone sales."
+    other = "Total net sales for the quarter ended July 1, 2023 rose on strong cloud demand."
+    task = _task(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [(Q3, "doc:q3.pdf#page=4"), (other, "doc:globex.pdf#page=2"), (same, "doc:q3.pdf#page=9")],
+    )
+    paragraphs = answer_write(task).answer.split("\n\n")
+    assert paragraphs[0].startswith("Initech: Total net sales")
+    assert same in paragraphs and other not in paragraphs
