@@ -400,3 +400,16 @@ def test_prose_after_a_composed_line_comes_only_from_the_cited_rows_filing() -> 
     paragraphs = answer_write(task).answer.split("\n\n")
     assert paragraphs[0].startswith("Initech: Total net sales")
     assert same in paragraphs and other not in paragraphs
+
+
+def test_one_entitys_two_metrics_compared_get_one_line_each() -> None:
+    opex = row("Total operating expenses", ("Three Months Ended December 31, 2022", "14,316"))
+    sales = row("Total net sales", ("Three Months Ended December 31, 2022", "117,154"))
+    composed = compose(
+        "How did Initech's operating expenses for Q1 2023 compare to its revenue?",
+        [(opex, (1,), 0), (sales, (2,), 0), (PROSE, (3,), 0)],
+    )
+    assert composed is not None
+    lines = composed[0].split("\n\n")
+    assert len(lines) == 2 and all(line.startswith("Initech: Total ") for line in lines)
+    assert "14,316 [1]" in lines[0] and "117,154 [2]" in lines[1]

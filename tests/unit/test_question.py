@@ -125,3 +125,10 @@ def test_a_sub_question_about_one_entity_says_its_not_their() -> None:
     )
     assert len(subs) == 2 and all("their" not in s and " its latest 10-Q" in s for s in subs)
     assert [s.split()[2] for s in subs] == ["Initech", "Globex"]
+
+
+def test_one_entitys_metrics_set_against_each_other_are_a_comparison() -> None:
+    q = analyze("How did Initech's operating expenses for Q1 2023 compare to its revenue?")
+    assert q.shape == "comparison" and q.metrics == ("operating expenses", "revenue")
+    why = analyze("What factors drove Initech's operating expenses compared to its revenue?")
+    assert why.shape == "explanation"
