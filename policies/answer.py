@@ -1,21 +1,24 @@
 """The Answer section composed from self-describing table rows, in the shape the question asks.
 
-One figure: the row that names the question's metric, the cell of the asked period (or the
-current quarter), as ``<label> (<unit>), <header>: <value> [n].`` A trend: a Markdown table
-period -> value from the matching row of every cited filing, in time order. A comparison: one
-line per entity (deep mode: one per sub-question, which names its entity) and metric. Nothing
-else is written: every composed line holds only a row's label, unit, headers and cells, so the
-citation verifier finds each of its figures in the cited row. An explanation (or no matching
-row) composes nothing and the writer quotes its best sentences as before. Pure, no I/O.
+One figure: the row that names the question's metric, from the filing of the asked quarter (its
+source's title, else its dates), the cell of the asked date or else the row's current period
+with the row's other cells as context: ``<entity>: <label> (<unit>), <header>: <value> [n].``
+A trend: a Markdown table period -> value from the same line item of every cited filing, in
+time order, one cited cell per period. A comparison: one line per entity (deep mode: one per
+sub-question, which names its entity; quick mode: by the sources' titles) and metric. Nothing
+else is written: every composed line holds only the question's entity and a row's label, unit,
+headers and cells, so the citation verifier finds each of its figures in the cited row. An
+explanation (or no matching row) composes nothing and the writer quotes its best sentences.
+Pure, no I/O.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from deepresearch.text.question import Question, analyze, periods_of
+from deepresearch.text.question import SYNONYMS, Question, analyze, periods_of
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
@@ -23,6 +26,7 @@ _QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IG
 _LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)
 _BLANK = {"", "—", "–", "-", "(column)"}
 MAX_TREND_ROWS = 12
+MAX_CELLS = 4  # cells of one figure line: the asked one and its row's context
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,15 @@ def _date_key(header: str) -> tuple[int, int, int] | None:
     return dates[-1] if dates else None
 
 
+def _latest(row: TableRow) -> tuple[int, int, int] | None:
+    """The row's current period: the latest date among its column headers."""
+    keys = [k for h, v in row.cells if v not in _BLANK and (k := _date_key(h))]
+    return max(keys) if keys else None
+
+
 def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
-    """The cell of the asked period; without one, the first quarter-long column."""
+    """The cell of the asked date; without one, the row's current period (its latest date),
+    quarter-long column first; without dates, the first quarter-long column."""
     cells = [(h, v) for h, v in row.cells if v not in _BLANK]
     if not cells:
         return None
@@ -77,8 +88,32 @@ def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
         if quarter or dated:
             return (quarter or dated)[0]
         return None
+    latest = _latest(row)
+    if latest is not None:
+        now = [(h, v) for h, v in cells if _date_key(h) == latest]
+        quarter = [c for c in now if not _LONG_HEADER.search(c[0])]
+        return (quarter or now)[0]  # a date's first column is its quarter
     quarter = [c for c in cells if _QUARTER_HEADER.search(c[0])]
     return (quarter or cells)[0]
+
+
+def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
+    """How well a row's filing fits the asked quarter: a source titled with the asked quarter
+    and year ("2022 Q3 ...", "Q3 2022 results") wins, one titled with another quarter loses
+    (fiscal quarters end in other calendar months, so the title says more than the dates);
+    untitled, a row whose current period falls in the asked year is preferred."""
+    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
+    named = {
+        (p.year, p.quarter)
+        for n in r.sources
+        for p in periods_of(titles.get(n, ""))
+        if p.year and p.quarter
+    }
+    if asked and named:
+        return 1.0 if asked & named else -1.0
+    years = {p.year for p in q.periods if p.year and not p.date}
+    latest = _latest(r.row)
+    return 0.5 if years and latest is not None and latest[0] in years else 0.0
 
 
 def _unit(row: TableRow) -> str:
@@ -94,16 +129,26 @@ def _best(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
     return sorted(((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order))
 
 
-def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, Row] | None:
-    """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell."""
+def figure_line(
+    rows: Sequence[Row], q: Question, lead: str = "", titles: Mapping[int, str] | None = None
+) -> tuple[str, Row] | None:
+    """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell,
+    of the asked quarter's filing (the latest filing for "latest" and undated questions)."""
+    titles = titles or {}
     found: list[tuple[float, int, str, Row]] = []
-    for score, r in _best(rows, _metric_terms(q)):
+    scored = _best(rows, _metric_terms(q))
+    newest = max((d for _, r in scored if (d := _latest(r.row))), default=None)
+    for score, r in scored:
         cell = pick_cell(r.row, q)
         if cell is not None:
-            header, value = cell
+            header = cell[0]
             # among equally named rows, the one that says its unit and its column's length
             score += 0.2 * bool(r.row.unit) + 0.2 * bool(_QUARTER_HEADER.search(header))
-            text = f"{lead}{r.row.label}{_unit(r.row)}, {header}: {value} {_cite(r.sources)}."
+            score += period_fit(r, q, titles)
+            if not any(p.year for p in q.periods) and newest and _latest(r.row) == newest:
+                score += 0.3  # "latest quarter", or no period: the newest filing's figure
+            cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
+            text = f"{lead}{r.row.label}{_unit(r.row)}, {cells} {_cite(r.sources)}."
             found.append((score, r.order, text, r))
     if not found:
         return None
@@ -111,14 +156,29 @@ def figure_line(rows: Sequence[Row], q: Question, lead: str = "") -> tuple[str, 
     return text, r
 
 
+def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tuple[str, str]]:
+    """The picked cell first; unless the question names an exact date, then the row's other
+    cells (prior year, year to date), which a reader needs to judge the figure."""
+    if any(p.date for p in q.periods):
+        return [cell]
+    rest = [(h, v) for h, v in row.cells if (h, v) != cell and v not in _BLANK]
+    return [cell, *rest][:MAX_CELLS]
+
+
+def _subject(q: Question) -> str:
+    """``"<entity>: "`` for the question's first name (the company a filing calls "the Company")."""
+    return f"{q.entities[0]}: " if q.entities else ""
+
+
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
-    """``| Period | <label> (<unit>) |`` with one line per quarter column, oldest first."""
+    """``| Period | <entity>: <label> (<unit>) |`` with one line per quarter, oldest first."""
     best = _best(rows, _metric_terms(q))
     if not best:
         return None
     top = best[0][1]
     top_score = best[0][0]
-    same = [r for s, r in best if s >= top_score - 0.5]  # the same line item in every filing
+    item = set(terms(top.row.label))  # the same line item in every filing, no near namesake
+    same = [r for s, r in best if s >= top_score - 0.5 and set(terms(r.row.label)) == item]
     points: dict[tuple[int, int, int], tuple[str, str, Row]] = {}
     for r in same:
         seen: set[tuple[int, int, int]] = set()
@@ -133,7 +193,7 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
         return None
     ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
     first = _common_prefix([h for h, _, _ in ordered]) or "Period"
-    lines = [f"| {first} | {top.row.label}{_unit(top.row)} |", "| --- | --- |"]
+    lines = [f"| {first} | {_subject(q)}{top.row.label}{_unit(top.row)} |", "| --- | --- |"]
     lines += [f"| {h} | {v} {_cite(r.sources)}" for h, v, r in ordered]
     used = list({id(r): r for _, _, r in ordered}.values())
     # one paragraph per table line: the verifier checks each line against its own cited row,
@@ -152,10 +212,34 @@ def _common_prefix(headers: Sequence[str]) -> str:
     return " ".join(out).rstrip(",")
 
 
+def _one_metric(q: Question, metric: str) -> Question:
+    words = tuple(metric.split())
+    words += tuple(x for w in words for x in SYNONYMS.get(w, ()) if x not in words)
+    return replace(q, metrics=(metric,), metric_words=words)
+
+
+def _owned(
+    rows: Sequence[Row], entities: Sequence[str], titles: Mapping[int, str]
+) -> list[tuple[str, list[Row]]]:
+    """Rows by the entity their source's title names ("Initech Q3 2023 results"); empty unless
+    two entities or more own rows (a row does not say whose it is; its source's title may)."""
+    out: list[tuple[str, list[Row]]] = []
+    for e in entities:
+        name = re.compile(rf"\b{re.escape(e)}\b", re.IGNORECASE)
+        own = [r for r in rows if any(name.search(titles.get(n, "")) for n in r.sources)]
+        if own:
+            out.append((e, own))
+    return out if len(out) >= 2 else []
+
+
 def comparison_lines(
-    rows: Sequence[Row], q: Question, headings: Sequence[str]
+    rows: Sequence[Row],
+    q: Question,
+    headings: Sequence[str],
+    titles: Mapping[int, str] | None = None,
 ) -> tuple[str, list[Row]] | None:
-    """One figure line per sub-question (each names its entity) or else per metric."""
+    """One figure line per sub-question (each names its entity), else per entity (by its
+    sources' titles) x metric, else per metric."""
     lines: list[str] = []
     used: list[Row] = []
     groups = sorted({r.group for r in rows})
@@ -164,18 +248,19 @@ def comparison_lines(
             sub = analyze(headings[g]) if g < len(headings) else q
             sub = sub if sub.metric_words else q
             lead = f"{sub.entities[0]}: " if sub.entities else ""  # the entity its heading names
-            found = figure_line([r for r in rows if r.group == g], sub, lead)
+            found = figure_line([r for r in rows if r.group == g], sub, lead, titles)
             if found:
                 lines.append(found[0])
                 used.append(found[1])
     else:
-        for metric in q.metrics or ("",):
-            one = Question(q.text, q.entities, (metric,), q.periods, q.shape, q.latest, q.yoy,
-                           tuple(metric.split()))  # fmt: skip
-            found = figure_line(rows, one if metric else q)
-            if found and found[0] not in lines:
-                lines.append(found[0])
-                used.append(found[1])
+        owned = _owned(rows, q.entities, titles or {})
+        for entity, own in owned or [("", list(rows))]:
+            lead = f"{entity}: " if entity else _subject(q) if len(q.entities) == 1 else ""
+            for metric in q.metrics or ("",):
+                found = figure_line(own, _one_metric(q, metric) if metric else q, lead, titles)
+                if found and found[0] not in lines:
+                    lines.append(found[0])
+                    used.append(found[1])
     return ("\n\n".join(lines), used) if lines else None
 
 
@@ -183,8 +268,10 @@ def compose(
     question: str,
     findings: Sequence[tuple[str, tuple[int, ...], int]],
     headings: Sequence[str] = (),
+    titles: Mapping[int, str] | None = None,
 ) -> tuple[str, tuple[int, ...]] | None:
-    """The composed answer text and the source numbers it cites; None when no row fits."""
+    """The composed answer text and the source numbers it cites; None when no row fits.
+    ``titles`` are the sources' titles by number (a filing's title names its quarter)."""
     q = analyze(question)
     if q.shape == "explanation":
         return None
@@ -195,9 +282,9 @@ def compose(
     if q.shape == "trend":
         result = trend_table(rows, q)
     elif q.shape == "comparison":
-        result = comparison_lines(rows, q, headings)
+        result = comparison_lines(rows, q, headings, titles)
     if result is None:
-        found = figure_line(rows, q)
+        found = figure_line(rows, q, _subject(q), titles)
         result = (found[0], [found[1]]) if found else None
     if result is None:
         return None
@@ -205,4 +292,13 @@ def compose(
     return text, tuple(dict.fromkeys(n for r in used for n in r.sources))
 
 
-__all__ = ["Row", "comparison_lines", "compose", "figure_line", "match", "pick_cell", "trend_table"]
+__all__ = [
+    "Row",
+    "comparison_lines",
+    "compose",
+    "figure_line",
+    "match",
+    "period_fit",
+    "pick_cell",
+    "trend_table",
+]

@@ -62,6 +62,12 @@ _EXPLAIN = re.compile(
     r"|contribut\w+|strateg\w+|risks?|explain\w*|attribut\w+)\b",
     re.IGNORECASE,
 )
+# words that ask for reasons or prose rather than figures set against each other
+_REASONS = re.compile(
+    r"\b(?:why|factors?|reasons?|drivers?|drove|driven|caused?|explain\w*|implications?"
+    r"|discuss\w*|influenc\w*|strateg\w*|plans?)\b",
+    re.IGNORECASE,
+)
 _LIST = re.compile(
     r"^\s*(?:list|name|enumerate)\b|\bwhat (?:are|were) (?:the |some |its |their )?"
     r"(?:main |key |primary |major |significant |different )?(?:\w+\s){0,2}?\w+s\b|\bwhich \w+s\b",
@@ -100,6 +106,7 @@ _FRAME = {
     "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
     "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
     "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
+    "differences",
     "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
     "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
     "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",
@@ -122,7 +129,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "expenses": ("costs",),
     "spending": ("expenses",),
 }  # for scorers that weigh what a question is about
-_WORD = re.compile(r"[\w&'’.-]*\w|[.?!]")
+_WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 
 
 @dataclass(frozen=True)
@@ -254,9 +261,13 @@ def _coordinated(text: str, entities: tuple[str, ...]) -> bool:
     return False
 
 
-def _shape(text: str, entities: tuple[str, ...], periods: tuple[Period, ...]) -> Shape:
+def _shape(
+    text: str, entities: tuple[str, ...], periods: tuple[Period, ...], metrics: tuple[str, ...] = ()
+) -> Shape:
     if _coordinated(text, entities):
         return "comparison"
+    if _COMPARE.search(text) and len(metrics) >= 2 and not _REASONS.search(text):
+        return "comparison"  # one entity's metrics set against each other
     if _TREND.search(text) or len({p.text for p in periods if p.year}) >= 2:
         return "trend"
     if _LIST.search(text) and not re.match(r"\s*(?:why|how)\b", text, re.I):
@@ -285,7 +296,7 @@ def analyze(text: str) -> Question:
         entities=entities,
         metrics=metrics,
         periods=periods,
-        shape=_shape(text, entities, periods),
+        shape=_shape(text, entities, periods, metrics),
         latest=bool(_LATEST.search(text)),
         yoy=bool(_YOY.search(text)),
         metric_words=words,

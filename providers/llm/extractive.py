@@ -9,6 +9,7 @@ Output is deterministic: no randomness, no clock, stable ordering everywhere.
 from __future__ import annotations
 
 import math
+import re
 
 from pydantic import BaseModel
 
@@ -40,12 +41,16 @@ from deepresearch.schemas import Evaluation
 from deepresearch.text.figures import missing_figures
 from deepresearch.text.periods import find_periods
 from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select
+from deepresearch.text.boilerplate import document_of
+from deepresearch.text.question import analyze
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
 NO_PASSAGE = "No relevant passage was found in the sources"
 NO_ANSWER = "The sources did not contain information that answers this question."
 _TERMINAL = (".", "!", "?")
+# a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
+_FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 
 
 def _sentence(text: str) -> str:
@@ -148,6 +153,11 @@ def answer_write(task: WriteTask) -> WriteDraft:
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
     units = [Unit(d.text, si, k, False, tuple(terms(d.text))) for k, (si, d) in enumerate(flat)]
     scores = Scorer(units).score(task.query, find_periods(task.query)) if units else []
+    if analyze(task.query).shape != "explanation":  # a figure answers more than talk of one
+        scores = [
+            sc * (1.3 if _FIGURE.search(u.text) else 1.0)
+            for sc, u in zip(scores, units, strict=True)
+        ]
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
         if si not in leaders or scores[k] > scores[leaders[si]]:
@@ -168,10 +178,20 @@ def answer_write(task: WriteTask) -> WriteDraft:
         task.query,
         [(d.text, d.sources, si) for si, d in flat],
         [sec.heading for sec in task.sections],
+        {s.n: s.title for s in task.sources},
     )
     if composed is not None:  # the figure / table first, then the best quoted prose
         asked = find_periods(task.query)  # prose about another period would mislead
-        prose = [t for t in picked if not parse_row(t) and all(p in t for p in asked[:1])][:2]
+        urls = {s.n: s.url for s in task.sources}
+        # prose from another filing would speak of another company or quarter
+        docs = {document_of(urls.get(n, "")) for n in composed[1]}
+        prose = [
+            t
+            for t in picked
+            if not parse_row(t)
+            and all(p in t for p in asked[:1])
+            and any(document_of(urls.get(n, "")) in docs for n in picked[t])
+        ][:2]
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)

@@ -232,8 +232,9 @@ def entity_metric_questions(query: str, max_subtasks: int) -> list[str]:
     q = analyze(query)
     if q.shape != "comparison" or len(q.entities) < 2 or not q.metrics:
         return []
-    when = " ".join(p.text for p in q.periods)
-    tail = f" in {when}?" if when else "?"
+    spans = [p.text for p in q.periods]
+    when = ", ".join(spans[:-1]) + f" and {spans[-1]}" if len(spans) > 1 else "".join(spans)
+    tail = f" in {when}?" if when else " in the latest quarter?" if q.latest else "?"
     if len(q.entities) * len(q.metrics) <= max(1, max_subtasks):
         return [f"What was {e}'s {m}{tail}" for e in q.entities for m in q.metrics]
     joined = (
@@ -242,16 +243,25 @@ def entity_metric_questions(query: str, max_subtasks: int) -> list[str]:
     return [f"What were {e}'s {joined}{tail}" for e in q.entities][: max(1, max_subtasks)]
 
 
+def _own(text: str, names: tuple[str, ...]) -> str:
+    """ "their" becomes "its" in a sub-question that names one of the query's entities."""
+    if sum(bool(re.search(rf"\b{re.escape(n)}\b", text)) for n in names) != 1:
+        return text
+    return re.sub(r"\btheir\b", "its", re.sub(r"\bTheir\b", "Its", text))
+
+
 def sub_questions(query: str, max_subtasks: int) -> list[str]:
-    """One question per entity x metric of a comparison, else one per resolved coordination;
-    the query itself when nothing splits."""
+    """One question per resolved coordination when each names its entity, else one per entity x
+    metric of a comparison (each naming its entity and period); the query when nothing splits."""
     tokens, periods = tokenize(query)
     names = analyze(query).entities
-    named = all(any(n in render(v, periods) for n in names) for v in expand(tokens))
-    planned = [] if named else entity_metric_questions(query, max_subtasks)
-    if planned:
-        return planned
     variants = expand(tokens)
+    named = all(any(n in render(v, periods) for n in names) for v in variants)
+    # the coordination's own wording when it names every entity and fits the cap, else one
+    # question per entity (x metric), so no entity is cut off by the cap
+    planned = entity_metric_questions(query, max_subtasks)
+    if planned and (not named or len(variants) > max(1, max_subtasks)):
+        return planned
     if len(variants) <= 1:
         return [query.strip()]
     comparative = any(t.lower() in _COMPARE_WORDS for t in tokens)
@@ -268,7 +278,7 @@ def sub_questions(query: str, max_subtasks: int) -> list[str]:
             if words and words[0].lower() in _QUERY_STOP:
                 text = text[:1].lower() + text[1:]
             text = f"{ask} {text}"
-        out.append(text.rstrip(" ?.") + "?")
+        out.append(_own(text.rstrip(" ?.") + "?", names))
     out = dedupe(out)
     return out[: max(1, max_subtasks)]
 

@@ -4,6 +4,8 @@ limits", also after a resume."""
 
 from __future__ import annotations
 
+import re
+
 from test_actors_inprocess import coordinator, settings
 
 from deepresearch import planning
@@ -73,3 +75,19 @@ async def test_an_uncapped_plan_says_nothing() -> None:
     result = await coord.run()
     assert "plan_capped" not in sink.types()
     assert not any(line.startswith("Not researched") for line in result.report.limits)
+
+
+async def test_the_shown_plan_names_each_company_and_period_without_token_artifacts() -> None:
+    query = (
+        "How did Initech's and Globex's revenue and gross margin compare in their 2023 Q3 10-Q "
+        "filings?"
+    )
+    proposal = await planning.propose(ExtractiveLLM(), query, settings())
+    assert proposal.questions == [
+        "What was Initech's revenue in 2023 Q3?",
+        "What was Initech's gross margin in 2023 Q3?",
+        "What was Globex's revenue in 2023 Q3?",
+        "What was Globex's gross margin in 2023 Q3?",
+    ]
+    assert proposal.dropped == []
+    assert not any(re.search(r"\d -\w", q) for q in proposal.questions)  # no "10 -Q"

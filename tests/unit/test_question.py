@@ -105,3 +105,31 @@ def test_no_tokenisation_artifacts_in_queries() -> None:
     assert texts and all("10 -Q" not in t and "10-Q" in t for t in texts[:1])
     assert not any("10 -Q" in t for t in texts)
     assert find_periods(question) == ["Q3"]
+
+
+def test_a_listed_comparison_keeps_every_entity_within_the_cap() -> None:
+    question = (
+        "What were the revenue and operating income of Initech, Globex and Umbrella in their "
+        "Q3 2023 10-Qs?"
+    )
+    assert analyze(question).entities == ("Initech", "Globex", "Umbrella")  # not "Initech Globex"
+    assert rules.sub_questions(question, 4) == [
+        "What were Initech's revenue and operating income in Q3 2023?",
+        "What were Globex's revenue and operating income in Q3 2023?",
+        "What were Umbrella's revenue and operating income in Q3 2023?",
+    ]
+
+
+def test_a_sub_question_about_one_entity_says_its_not_their() -> None:
+    subs = rules.sub_questions(
+        "How did Initech and Globex revenue compare in their latest 10-Q?", 4
+    )
+    assert len(subs) == 2 and all("their" not in s and " its latest 10-Q" in s for s in subs)
+    assert [s.split()[2] for s in subs] == ["Initech", "Globex"]
+
+
+def test_one_entitys_metrics_set_against_each_other_are_a_comparison() -> None:
+    q = analyze("How did Initech's operating expenses for Q1 2023 compare to its revenue?")
+    assert q.shape == "comparison" and q.metrics == ("operating expenses", "revenue")
+    why = analyze("What factors drove Initech's operating expenses compared to its revenue?")
+    assert why.shape == "explanation"
