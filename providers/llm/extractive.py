@@ -38,11 +38,11 @@ from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import evidence_units
 from deepresearch.schemas import Evaluation
+from deepresearch.text.boilerplate import document_of
 from deepresearch.text.figures import missing_figures
 from deepresearch.text.periods import find_periods
-from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select
-from deepresearch.text.boilerplate import document_of
 from deepresearch.text.question import analyze
+from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
