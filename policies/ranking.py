@@ -11,6 +11,7 @@ import contextlib
 import datetime
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -57,6 +58,8 @@ def batches(items: Sequence[str], sizes: Sequence[int], limit: int) -> list[list
 DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x
 NAME_WEIGHT = 3.0  # a capitalized query word counts this much more in the document prior
 RECENCY_PENALTY = 0.5  # "latest ..." queries: passages of older documents count this much
+IDENTITY_PENALTY = 0.1  # passages of a document whose cover names none of the query's names
+COVER_CHARS = 2000  # a document's identity: the names in the first characters of its first page
 _RECENT = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][\w&'’.-]*")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -70,6 +73,38 @@ _FULL_DATE = re.compile(
 def name_words(query: str) -> list[str]:
     """Capitalized words of ``query``: the companies, products and places it names."""
     return _NAME.findall(query)
+
+
+def name_tokens(text: str) -> frozenset[str]:
+    """Lower-cased word parts of the capitalized words of ``text`` ("AMAZON.COM, INC." ->
+    amazon, com, inc; "Apple's" -> apple): names compared case- and punctuation-blind."""
+    out: set[str] = set()
+    for word in _NAME.findall(text):
+        out.update(t for t in re.findall(r"[a-z0-9]+", word.lower()) if len(t) > 1)
+    return frozenset(t for t in out if not t.isdigit())
+
+
+def cover_names(first_page: str) -> frozenset[str]:
+    """Who a document is by or about: the names at the top of its first page (a report's cover
+    names its company, an article's heading its subject), computed from the text, not the file."""
+    return name_tokens(first_page[:COVER_CHARS])
+
+
+def identity_weights(query: str, covers: Sequence[AbstractSet[str]]) -> np.ndarray:
+    """Per document: 1 when its cover names one of the query's names, else ``IDENTITY_PENALTY``.
+
+    Only names that tell documents apart count (on the cover of some documents, at most half of
+    them): a name on no cover (a product) or on every cover (the form's title) changes nothing,
+    and neither does a query without names. A filing calls its company "the Company" on most
+    pages, so passage text alone lets a competitor's page on the same topic outrank the right
+    company's; the cover does not.
+    """
+    n = len(covers)
+    wanted = name_tokens(" ".join(name_words(query)))
+    telling = {t for t in wanted if 0 < sum(t in c for c in covers) <= n / 2}
+    if not telling:
+        return np.ones(n)
+    return np.array([1.0 if telling & c else IDENTITY_PENALTY for c in covers])
 
 
 def wants_latest(query: str) -> bool:
