@@ -35,9 +35,17 @@ from deepresearch.llm_messages import (
 from deepresearch.policies.answer import compose
 from deepresearch.policies.support import Weights, missing_figures, support
 from deepresearch.providers.llm import rules
-from deepresearch.providers.llm.evidence import evidence_units
+from deepresearch.providers.llm.evidence import (
+    PER_DOCUMENT_SHAPES,
+    evidence_budget,
+    evidence_units,
+    latest_weights,
+    per_document_rows,
+)
 from deepresearch.providers.llm.sentences import Scorer, Unit, build_units, mmr_select, terms
 from deepresearch.schemas import Evaluation
+from deepresearch.text.boilerplate import document_of
+from deepresearch.text.question import analyze
 from deepresearch.text.tables import parse_row
 
 NO_PASSAGE = "No relevant passage was found in the sources"
@@ -71,11 +79,17 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     scorer = Scorer(units)
     periods = rules.find_periods(task.question)
     scores = scorer.score(task.question, periods)
+    q = analyze(task.question)
     # of two near-identical rows (MMR keeps one), prefer the one that states its unit
     scores = [
-        sc * (1.25 if _has_unit(u.text) else 1.0) for sc, u in zip(scores, units, strict=True)
+        sc * (1.25 if _has_unit(u.text) else 1.0) * w
+        for sc, u, w in zip(scores, units, latest_weights(q, units), strict=True)
     ]
     chosen = mmr_select(units, scores, scorer, task.max_findings)
+    if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
+        documents = {s.n: document_of(s.url) for s in task.sources}
+        budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
+        chosen = per_document_rows(units, scores, chosen, documents, budget)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
     findings = tuple(DraftFinding(text=units[i].text, sources=(units[i].source,)) for i in chosen)
