@@ -17,7 +17,7 @@ from deepresearch.text.question import Question, analyze, periods_of
 
 PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
 LATEST_BONUS = 1.5  # "latest quarter": a unit stating the newest date among the sources
-ROW_SHARE = 0.1  # a document's reserved row scores at least this share of the best unit
+ROW_SHARE = 0.1  # a document's reserved row scores at least this share of the best row
 
 
 def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[Unit]:
@@ -63,14 +63,15 @@ def per_document_rows(
     budget: int,
 ) -> list[int]:
     """``chosen`` plus, for each document without a chosen table row stating a figure, its best
-    such row (scoring at least ``ROW_SHARE`` of the best unit), best documents first, within
+    such row (scoring at least ``ROW_SHARE`` of the best row anywhere: prose that echoes the
+    question's framing can outscore every row), best documents first, within
     ``budget``: the rows a writer needs to state one value per filing."""
-    top = max(scores, default=0.0)
-    if top <= 0:
-        return chosen
-
     def row(i: int) -> bool:
         return units[i].table and has_figure(units[i].text)
+
+    top = max((s for i, s in enumerate(scores) if row(i)), default=0.0)
+    if top <= 0:
+        return chosen
 
     covered = {documents.get(units[i].source) for i in chosen if row(i)}
     best: dict[str, int] = {}
