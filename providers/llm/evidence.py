@@ -66,6 +66,7 @@ def per_document_rows(
     such row (scoring at least ``ROW_SHARE`` of the best row anywhere: prose that echoes the
     question's framing can outscore every row), best documents first, within
     ``budget``: the rows a writer needs to state one value per filing."""
+
     def row(i: int) -> bool:
         return units[i].table and has_figure(units[i].text)
 

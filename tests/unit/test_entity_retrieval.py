@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from test_local_search import inline
 
 from deepresearch.config.settings import load_settings
 from deepresearch.llm_messages import FindingsTask, SourceText
@@ -23,7 +24,6 @@ from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.providers.llm.sentences import Unit
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.text.question import analyze
-from test_local_search import inline
 
 
 def test_every_query_names_the_subject_and_none_names_the_document() -> None:
