@@ -45,14 +45,25 @@ def evidence_budget(q: Question, max_findings: int, documents: int) -> int:
     return max_findings
 
 
-def latest_weights(q: Question, units: list[Unit]) -> list[float]:
-    """For a "latest / most recent" question, ``LATEST_BONUS`` for the units that state the
-    newest date found among all units (the latest filing's period), else 1."""
+def latest_weights(
+    q: Question, units: list[Unit], documents: dict[int, str] | None = None
+) -> list[float]:
+    """For a "latest / most recent" question, ``LATEST_BONUS`` for the units of the newest
+    document (the one whose units state the newest date found among all units: the latest
+    filing's period; its prose states no date but is just as recent), else 1. Without document
+    names each source is its own document."""
     if not q.latest:
         return [1.0] * len(units)
-    dates = [{p.date for p in periods_of(u.text) if p.date} for u in units]
-    newest = max((d for ds in dates for d in ds), default=None)
-    return [LATEST_BONUS if newest in ds else 1.0 for ds in dates]
+    docs = documents or {}
+    newest: dict[str, tuple[int, int, int]] = {}
+    for u in units:
+        doc = docs.get(u.source, str(u.source))
+        for p in periods_of(u.text):
+            if p.date and (doc not in newest or p.date > newest[doc]):
+                newest[doc] = p.date
+    top = max(newest.values(), default=None)
+    latest = {doc for doc, date in newest.items() if date == top}
+    return [LATEST_BONUS if docs.get(u.source, str(u.source)) in latest else 1.0 for u in units]
 
 
 def per_document_rows(

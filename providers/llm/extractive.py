@@ -78,16 +78,18 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     units = evidence_units(task.question, [(s.n, s.url, s.text) for s in task.sources])
     scorer = Scorer(units)
     periods = rules.find_periods(task.question)
-    scores = scorer.score(task.question, periods)
     q = analyze(task.question)
+    scores = scorer.score(task.question, periods)
+    focus = scorer.score(" ".join([*q.entities, *q.metric_words]), periods)
+    scores = [a + b for a, b in zip(scores, focus, strict=True)]
+    documents = {s.n: document_of(s.url) for s in task.sources}
     # of two near-identical rows (MMR keeps one), prefer the one that states its unit
     scores = [
         sc * (1.25 if _has_unit(u.text) else 1.0) * w
-        for sc, u, w in zip(scores, units, latest_weights(q, units), strict=True)
+        for sc, u, w in zip(scores, units, latest_weights(q, units, documents), strict=True)
     ]
     chosen = mmr_select(units, scores, scorer, task.max_findings)
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
-        documents = {s.n: document_of(s.url) for s in task.sources}
         budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
         chosen = per_document_rows(units, scores, chosen, documents, budget)
     if not chosen:
