@@ -12,6 +12,7 @@ import datetime
 import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from typing import TypeVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from deepresearch.policies.urls import normalize_url
 from deepresearch.schemas import SearchHit
 
 RRF_K = 60
+T = TypeVar("T")
 
 
 def fuse(result_lists: Sequence[Sequence[SearchHit]], k: int = RRF_K) -> list[SearchHit]:
@@ -105,6 +107,29 @@ def identity_weights(query: str, covers: Sequence[AbstractSet[str]]) -> np.ndarr
     if not telling:
         return np.ones(n)
     return np.array([1.0 if telling & c else IDENTITY_PENALTY for c in covers])
+
+
+def identity_groups(query: str, covers: Sequence[AbstractSet[str]]) -> list[int]:
+    """Per document, which of the query's telling names (``identity_weights``) its cover holds
+    first, in query order; -1 for none. Two or more groups: the query compares entities."""
+    n = len(covers)
+    wanted = [t for w in name_words(query) for t in sorted(name_tokens(w))]
+    telling = [t for t in dict.fromkeys(wanted) if 0 < sum(t in c for c in covers) <= n / 2]
+    return [next((g for g, t in enumerate(telling) if t in c), -1) for c in covers]
+
+
+def round_robin(items: Sequence[T], group: Sequence[int]) -> list[T]:
+    """``items`` (best first) taken in turn from each group, groups in order of first
+    appearance, so a comparison's hits hold each entity's best pages, not one entity's."""
+    queues: dict[int, list[T]] = {}
+    for item, g in zip(items, group, strict=True):
+        queues.setdefault(g, []).append(item)
+    out: list[T] = []
+    while any(queues.values()):
+        for q in queues.values():
+            if q:
+                out.append(q.pop(0))
+    return out
 
 
 def wants_latest(query: str) -> bool:

@@ -31,9 +31,11 @@ from deepresearch.policies.ranking import (
     cover_date,
     cover_names,
     document_prior,
+    identity_groups,
     identity_weights,
     name_words,
     recency_weights,
+    round_robin,
     wants_latest,
 )
 from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
@@ -238,28 +240,27 @@ class CorpusIndex:
             scores = scores * recency_weights(prior * identity, self._doc_dates)[self._p_doc]
         candidates = np.flatnonzero(scores > 0)
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
-        terms = [t for t in tokens if len(t) > 2] or tokens
-        hits: list[SearchHit] = []
-        seen: set[tuple[int, int]] = set()
+        groups = identity_groups(query, self._covers)
+        best: dict[tuple[int, int], int] = {}  # (doc, page) -> its best passage, best first
         for i in order.tolist():
-            key = (int(self._p_doc[i]), int(self._p_page[i]))
-            if key in seen:
-                continue
-            seen.add(key)
-            doc, page = self._docs[key[0]], key[1]
-            hits.append(
-                SearchHit(
-                    url=doc_id(doc.relpath, page, doc.kind),
-                    title=doc.name,
-                    snippet=snippet(self._p_text[i], terms),
-                    provider="local",
-                    rank=len(hits) + 1,
-                    location=doc_location(doc.relpath, page, doc.kind),
-                )
-            )
-            if len(hits) >= limit:
+            best.setdefault((int(self._p_doc[i]), int(self._p_page[i])), i)
+            if len(best) >= limit * max(1, len(set(groups))):
                 break
-        return hits
+        # a comparison ("Acme and Zeta"): each entity's best pages in turn, not one entity's
+        keys = round_robin(list(best), [groups[d] for d, _ in best])[:limit]
+        terms = [t for t in tokens if len(t) > 2] or tokens
+        return [self._hit(key, best[key], terms, rank) for rank, key in enumerate(keys, 1)]
+
+    def _hit(self, key: tuple[int, int], i: int, terms: list[str], rank: int) -> SearchHit:
+        doc, page = self._docs[key[0]], key[1]
+        return SearchHit(
+            url=doc_id(doc.relpath, page, doc.kind),
+            title=doc.name,
+            snippet=snippet(self._p_text[i], terms),
+            provider="local",
+            rank=rank,
+            location=doc_location(doc.relpath, page, doc.kind),
+        )
 
     def doc_prior(self, ids: list[int], names: AbstractSet[int] = frozenset()) -> np.ndarray:
         """Per document, in [0, 1]: how much the whole document is about the query's terms

@@ -137,3 +137,21 @@ def test_a_form_number_is_not_a_key_term() -> None:
     cfg = load_settings(None, {}, env={}).scoring
     key = {k.term for k in key_terms("Did Contoso report divestitures in these 10-Qs?", cfg)}
     assert "qs" not in key and "divestitur" in key
+
+
+def test_a_comparison_query_gets_each_entitys_best_pages_in_turn(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    strong = "Inventory levels rose; inventory levels and supply chain inventory levels grew.\n"
+    weak = "The Company reported inventory levels of 5,433 million and other current assets.\n"
+    for name, cover, body in [
+        ("a1.txt", "ACME CORPORATION", weak),
+        ("a2.txt", "ACME CORPORATION", weak),
+        ("z1.txt", "ZETA INC", strong),
+        ("z2.txt", "ZETA INC", strong),
+        ("o.txt", "OMEGA HOLDINGS", "Omega sells garden tools.\n"),
+    ]:
+        _write(root, name, f"{cover}\nQuarterly report\n\n{body}")
+    index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    firsts = {h.url[4:5] for h in index.search("Acme Zeta inventory levels", 2)}
+    assert firsts == {"a", "z"}  # not Zeta's two better-matching pages first
