@@ -130,6 +130,12 @@ def test_latest_questions_prefer_units_stating_the_newest_date() -> None:
         Unit("Gross margin: Three Months Ended July 1, 2023 = 2,000", 2, 1, True),
     ]
     assert latest_weights(q, units)[1] > latest_weights(q, units)[0]
+    # the newest filing's prose states no date, but it is the latest filing's text all the same
+    prose = Unit("Gross margin rose on a favorable product mix.", 3, 2)
+    weights = latest_weights(
+        q, [*units, prose], {1: "doc:old.pdf", 2: "doc:new.pdf", 3: "doc:new.pdf"}
+    )
+    assert weights[2] == weights[1] > weights[0]
     assert latest_weights(analyze("What was Contoso's gross margin?"), units) == [1.0, 1.0]
 
 
