@@ -11,6 +11,8 @@ import contextlib
 import datetime
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import TypeVar
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from deepresearch.text.names import CAPITALIZED
 from deepresearch.text.periods import FULL_DATE, month_number
 
 RRF_K = 60
+T = TypeVar("T")
 
 
 def fuse(result_lists: Sequence[Sequence[SearchHit]], k: int = RRF_K) -> list[SearchHit]:
@@ -59,12 +62,69 @@ def batches(items: Sequence[str], sizes: Sequence[int], limit: int) -> list[list
 DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x
 NAME_WEIGHT = 3.0  # a capitalized query word counts this much more in the document prior
 RECENCY_PENALTY = 0.5  # "latest ..." queries: passages of older documents count this much
+IDENTITY_PENALTY = 0.1  # passages of a document whose cover names none of the query's names
+COVER_CHARS = 2000  # a document's identity: the names in the first characters of its first page
 _RECENT = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.IGNORECASE)
 
 
 def name_words(query: str) -> list[str]:
     """Capitalized words of ``query``: the companies, products and places it names."""
     return CAPITALIZED.findall(query)
+
+
+def name_tokens(text: str) -> frozenset[str]:
+    """Lower-cased word parts of the capitalized words of ``text`` ("AMAZON.COM, INC." ->
+    amazon, com, inc; "Apple's" -> apple): names compared case- and punctuation-blind."""
+    out: set[str] = set()
+    for word in CAPITALIZED.findall(text):
+        out.update(t for t in re.findall(r"[a-z0-9]+", word.lower()) if len(t) > 1)
+    return frozenset(t for t in out if not t.isdigit())
+
+
+def cover_names(first_page: str) -> frozenset[str]:
+    """Who a document is by or about: the names at the top of its first page (a report's cover
+    names its company, an article's heading its subject), computed from the text, not the file."""
+    return name_tokens(first_page[:COVER_CHARS])
+
+
+def identity_weights(query: str, covers: Sequence[AbstractSet[str]]) -> np.ndarray:
+    """Per document: 1 when its cover names one of the query's names, else ``IDENTITY_PENALTY``.
+
+    Only names that tell documents apart count (on the cover of some documents, at most half of
+    them): a name on no cover (a product) or on every cover (the form's title) changes nothing,
+    and neither does a query without names. A filing calls its company "the Company" on most
+    pages, so passage text alone lets a competitor's page on the same topic outrank the right
+    company's; the cover does not.
+    """
+    n = len(covers)
+    wanted = name_tokens(" ".join(name_words(query)))
+    telling = {t for t in wanted if 0 < sum(t in c for c in covers) <= n / 2}
+    if not telling:
+        return np.ones(n)
+    return np.array([1.0 if telling & c else IDENTITY_PENALTY for c in covers])
+
+
+def identity_groups(query: str, covers: Sequence[AbstractSet[str]]) -> list[int]:
+    """Per document, which of the query's telling names (``identity_weights``) its cover holds
+    first, in query order; -1 for none. Two or more groups: the query compares entities."""
+    n = len(covers)
+    wanted = [t for w in name_words(query) for t in sorted(name_tokens(w))]
+    telling = [t for t in dict.fromkeys(wanted) if 0 < sum(t in c for c in covers) <= n / 2]
+    return [next((g for g, t in enumerate(telling) if t in c), -1) for c in covers]
+
+
+def round_robin(items: Sequence[T], group: Sequence[int]) -> list[T]:
+    """``items`` (best first) taken in turn from each group, groups in order of first
+    appearance, so a comparison's hits hold each entity's best pages, not one entity's."""
+    queues: dict[int, list[T]] = {}
+    for item, g in zip(items, group, strict=True):
+        queues.setdefault(g, []).append(item)
+    out: list[T] = []
+    while any(queues.values()):
+        for q in queues.values():
+            if q:
+                out.append(q.pop(0))
+    return out
 
 
 def wants_latest(query: str) -> bool:

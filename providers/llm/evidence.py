@@ -1,5 +1,9 @@
-"""Which candidate units may become evidence: boilerplate never does, and neither does a unit
-that shares nothing with the question but the entity's name or a period.
+"""Which candidate units may become evidence, and how much evidence a question's shape needs.
+
+Boilerplate never becomes evidence, and neither does a unit that shares nothing with the question
+but the entity's name or a period. A trend ("across quarters") or a comparison needs one value per
+filing or entity, which relevance ranking alone does not give: the filing whose table row scores
+best can fill the list with its own rows. So those shapes reserve each document's best table row.
 
 Separate from ``sentences`` (how units are cut and scored) because it needs the question's
 analysis and the documents the units came from (repetition across documents is a template).
@@ -8,9 +12,14 @@ analysis and the documents the units came from (repetition across documents is a
 from __future__ import annotations
 
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
-from deepresearch.text.question import analyze
+from deepresearch.text.figures import has_figure
+from deepresearch.text.question import Question, analyze, periods_of
 from deepresearch.text.sentences import Unit, build_units
 from deepresearch.text.terms import terms
+
+PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
+LATEST_BONUS = 1.5  # "latest quarter": a unit stating the newest date among the sources
+ROW_SHARE = 0.1  # a document's reserved row scores at least this share of the best row
 
 
 def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[Unit]:
@@ -30,4 +39,70 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     return on_topic or kept
 
 
-__all__ = ["evidence_units"]
+def evidence_budget(q: Question, max_findings: int, documents: int) -> int:
+    """Findings a question of this shape may hand on: a trend or a comparison may add one row
+    per document read (one value per filing or entity) to the usual budget, at most doubling it."""
+    if q.shape in PER_DOCUMENT_SHAPES:
+        return max_findings + min(documents, max_findings)
+    return max_findings
+
+
+def latest_weights(
+    q: Question, units: list[Unit], documents: dict[int, str] | None = None
+) -> list[float]:
+    """For a "latest / most recent" question, ``LATEST_BONUS`` for the units of the newest
+    document (the one whose units state the newest date found among all units: the latest
+    filing's period; its prose states no date but is just as recent), else 1. Without document
+    names each source is its own document."""
+    if not q.latest:
+        return [1.0] * len(units)
+    docs = documents or {}
+    newest: dict[str, tuple[int, int, int]] = {}
+    for u in units:
+        doc = docs.get(u.source, str(u.source))
+        for p in periods_of(u.text):
+            if p.date and (doc not in newest or p.date > newest[doc]):
+                newest[doc] = p.date
+    top = max(newest.values(), default=None)
+    latest = {doc for doc, date in newest.items() if date == top}
+    return [LATEST_BONUS if docs.get(u.source, str(u.source)) in latest else 1.0 for u in units]
+
+
+def per_document_rows(
+    units: list[Unit],
+    scores: list[float],
+    chosen: list[int],
+    documents: dict[int, str],
+    budget: int,
+) -> list[int]:
+    """``chosen`` plus, for each document without a chosen table row stating a figure, its best
+    such row (scoring at least ``ROW_SHARE`` of the best row anywhere: prose that echoes the
+    question's framing can outscore every row), best documents first, within
+    ``budget``: the rows a writer needs to state one value per filing."""
+
+    def row(i: int) -> bool:
+        return units[i].table and has_figure(units[i].text)
+
+    top = max((s for i, s in enumerate(scores) if row(i)), default=0.0)
+    if top <= 0:
+        return chosen
+
+    covered = {documents.get(units[i].source) for i in chosen if row(i)}
+    best: dict[str, int] = {}
+    for i, unit in enumerate(units):
+        doc = documents.get(unit.source)
+        if doc is None or doc in covered or not row(i) or scores[i] < ROW_SHARE * top:
+            continue
+        if doc not in best or scores[i] > scores[best[doc]]:
+            best[doc] = i
+    extra = sorted(best.values(), key=lambda i: (-scores[i], units[i].order))
+    return [*chosen, *extra][: max(budget, len(chosen))]
+
+
+__all__ = [
+    "PER_DOCUMENT_SHAPES",
+    "evidence_budget",
+    "evidence_units",
+    "latest_weights",
+    "per_document_rows",
+]

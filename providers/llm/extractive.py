@@ -36,7 +36,13 @@ from deepresearch.llm_messages import (
 from deepresearch.policies.answer import compose
 from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
-from deepresearch.providers.llm.evidence import evidence_units
+from deepresearch.providers.llm.evidence import (
+    PER_DOCUMENT_SHAPES,
+    evidence_budget,
+    evidence_units,
+    latest_weights,
+    per_document_rows,
+)
 from deepresearch.schemas import Evaluation
 from deepresearch.text.boilerplate import document_of
 from deepresearch.text.figures import missing_figures
@@ -78,12 +84,20 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     units = evidence_units(task.question, [(s.n, s.url, s.text) for s in task.sources])
     scorer = Scorer(units)
     periods = find_periods(task.question)
+    q = analyze(task.question)
     scores = scorer.score(task.question, periods)
+    focus = scorer.score(" ".join([*q.entities, *q.metric_words]), periods)
+    scores = [a + b for a, b in zip(scores, focus, strict=True)]
+    documents = {s.n: document_of(s.url) for s in task.sources}
     # of two near-identical rows (MMR keeps one), prefer the one that states its unit
     scores = [
-        sc * (1.25 if _has_unit(u.text) else 1.0) for sc, u in zip(scores, units, strict=True)
+        sc * (1.25 if _has_unit(u.text) else 1.0) * w
+        for sc, u, w in zip(scores, units, latest_weights(q, units, documents), strict=True)
     ]
     chosen = mmr_select(units, scores, scorer, task.max_findings)
+    if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
+        budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
+        chosen = per_document_rows(units, scores, chosen, documents, budget)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
     findings = tuple(DraftFinding(text=units[i].text, sources=(units[i].source,)) for i in chosen)

@@ -39,6 +39,10 @@ _QUERY_STOP = _BOUNDARY | {
     "could", "would", "you", "give", "show", "find", "list", "describe", "explain", "its",
     "their", "there", "these", "those", "it", "as", "i", "we", "our", "&", "any", "some",
     "both", "respectively", "each", "also", "so", "far", "far?", "whose", "should", "will",
+    # words about the documents, not their topic: every page of boilerplate (certifications,
+    # exhibit lists) says "this quarterly report", so they pull searches toward it
+    "report", "reports", "reported", "reporting", "quarterly", "filing", "filings", "filed",
+    "10-q", "10-qs", "10-k", "10-ks", "disclosed", "document", "documents", "stated",
 }  # fmt: skip
 _QUESTION_LEAD = {"what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is"}
 
@@ -207,6 +211,16 @@ def dedupe(texts: list[str]) -> list[str]:
     return out
 
 
+def _named(query: str, entities: tuple[str, ...]) -> str:
+    """``query`` naming the question's subject: a resolved coordination can lose it ("Apple's
+    acquisitions or divestitures" -> "divestitures"), and a query without the name finds every
+    company's divestitures. A variant naming any of the entities (one side of "A and B") is
+    left alone."""
+    if not entities or any(e.lower() in query.lower() for e in entities):
+        return query
+    return f"{entities[0]} {query}"
+
+
 def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ()) -> list[str]:
     """The cleaned question first, then one query per resolved coordination, then the question's
     entities, metrics and periods alone, then steering."""
@@ -215,7 +229,7 @@ def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ())
     # what the question is about, without the words that frame it ("trends", "reported periods")
     focused = " ".join([*q.entities, *q.metrics, *(p.text for p in q.periods)])
     candidates = [keywords(tokens, periods)]
-    candidates += [keywords(v, periods) for v in expand(tokens)]
+    candidates += [_named(keywords(v, periods), q.entities) for v in expand(tokens)]
     candidates += [focused] if q.entities and q.metrics else []
     if notes:
         note_tokens, note_periods = tokenize(notes[-1])

@@ -29,9 +29,13 @@ from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageEr
 from deepresearch.policies.ranking import (
     DOC_PRIOR_WEIGHT,
     cover_date,
+    cover_names,
     document_prior,
+    identity_groups,
+    identity_weights,
     name_words,
     recency_weights,
+    round_robin,
     wants_latest,
 )
 from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
@@ -117,7 +121,7 @@ class CorpusIndex:
         self._p_page = np.asarray(meta["passages"]["page"], dtype=np.int32)
         self._p_text: list[str] = list(meta["passages"]["text"])
         self._pages_cache: dict[str, tuple[str, ...]] = {}
-        self._doc_dates = self._first_page_dates()
+        self._doc_dates, self._covers = self._first_pages()
         self.built = False  # True when this open extracted or indexed anything
 
     # ------------------------------------------------------------------ opening
@@ -230,33 +234,33 @@ class CorpusIndex:
         scores = self._bm25.get_scores_from_ids(ids)
         names = set(self._bm25.get_tokens_ids(tokenize([" ".join(name_words(query))])[0]))
         prior = self.doc_prior(ids, names)
-        scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc])
+        identity = identity_weights(query, self._covers)
+        scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc]) * identity[self._p_doc]
         if wants_latest(query):
-            scores = scores * recency_weights(prior, self._doc_dates)[self._p_doc]
+            scores = scores * recency_weights(prior * identity, self._doc_dates)[self._p_doc]
         candidates = np.flatnonzero(scores > 0)
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
-        terms = [t for t in tokens if len(t) > 2] or tokens
-        hits: list[SearchHit] = []
-        seen: set[tuple[int, int]] = set()
+        groups = identity_groups(query, self._covers)
+        best: dict[tuple[int, int], int] = {}  # (doc, page) -> its best passage, best first
         for i in order.tolist():
-            key = (int(self._p_doc[i]), int(self._p_page[i]))
-            if key in seen:
-                continue
-            seen.add(key)
-            doc, page = self._docs[key[0]], key[1]
-            hits.append(
-                SearchHit(
-                    url=doc_id(doc.relpath, page, doc.kind),
-                    title=doc.name,
-                    snippet=snippet(self._p_text[i], terms),
-                    provider="local",
-                    rank=len(hits) + 1,
-                    location=doc_location(doc.relpath, page, doc.kind),
-                )
-            )
-            if len(hits) >= limit:
+            best.setdefault((int(self._p_doc[i]), int(self._p_page[i])), i)
+            if len(best) >= limit * max(1, len(set(groups))):
                 break
-        return hits
+        # a comparison ("Acme and Zeta"): each entity's best pages in turn, not one entity's
+        keys = round_robin(list(best), [groups[d] for d, _ in best])[:limit]
+        terms = [t for t in tokens if len(t) > 2] or tokens
+        return [self._hit(key, best[key], terms, rank) for rank, key in enumerate(keys, 1)]
+
+    def _hit(self, key: tuple[int, int], i: int, terms: list[str], rank: int) -> SearchHit:
+        doc, page = self._docs[key[0]], key[1]
+        return SearchHit(
+            url=doc_id(doc.relpath, page, doc.kind),
+            title=doc.name,
+            snippet=snippet(self._p_text[i], terms),
+            provider="local",
+            rank=rank,
+            location=doc_location(doc.relpath, page, doc.kind),
+        )
 
     def doc_prior(self, ids: list[int], names: AbstractSet[int] = frozenset()) -> np.ndarray:
         """Per document, in [0, 1]: how much the whole document is about the query's terms
@@ -268,13 +272,17 @@ class CorpusIndex:
             counts.append((np.bincount(self._p_doc[rows], minlength=len(self._docs)), t in names))
         return document_prior(counts) if counts else np.zeros(len(self._docs))
 
-    def _first_page_dates(self) -> np.ndarray:
-        """Per document, the cover date of its first page as an ordinal (0: none)."""
+    def _first_pages(self) -> tuple[np.ndarray, list[frozenset[str]]]:
+        """Per document, the cover date of its first page as an ordinal (0: none), and the names
+        on its cover (``ranking.cover_names``)."""
         dates = np.zeros(len(self._docs), dtype=np.int64)
+        first: dict[int, list[str]] = {}
         for i in np.flatnonzero(self._p_page == 1).tolist():
             d = int(self._p_doc[i])
             dates[d] = max(int(dates[d]), cover_date(self._p_text[i]))
-        return dates
+            first.setdefault(d, []).append(self._p_text[i])
+        covers = [cover_names("\n".join(first.get(d, []))) for d in range(len(self._docs))]
+        return dates, covers
 
     def page_text(self, url: str) -> FetchedDoc:
         """The full text of the page a ``doc:`` id names, from the cache; never reads outside."""
