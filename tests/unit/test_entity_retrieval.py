@@ -21,9 +21,9 @@ from deepresearch.policies.source_scoring import key_terms
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import latest_weights
 from deepresearch.providers.llm.extractive import answer_findings
-from deepresearch.providers.llm.sentences import Unit
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.text.question import analyze
+from deepresearch.text.sentences import Unit
 
 
 def test_every_query_names_the_subject_and_none_names_the_document() -> None:
