@@ -18,6 +18,7 @@ import contextlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from aiolimiter import AsyncLimiter
 
@@ -31,6 +32,17 @@ from deepresearch.providers.search.base import SearchProvider
 from deepresearch.schemas import SearchHit, SearchResult
 
 ProviderFactory = Callable[[], Awaitable[Sequence[SearchProvider]]]
+
+
+@dataclass
+class SharedLimits:
+    """Breaker states and rate limiters by provider name, shared by the gateways of every run the
+    crew serves: one provider's failures (a 429, an outage) inform every run at once."""
+
+    breakers: dict[str, breaker.BreakerState] = field(default_factory=dict)
+    limiters: dict[str, AsyncLimiter] = field(default_factory=dict)
+
+
 OFFLINE_PROVIDERS = frozenset({"local", "grep"})  # sources that never leave this machine
 
 
@@ -67,6 +79,7 @@ class SearchGateway:
         *,
         rate_limits: Mapping[str, float] | None = None,
         rate_period_s: float = 60.0,
+        shared: SharedLimits | None = None,
     ) -> None:
         self._factory: ProviderFactory | None = None
         self._providers: list[SearchProvider] = []
@@ -78,7 +91,10 @@ class SearchGateway:
             self._providers = list(providers)
         self._breaker_cfg = breaker_config
         self._retry = retry_policy
-        self._states = {p.name: breaker.BreakerState.initial() for p in self._providers}
+        shared = shared or SharedLimits()
+        self._states = shared.breakers
+        for provider in self._providers:
+            self._states.setdefault(provider.name, breaker.BreakerState.initial())
         self._sink = sink
         self._clock = clock
         self._sleep = sleep
@@ -86,7 +102,7 @@ class SearchGateway:
         self._calls = 0
         self._rates = dict(rate_limits or {})
         self._rate_period_s = rate_period_s
-        self._limiters: dict[str, AsyncLimiter] = {}
+        self._limiters = shared.limiters
         self._building = asyncio.Lock()
 
     async def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
@@ -104,7 +120,8 @@ class SearchGateway:
                     raise SearchUnavailable((), f"cannot build search providers: {exc}") from exc
                 if not built:
                     raise SearchUnavailable((), "no search provider configured")
-                self._states = {p.name: breaker.BreakerState.initial() for p in built}
+                for provider in built:
+                    self._states.setdefault(provider.name, breaker.BreakerState.initial())
                 self._providers = built
         return self._providers
 

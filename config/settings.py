@@ -65,6 +65,16 @@ class ActorPlacement(Section):
     label_selector: dict[str, str] = Field(default_factory=dict)
 
 
+class CrewSettings(Section):
+    """The long-lived actors every run on a Ray cluster shares (``crew.py``)."""
+
+    name: str = Field("deep-research-crew", min_length=1, max_length=64, pattern=r"^[\w.-]+$")
+    researchers: int = Field(2, ge=1, le=256)  # researcher actors; more on worker nodes: more runs
+    concurrency: int = Field(16, ge=1, le=1024)  # sub-tasks one researcher actor serves at once
+    hosts: int = Field(1, ge=1, le=64)  # actors holding runs' coordinators, URL pools, event logs
+    max_restarts: int = Field(-1, ge=-1)  # a crew actor that dies is replaced (-1: always)
+
+
 class RaySettings(Section):
     address: str | None = None
     num_cpus: int = Field(2, ge=1)
@@ -75,6 +85,7 @@ class RaySettings(Section):
     connect_timeout_s: float = Field(30.0, gt=0, le=3600)  # joining an address gives up after this
     researcher: ActorPlacement = ActorPlacement()  # e.g. resources: {researcher_node: 1}
     evaluator: ActorPlacement = ActorPlacement()
+    crew: CrewSettings = CrewSettings()
 
 
 class ModelPrice(Section):
