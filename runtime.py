@@ -24,11 +24,13 @@ log = logging.getLogger(__name__)
 
 # Coordination and I/O-bound actors take no CPU so two cores never queue them behind each other.
 # Crew actors serve many runs at once; a researcher's concurrency comes from ``ray.crew``.
+# Calls whose body may run again (a search, an evaluation, a ledger step) are resubmitted by Ray
+# once a dead actor is back; a researcher's sub-task is retried by the coordinator instead.
 ACTOR_OPTIONS: dict[str, dict[str, Any]] = {
     "run_host": {"num_cpus": 0, "max_concurrency": 4096},
-    "search_gateway": {"num_cpus": 0, "max_concurrency": 1024},
-    "evaluator": {"num_cpus": 0, "max_concurrency": 256},
-    "ledger": {"num_cpus": 0, "max_concurrency": 1024},
+    "search_gateway": {"num_cpus": 0, "max_concurrency": 1024, "max_task_retries": 3},
+    "evaluator": {"num_cpus": 0, "max_concurrency": 256, "max_task_retries": 2},
+    "ledger": {"num_cpus": 0, "max_concurrency": 1024, "max_task_retries": 2},
     "researcher": {"num_cpus": 0, "max_concurrency": 16},
 }
 

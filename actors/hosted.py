@@ -46,15 +46,18 @@ class RunModels:
         self._models: OrderedDict[str, LLMProvider] = OrderedDict()
 
     def get(self, context: RunContext) -> LLMProvider:
-        if context.llm is not None:
-            return context.llm
+        """The run's model; a scripted one (tests) is kept from its first call, so its script
+        goes on from where the run's previous call left it, as in one actor process."""
         model = self._models.get(context.run_id)
         if model is None:
-            hook = None
-            if context.ledger is not None:
-                terms = LedgerTerms.of(context.settings)
-                hook = LedgerHook(context.ledger, context.run_id, terms)
-            model = assembly.build_llm_provider(context.settings, context.keys, hook)
+            if context.llm is not None:
+                model = context.llm
+            else:
+                hook = None
+                if context.ledger is not None:
+                    terms = LedgerTerms.of(context.settings)
+                    hook = LedgerHook(context.ledger, context.run_id, terms)
+                model = assembly.build_llm_provider(context.settings, context.keys, hook)
             self._models[context.run_id] = model
             while len(self._models) > KEPT_RUNS:
                 self._models.popitem(last=False)
@@ -192,6 +195,9 @@ class CrewGateway:
 
     async def breaker_status(self) -> dict[str, str]:
         return {name: state.status for name, state in self._shared.breakers.items()}
+
+    async def pid(self) -> int:
+        return os.getpid()
 
 
 def crew_member(kind: str) -> type[Any]:

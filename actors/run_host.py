@@ -96,10 +96,17 @@ class LogDocs:
         task.add_done_callback(self.pending.discard)
 
 
+def crashed(exc: BaseException) -> bool:
+    """Whether ``exc`` says a crew actor's process died (Ray replaces it)."""
+    import ray.exceptions
+
+    return isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.ActorUnavailableError)
+
+
 class CrewMember:
     """One crew researcher serving one of this run's sub-tasks (a ``ResearcherPort``)."""
 
-    def __init__(self, handle: Any, index: int, context: RunContext, load: dict[int, int]) -> None:
+    def __init__(self, handle: Any, index: int, context: RunContext, load: Load) -> None:
         self.handle = handle
         self._index = index
         self._context = context
@@ -110,32 +117,52 @@ class CrewMember:
         import ray
 
         self._subtask = subtask.id
-        self._load[self._index] = self._load.get(self._index, 0) + 1
-        ref = self.handle.run.remote(self._context, subtask, list(notes))
+        self._load.busy[self._index] = self._load.busy.get(self._index, 0) + 1
         try:
-            report: ResearcherReport = await ref
-            return report
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
-                ray.cancel(ref)
+            if self._index in self._load.replaced:  # Ray resubmits the probe once it is back
+                await self.handle.pid.options(max_task_retries=-1).remote()
+                self._load.replaced.discard(self._index)
+            ref = self.handle.run.remote(self._context, subtask, list(notes))
+            try:
+                report: ResearcherReport = await ref
+                return report
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
+                    ray.cancel(ref)
+                raise
+        except Exception as exc:
+            if crashed(exc):  # its next sub-task waits until Ray has replaced it
+                self._load.replaced.add(self._index)
             raise
         finally:
-            self._load[self._index] -= 1
+            self._load.busy[self._index] -= 1
 
     async def steer(self, note: str) -> None:
         await self.handle.steer.remote(self._context.run_id, self._subtask, note)
 
 
-class CrewSpawner:
-    """Hands each sub-task to the least busy crew researcher; nothing to start or stop."""
+@dataclass
+class Load:
+    """What this host knows of the crew's researchers, over all its runs."""
 
-    def __init__(self, researchers: Sequence[Any], context: RunContext, load: dict[int, int]):
+    busy: dict[int, int] = field(default_factory=dict)  # sub-tasks in flight per researcher
+    replaced: set[int] = field(default_factory=set)  # died; not yet seen back
+
+
+class CrewSpawner:
+    """Hands each sub-task to the least busy crew researcher (one being replaced last);
+    nothing to start or stop."""
+
+    def __init__(self, researchers: Sequence[Any], context: RunContext, load: Load) -> None:
         self._researchers = list(researchers)
         self._context = context
-        self._load = load  # in-flight sub-tasks per researcher, over every run of this host
+        self._load = load
 
     def acquire(self) -> CrewMember:
-        index = min(range(len(self._researchers)), key=lambda i: (self._load.get(i, 0), i))
+        def rank(i: int) -> tuple[bool, int, int]:
+            return (i in self._load.replaced, self._load.busy.get(i, 0), i)
+
+        index = min(range(len(self._researchers)), key=rank)
         return CrewMember(self._researchers[index], index, self._context, self._load)
 
     def release(self, researcher: Any, healthy: bool) -> None:
@@ -145,9 +172,7 @@ class CrewSpawner:
         """The crew outlives the run."""
 
     def crashed(self, exc: BaseException) -> bool:
-        import ray.exceptions
-
-        return isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.ActorUnavailableError)
+        return crashed(exc)
 
     async def ready(self) -> None:
         """The crew is up before the run is opened."""
@@ -183,7 +208,7 @@ class RunHost:
     def __init__(self) -> None:
         self._runs: dict[str, HostedRun] = {}
         self._models = RunModels()
-        self._load: dict[int, int] = {}
+        self._load = Load()
 
     async def open(self, spec: RunSpec) -> None:
         """Create the run's log, pool and coordinator; nothing runs until ``run``."""
