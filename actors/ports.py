@@ -26,7 +26,7 @@ class ResearcherPort(Protocol):
 
 
 class Spawner(Protocol):
-    """Hands out researchers; a released healthy one may serve the next sub-task (warm process)."""
+    """Hands out researchers (on Ray: the crew's, shared by every run; ``actors/run_host.py``)."""
 
     def acquire(self) -> ResearcherPort: ...
     def release(self, researcher: ResearcherPort, healthy: bool) -> None: ...
@@ -36,7 +36,7 @@ class Spawner(Protocol):
         ...
 
     async def ready(self) -> None:
-        """Wait until the researchers started ahead of need can take work."""
+        """Wait until researchers can take work (the crew is up before a run opens)."""
         ...
 
 
@@ -46,7 +46,6 @@ class EvaluatorPort(Protocol):
 
 
 class PoolPort(Protocol):
-    async def ready(self) -> None: ...
     async def claim(self, url: str, owner: str) -> Claim: ...
     async def claim_many(
         self, urls: list[str], owner: str, stored: Sequence[FetchedDoc] = ()

@@ -84,9 +84,6 @@ class RunPool:
     async def _call(self, method: str, *args: Any) -> Any:
         return await self._host.pool.remote(self._run_id, method, *args)
 
-    async def ready(self) -> None:
-        """Nothing to warm: the host is up before the run starts."""
-
     async def claim(self, url: str, owner: str) -> Any:
         return await self._call("claim", url, owner)
 

@@ -14,7 +14,6 @@ the lists are merged, because the corpus and the web answer different parts of a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -124,12 +123,6 @@ class SearchGateway:
                     self._states.setdefault(provider.name, breaker.BreakerState.initial())
                 self._providers = built
         return self._providers
-
-    async def ready(self) -> None:
-        """Build the chain ahead of the first search (researchers call this while the planner
-        works). A chain that cannot be built is left for the first search to report."""
-        with contextlib.suppress(DeepResearchError):
-            await self._chain()
 
     async def search(self, query: str, limit: int) -> SearchResult:
         """Hits for ``query``: merged from every healthy provider when the chain mixes offline
