@@ -52,8 +52,14 @@ def join(
             crew_member(kind), kind, name, settings, detached=detached, **overrides
         )
 
+    here: dict[str, Any] = {}
+    node = runtime.node_id()
+    if node:  # run hosts write the runs' files: on the node of the driver that made them
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=True)
     return CrewHandles(
-        hosts=tuple(get("run_host", i) for i in range(size.hosts)),
+        hosts=tuple(get("run_host", i, **here) for i in range(size.hosts)),
         researchers=tuple(
             get("researcher", i, max_concurrency=size.concurrency) for i in range(size.researchers)
         ),

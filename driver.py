@@ -224,9 +224,10 @@ def execute(
         connection = runtime.connect(prep.settings.ray)
         import ray
 
+        detached = prep.settings.ray.crew.detached
         handles = crew.join(
             prep.settings,
-            detached=not connection.started_here,
+            detached=not connection.started_here if detached is None else detached,
             evaluator=prep.request.mode == "deep",
             ledger=llm is None and assembly.needs_ledger(prep.settings),
         )

@@ -1,16 +1,19 @@
 """Load on the research service: N concurrent deep runs through HTTP, with injected latency.
 
-Starts ``deep-research serve`` (a subprocess with its own local Ray) over the local corpus with
-``simulate.latency_s`` on every search, fetch and model call, then for each N submits N deep runs
-at once (a 429 is retried after its Retry-After) and follows each over SSE to its end. Prints, per N:
-runs/min, p50/p95 latency (submit → end), peak RSS of the service process and every process under
-it (Ray's GCS, raylet and workers) read from /proc, and throughput over the bound: each run's
-critical path (``bench/parallel.py``'s list-scheduling bound with ``deep.max_parallel`` slots, plus
-the planner call) list-scheduled over ``service.max_runs`` slots. Every accepted run must end with a
-report or an honest status; anything else is counted as lost and the exit code is 1.
+Starts ``deep-research serve`` (a subprocess with its own local Ray, and so its own crew) over the
+local corpus with ``simulate.latency_s`` on every search, fetch and model call, then for each N
+submits N deep runs at once (a 429 is retried after its Retry-After) and follows each over SSE to
+its end. Prints, per N: runs/min, p50/p95 latency (submit → end), peak RSS of the service process
+and every process under it (Ray's GCS, raylet and the crew) read from /proc, and throughput over
+the bound. The bound is the larger of: each run's critical path (``bench/parallel.py``'s
+list-scheduling bound with ``deep.max_parallel`` slots, plus the planner call) list-scheduled over
+``service.max_runs`` slots, and all runs' researcher work (researcher-seconds of injected latency)
+spread over the crew's sub-task slots (``ray.crew.researchers`` x ``ray.crew.concurrency``). Every
+accepted run must end with a report or an honest status; anything else is counted as lost and
+the exit code is 1.
 
-    python bench/load.py [--ns 1,4,8] [--latency 0.2] [--max-runs 4] [--max-parallel 3]
-    python bench/load.py --ns 16,32 --max-runs 8     # the larger levels (minutes on 2 cores)
+    python bench/load.py [--ns 8,32] [--latency 0.2] [--max-runs 32] [--max-parallel 3]
+                         [--researchers 2] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def start_service(
                 "simulate": {"latency_s": args.latency},
                 "deep": {"max_parallel": args.max_parallel},
                 "service": {"max_runs": args.max_runs, "retry_after_s": 1},
+                "ray": {"crew": {"researchers": args.researchers, "concurrency": args.concurrency}},
             }
         )
     )
@@ -151,10 +155,12 @@ def honest(result: dict[str, Any]) -> bool:
     return result["status"] in ("interrupted", "failed")
 
 
-def run_bound(state: Path, run_id: str, max_parallel: int, latency: float) -> float:
+def run_bound(state: Path, run_id: str, max_parallel: int, latency: float) -> tuple[float, float]:
+    """(the run's critical-path bound, its researchers' work), in seconds."""
     lines = (state / "runs" / run_id / "events.jsonl").read_text().splitlines()
     events = [(e["ts"], e["type"], e["payload"]) for e in map(json.loads, lines)]
-    return analyse(events, max_parallel, latency)["bound_s"] + latency  # + the planner call
+    figures = analyse(events, max_parallel, latency)
+    return figures["bound_s"] + latency, figures["work_s"]  # + the planner call
 
 
 def schedule(durations: list[float], slots: int) -> float:
@@ -182,8 +188,10 @@ async def level(
     sampler.join()
     ok = [r for r in results if r["accepted"]]
     wall = max(r["end"] for r in ok) - t0 if ok else float("nan")
-    bounds = [run_bound(state, r["run_id"], args.max_parallel, args.latency) for r in ok]
-    bound_wall = schedule(bounds, args.max_runs)
+    figures = [run_bound(state, r["run_id"], args.max_parallel, args.latency) for r in ok]
+    slots = args.researchers * args.concurrency
+    crew_bound = sum(work for _, work in figures) / slots
+    bound_wall = max(schedule([b for b, _ in figures], args.max_runs), crew_bound)
     statuses: dict[str, int] = {}
     for r in ok:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
@@ -200,6 +208,7 @@ async def level(
         "p95_s": round(pct(latencies, 0.95), 2),
         "peak_rss_mb": round(sampler.peak / 2**20),
         "bound_wall_s": round(bound_wall, 2),
+        "crew_bound_s": round(crew_bound, 2),
         "throughput_over_bound": round(bound_wall / wall, 3),
     }
 
@@ -207,10 +216,12 @@ async def level(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=REPO.parent / "shared/data/sec-10q/docs")
-    parser.add_argument("--ns", default="1,4,8", help="concurrent runs per level (e.g. 1,4,16,32)")
+    parser.add_argument("--ns", default="8,32", help="concurrent runs per level (e.g. 1,4,16,32)")
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--max-runs", type=int, default=4, help="service.max_runs (the 429 cap)")
+    parser.add_argument("--max-runs", type=int, default=32, help="service.max_runs (the 429 cap)")
     parser.add_argument("--max-parallel", type=int, default=3, help="deep.max_parallel per run")
+    parser.add_argument("--researchers", type=int, default=2, help="ray.crew.researchers")
+    parser.add_argument("--concurrency", type=int, default=16, help="ray.crew.concurrency")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = []
@@ -239,6 +250,7 @@ def main() -> None:
                     "latency_s": args.latency,
                     "max_runs": args.max_runs,
                     "max_parallel": args.max_parallel,
+                    "crew": {"researchers": args.researchers, "concurrency": args.concurrency},
                     "levels": rows,
                 }
             )

@@ -97,6 +97,7 @@ def analyse(
     return {
         "wall_s": round(wall, 3),
         "bound_s": round(bound, 3),
+        "work_s": round(sum(units[sid] for _, sid in order) * latency, 3),  # researcher-seconds
         "ratio": round(wall / bound, 3) if bound else float("nan"),
         "researchers": len(order),
         "startup_s": round(start - first["run_started"], 3),

@@ -73,6 +73,7 @@ class CrewSettings(Section):
     concurrency: int = Field(16, ge=1, le=1024)  # sub-tasks one researcher actor serves at once
     hosts: int = Field(1, ge=1, le=64)  # actors holding runs' coordinators, URL pools, event logs
     max_restarts: int = Field(-1, ge=-1)  # a crew actor that dies is replaced (-1: always)
+    detached: bool | None = None  # None: outlives the driver when it joined a cluster
 
 
 class RaySettings(Section):
@@ -236,7 +237,7 @@ class SimulateSettings(Section):
 class ServiceSettings(Section):
     """``deep-research serve`` (and MCP's corpus check): what clients may ask for and how much."""
 
-    max_runs: int = Field(4, ge=1, le=256)
+    max_runs: int = Field(16, ge=1, le=256)
     heartbeat_s: float = Field(10.0, gt=0)
     retry_after_s: int = Field(10, ge=1)
     corpus_roots: tuple[Path, ...] = ()  # a client's corpus must lie under one; none: refused
