@@ -9,8 +9,8 @@ pool costs none), then compute the lower bound a perfect scheduler with ``max_pa
 would need: list scheduling of the researchers in the order the reducer starts them, round by
 round, plus the evaluator and writer calls (and the writer's one rewrite call when the citation
 verifier sent sentences back). The wall time is
-measured from the moment both the plan and the warm researcher processes are ready (actor
-start-up is printed separately) to ``run_finished``.
+measured from the moment the plan is ready (start-up, now only joining the crew, is printed
+separately) to ``run_finished``.
 
 The same run also goes through an in-process asyncio driver (the same Coordinator, Researcher,
 gateway and pool classes, no Ray) so Ray's overhead is a printed ratio.
