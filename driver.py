@@ -232,7 +232,10 @@ def execute(
             ledger=llm is None and assembly.needs_ledger(prep.settings),
         )
         host = handles.host_for(run_id)
-        ray.get(host.open.remote(_spec(prep, handles, llm)))
+        try:
+            ray.get(host.open.remote(_spec(prep, handles, llm)))
+        except Exception as exc:  # e.g. the run is still open there: our one-line error
+            raise _unwrap(exc) from None
         research_started = time.monotonic()
         result_ref = host.run.remote(run_id)
         try:

@@ -24,6 +24,7 @@ from deepresearch.actors.event_log import EventLog
 from deepresearch.actors.hosted import RunModels
 from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContext
 from deepresearch.actors.url_pool import UrlPool
+from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.schemas import (
     Evaluation,
@@ -214,8 +215,8 @@ class RunHost:
         """Create the run's log, pool and coordinator; nothing runs until ``run``."""
         context, request = spec.context, spec.request
         run_id = context.run_id
-        if run_id in self._runs:
-            raise ValueError(f"run {run_id} is already open")
+        if run_id in self._runs:  # e.g. resumed while its first driver's run still goes on
+            raise InputError(f"run {run_id} is still running on the crew; wait for it to end")
         events = EventLog(spec.run_dir, run_id, spec.start_seq, time.time, spec.doc_caps)
         docs = LogDocs(events)
         pool = UrlPool(spec.seed_docs, docs)

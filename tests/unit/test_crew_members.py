@@ -18,7 +18,7 @@ from deepresearch.actors.run_context import LedgerTerms, RunContext
 from deepresearch.actors.run_host import RunHost, RunSpec
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
-from deepresearch.errors import BudgetExceeded, ProviderError, SearchUnavailable
+from deepresearch.errors import BudgetExceeded, InputError, ProviderError, SearchUnavailable
 from deepresearch.llm_messages import LLMReply
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
@@ -151,6 +151,8 @@ async def test_the_run_host_keeps_each_runs_pool_and_log_apart_and_releases_them
         await host.pool("a", "_docs")
     with pytest.raises(LookupError):
         await host.log("nobody", "events")
+    with pytest.raises(InputError, match="still running"):
+        await host.open(open_spec(tmp_path / "again", "a", crew))
 
     await host.close("a")
     assert await host.held() == ["b"]
