@@ -231,11 +231,11 @@ def execute(
             evaluator=prep.request.mode == "deep",
             ledger=llm is None and assembly.needs_ledger(prep.settings),
         )
-        host = handles.host_for(run_id)
         try:
-            ray.get(host.open.remote(_spec(prep, handles, llm)))
-        except Exception as exc:  # e.g. the run is still open there: our one-line error
+            ray.get(handles.host_for(run_id).open.remote(_spec(prep, handles, llm)))
+        except Exception as exc:  # e.g. still open there (not ours to close): one line
             raise _unwrap(exc) from None
+        host = handles.host_for(run_id)
         research_started = time.monotonic()
         result_ref = host.run.remote(run_id)
         try:
