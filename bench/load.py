@@ -63,6 +63,26 @@ def tree_rss(root: int) -> int:
     return total
 
 
+def tree_cpu_s(root: int) -> float:
+    """CPU seconds (user + system) used so far by ``root`` and its living descendants."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, stack = 0.0, [root]
+    while stack:
+        pid = stack.pop()
+        total += stats.get(pid, (0, 0.0))[1]
+        stack.extend(children.get(pid, []))
+    return total
+
+
 class PeakSampler(threading.Thread):
     def __init__(self, pid: int, every_s: float = 0.5) -> None:
         super().__init__(daemon=True)
@@ -181,9 +201,11 @@ async def level(
 ) -> dict[str, Any]:
     sampler = PeakSampler(pid)
     sampler.start()
+    cpu_before = tree_cpu_s(pid)
     async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(600, connect=10)) as client:
         t0 = time.monotonic()
         results = await asyncio.gather(*(one_run(client, t0) for _ in range(n)))
+    cpu_s = tree_cpu_s(pid) - cpu_before
     sampler.halt.set()
     sampler.join()
     ok = [r for r in results if r["accepted"]]
@@ -210,6 +232,9 @@ async def level(
         "bound_wall_s": round(bound_wall, 2),
         "crew_bound_s": round(crew_bound, 2),
         "throughput_over_bound": round(bound_wall / wall, 3),
+        # The service's own CPU over the machine's cores: a floor the latency bound ignores.
+        "cpu_s": round(cpu_s, 1),
+        "cpu_bound_s": round(cpu_s / (os.cpu_count() or 1), 2),
     }
 
 
@@ -237,6 +262,7 @@ def main() -> None:
                     f"N={n:>3}: {row['runs_per_min']:6.2f} runs/min  p50 {row['p50_s']:6.2f}s  "
                     f"p95 {row['p95_s']:6.2f}s  peak RSS {row['peak_rss_mb']} MB  "
                     f"throughput/bound {row['throughput_over_bound']:.3f}  "
+                    f"cpu {row['cpu_s']}s (cpu/cores {row['cpu_bound_s']}s)  "
                     f"429s {row['rejected_429']}  statuses {row['statuses']}  lost {row['lost']}",
                     file=sys.stderr,
                 )
