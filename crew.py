@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepresearch import __version__, runtime
 from deepresearch.actors.hosted import crew_member
+from deepresearch.actors.run_context import RunContext
+from deepresearch.actors.run_host import RunSpec
 from deepresearch.config.settings import Settings
+from deepresearch.providers.llm.base import LLMProvider
+
+if TYPE_CHECKING:
+    from deepresearch.driver import Prepared
 
 
 def actor_name(settings: Settings, kind: str, index: int | None = None) -> str:
@@ -66,4 +72,34 @@ def join(
         gateway=get("search_gateway"),
         evaluator=get("evaluator") if evaluator else None,
         ledger=get("ledger") if ledger else None,
+    )
+
+
+def run_spec(prep: Prepared, handles: CrewHandles, llm: LLMProvider | None) -> RunSpec:
+    """What the run's host needs to open it: the prepared run and the crew's handles; keys
+    travel as ``SecretStr`` in the run's context."""
+    seed = prep.seed
+    fu = prep.settings.follow_up
+    context = RunContext(
+        run_id=prep.request.run_id,
+        settings=prep.settings,
+        host=handles.host_for(prep.request.run_id),
+        gateway=handles.gateway,
+        keys=prep.keys,
+        search_keys=RunContext.secret_env(prep.search_keys),
+        ledger=handles.ledger,
+        llm=llm,
+    )
+    return RunSpec(
+        context=context,
+        request=prep.request,
+        run_dir=str(prep.run_dir.root),
+        researchers=handles.researchers,
+        evaluator=handles.evaluator,
+        start_seq=prep.start_seq,
+        doc_caps=(fu.doc_cap_chars, fu.total_cap_chars),
+        warnings=prep.warnings,
+        resume=prep.resume,
+        follow_up=seed.model_copy(update={"docs": ()}) if seed is not None else None,
+        seed_docs=seed.docs if seed is not None else (),
     )

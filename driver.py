@@ -232,7 +232,7 @@ def execute(
             ledger=llm is None and assembly.needs_ledger(prep.settings),
         )
         try:
-            ray.get(handles.host_for(run_id).open.remote(_spec(prep, handles, llm)))
+            ray.get(handles.host_for(run_id).open.remote(crew.run_spec(prep, handles, llm)))
         except Exception as exc:  # e.g. still open there (not ours to close): one line
             raise _unwrap(exc) from None
         host = handles.host_for(run_id)
@@ -259,37 +259,6 @@ def execute(
             _close_quietly(host, run_id)
         if connection is not None:
             runtime.disconnect(connection)
-
-
-def _spec(prep: Prepared, handles: Any, llm: LLMProvider | None) -> Any:
-    from deepresearch.actors.run_context import RunContext
-    from deepresearch.actors.run_host import RunSpec
-
-    seed = prep.seed
-    fu = prep.settings.follow_up
-    context = RunContext(
-        run_id=prep.request.run_id,
-        settings=prep.settings,
-        host=handles.host_for(prep.request.run_id),
-        gateway=handles.gateway,
-        keys=prep.keys,
-        search_keys=RunContext.secret_env(prep.search_keys),
-        ledger=handles.ledger,
-        llm=llm,
-    )
-    return RunSpec(
-        context=context,
-        request=prep.request,
-        run_dir=str(prep.run_dir.root),
-        researchers=handles.researchers,
-        evaluator=handles.evaluator,
-        start_seq=prep.start_seq,
-        doc_caps=(fu.doc_cap_chars, fu.total_cap_chars),
-        warnings=prep.warnings,
-        resume=prep.resume,
-        follow_up=seed.model_copy(update={"docs": ()}) if seed is not None else None,
-        seed_docs=seed.docs if seed is not None else (),
-    )
 
 
 def _close_quietly(host: Any, run_id: str, timeout_s: float = 70.0) -> None:
