@@ -338,6 +338,10 @@ def job_run_cmd(query: str, run_id: str, **o: Any) -> None:
         "ray.auth_mode": auth if auth in ("disabled", "token") else None,
     }
     settings = load_settings(None, overrides_from_flags(flags))
+    if o["corpus"] == Path("."):  # uploaded with this job: only this job's own crew can read it
+        flags["ray.crew.name"] = f"{settings.ray.crew.name}-{run_id}"[:64]
+        flags["ray.crew.detached"] = False
+        settings = load_settings(None, overrides_from_flags(flags))
     try:
         prep = dataclasses.replace(
             jobs.prepare_as(run_id, query, settings.run.mode, settings), started=STARTED_AT

@@ -2,7 +2,8 @@
 
 Every check that can fail on bad input (query, providers, corpus, output and state directories)
 happens in ``prepare`` before Ray starts, so bad input costs milliseconds and never leaves a
-half-started run behind. ``execute`` then follows the EventLog's stream while the Coordinator works.
+half-started run behind. ``execute`` then opens the run on the crew (``crew.py``) and follows its
+event stream while the Coordinator works.
 """
 
 from __future__ import annotations
@@ -207,81 +208,74 @@ def execute(
     llm: LLMProvider | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> RunSummary:
-    """Run the actors for ``prep`` on Ray (local or joined) and write the report file.
+    """Run ``prep`` on the cluster's crew (local or joined Ray) and write the report file.
 
+    The run's own state (coordinator, URL pool, event log) is opened on a crew run host and
+    closed at the end; the crew itself stays for the next run (``crew.py``).
     ``should_stop`` is polled a few times a second; when it says so (a service cancelling a run),
     the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable.
     Every ending writes ``summary.json`` with an honest status (a failure is ``failed``)."""
-    from deepresearch.actors.event_log import EventLog
-    from deepresearch.actors.hosted import HostedCoordinator, start_crew
+    from deepresearch import crew
 
     connection: runtime.Connection | None = None
-    coordinator: Any = None
+    host: Any = None
+    run_id = prep.request.run_id
     try:
         connection = runtime.connect(prep.settings.ray)
-        fu = prep.settings.follow_up
-        log = runtime.spawn(
-            EventLog,
-            "event_log",
-            str(prep.run_dir.root),
-            prep.request.run_id,
-            prep.start_seq,
-            time.time,
-            (fu.doc_cap_chars, fu.total_cap_chars),
-        )
-        for kind, text in prep.warnings:
-            log.append.remote("warning", {"kind": kind, "message": text})
-        seed = prep.seed
-        crew = start_crew(
-            prep.settings,
-            prep.request,
-            log,
-            llm,
-            prep.keys,
-            dict(prep.search_keys),
-            seed.docs if seed is not None else (),
-        )  # started in the same wave as the coordinator: one round of process start-up
-        coordinator = runtime.spawn(
-            HostedCoordinator,
-            "coordinator",
-            prep.settings,
-            prep.request,
-            log,
-            llm,
-            prep.resume,
-            prep.keys,
-            dict(prep.search_keys),
-            crew,
-            seed.model_copy(update={"docs": ()}) if seed is not None else None,
-        )
-        research_started = time.monotonic()
-        result_ref = coordinator.run.remote()
-        try:
-            result, last = _follow(log, result_ref, on_events, should_stop)
-        except KeyboardInterrupt:
-            _interrupted(prep, coordinator)
-            raise RunInterrupted(prep.request.run_id) from None
-        summary = finish(prep, result, time.monotonic() - research_started)
         import ray
 
-        ray.get(log.write_text.remote("summary.json", summary.model_dump_json(indent=2)))
-        on_events(ray.get(log.wait.remote(last, 0.0)))
-        ray.get(log.close.remote())
+        detached = prep.settings.ray.crew.detached
+        handles = crew.join(
+            prep.settings,
+            detached=not connection.started_here if detached is None else detached,
+            evaluator=prep.request.mode == "deep",
+            ledger=llm is None and assembly.needs_ledger(prep.settings),
+        )
+        try:
+            ray.get(handles.host_for(run_id).open.remote(crew.run_spec(prep, handles, llm)))
+        except Exception as exc:  # e.g. still open there (not ours to close): one line
+            raise _unwrap(exc) from None
+        host = handles.host_for(run_id)
+        research_started = time.monotonic()
+        result_ref = host.run.remote(run_id)
+        try:
+            result, last = _follow(host, run_id, result_ref, on_events, should_stop)
+        except KeyboardInterrupt:
+            _interrupted(prep, host)
+            host = None
+            raise RunInterrupted(run_id) from None
+        summary = finish(prep, result, time.monotonic() - research_started)
+        text = summary.model_dump_json(indent=2)
+        ray.get(host.log.remote(run_id, "write_text", "summary.json", text))
+        on_events(ray.get(host.log.remote(run_id, "wait", last, 0.0)))
+        ray.get(host.close.remote(run_id))
+        host = None
         return summary
     except BaseException as exc:
         runs.record_ending(prep.run_dir, prep.request, time.monotonic() - prep.started, exc)
         raise
     finally:
+        if host is not None:  # a failed run still releases what the crew keeps for it
+            _close_quietly(host, run_id)
         if connection is not None:
             runtime.disconnect(connection)
 
 
-def _interrupted(prep: Prepared, coordinator: Any) -> None:
-    """Stop the actors and record the interruption; the last checkpoint stands for ``resume``.
-    A second Ctrl-C during this exits at once."""
+def _close_quietly(host: Any, run_id: str, timeout_s: float = 70.0) -> None:
+    import ray
+
+    try:
+        ray.get(host.close.remote(run_id), timeout=timeout_s)
+    except Exception:  # the host is gone or busy: it closes the run itself later
+        return
+
+
+def _interrupted(prep: Prepared, host: Any) -> None:
+    """Stop the run on its host and record the interruption; the last checkpoint stands for
+    ``resume``. A second Ctrl-C during this exits at once."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, lambda *_: os._exit(130))
-    runtime.kill(coordinator)
+    _close_quietly(host, prep.request.run_id)
     summary = RunSummary(
         run_id=prep.request.run_id,
         status="interrupted",
@@ -297,7 +291,8 @@ FOLLOW_GAP_S = 0.25  # progress refreshes at most four times a second
 
 
 def _follow(
-    log: Any,
+    host: Any,
+    run_id: str,
     result_ref: Any,
     on_events: Callable[[list[Event]], None],
     should_stop: Callable[[], bool],
@@ -307,13 +302,13 @@ def _follow(
     last = 0
     while True:
         if should_stop():
-            raise KeyboardInterrupt  # the same path as Ctrl-C: actors stopped, checkpoint kept
-        events: list[Event] = ray.get(log.wait.remote(last, 0.25))
+            raise KeyboardInterrupt  # the same path as Ctrl-C: the run stopped, checkpoint kept
+        events: list[Event] = ray.get(host.log.remote(run_id, "wait", last, 0.25))
         if events:
             last = events[-1].seq
             on_events(events)
         # After a batch, let the next one gather for a moment (the run's end still returns at
-        # once): one poll per event burst would wake the log and this process for every
+        # once): one poll per event burst would wake the host and this process for every
         # researcher's step, on the same two cores the run needs.
         ready, _ = ray.wait([result_ref], timeout=FOLLOW_GAP_S if events else 0)
         if ready:

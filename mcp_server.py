@@ -4,14 +4,15 @@ Coding agents and chat clients call ``research(query, mode, corpus)``; the run's
 progress notifications and the result is the report's Markdown. The intent gate runs first (in
 ``driver.prepare``): a greeting or a vague query returns the gate's reply instead of a report, a
 harmful request is refused with an error result. A run is blocking Ray work, so it
-runs in a worker thread while the server's loop keeps answering; runs are served one at a time
-because each run owns the process's Ray connection (it starts and stops a local Ray unless
-``ray.address`` joins a cluster).
+runs in a worker thread while the server's loop keeps answering. The server joins Ray (or starts
+a local one) on its first run and keeps that connection, so the crew (``crew.py``) stays warm
+for every later run; up to ``service.max_runs`` runs go at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -19,6 +20,7 @@ from typing import Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from deepresearch import runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, QueryGated
 from deepresearch.policies.progress import ProgressState, advance
@@ -52,12 +54,34 @@ class ProgressRelay:
         return progress, f"{self.state.phase}: {event.type}"
 
 
+class RayOnce:
+    """The server's one Ray connection: made on the first run (not at start-up, which would hold
+    up the MCP handshake) and kept until the server exits."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._connection: runtime.Connection | None = None
+
+    def ensure(self) -> None:
+        with self._lock:
+            if self._connection is None:
+                self._connection = runtime.connect(self._settings.ray)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                runtime.disconnect(self._connection)
+                self._connection = None
+
+
 def run_research(
     settings: Settings,
     query: str,
     mode: Literal["quick", "deep"],
     corpus: str | None,
     on_events: Callable[[list[Event]], None],
+    ray_once: RayOnce | None = None,
 ) -> tuple[RunSummary, str]:
     """One blocking run (prepare, execute) with the tool's arguments over the server's settings.
 
@@ -71,15 +95,17 @@ def run_research(
             update={"corpus": settings.corpus.model_copy(update={"path": path})}
         )
     prep = driver.prepare(query, mode, settings)
+    if ray_once is not None:
+        ray_once.ensure()
     summary = driver.execute(prep, on_events)
     report = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""
     return summary, report
 
 
-def build_server(settings: Settings) -> MCPServer:
+def build_server(settings: Settings, ray_once: RayOnce | None = None) -> MCPServer:
     """An ``MCPServer`` with the ``research`` tool bound to ``settings``."""
     server = MCPServer("deep-research", instructions=INSTRUCTIONS, log_level="WARNING")
-    one_at_a_time = asyncio.Lock()
+    slots = asyncio.Semaphore(settings.service.max_runs)
 
     @server.tool()
     async def research(
@@ -110,11 +136,11 @@ def build_server(settings: Settings) -> MCPServer:
                 if step is not None:
                     await ctx.report_progress(step[0], 100.0, step[1])
 
-        async with one_at_a_time:
+        async with slots:
             relaying = asyncio.create_task(relay())
             try:
                 summary, report = await asyncio.to_thread(
-                    run_research, settings, query, mode, corpus, on_events
+                    run_research, settings, query, mode, corpus, on_events, ray_once
                 )
             except QueryGated as gated:  # no run: the gate's reply (a refusal is an error)
                 if gated.outcome == "harmful":
@@ -135,4 +161,8 @@ def build_server(settings: Settings) -> MCPServer:
 
 
 def serve_stdio(settings: Settings) -> None:
-    build_server(settings).run("stdio")
+    ray_once = RayOnce(settings)
+    try:
+        build_server(settings, ray_once).run("stdio")
+    finally:
+        ray_once.close()

@@ -23,14 +23,15 @@ from deepresearch.errors import ClusterError
 log = logging.getLogger(__name__)
 
 # Coordination and I/O-bound actors take no CPU so two cores never queue them behind each other.
+# Crew actors serve many runs at once; a researcher's concurrency comes from ``ray.crew``.
+# Calls whose body may run again (a search, an evaluation, a ledger step) are resubmitted by Ray
+# once a dead actor is back; a researcher's sub-task is retried by the coordinator instead.
 ACTOR_OPTIONS: dict[str, dict[str, Any]] = {
-    "coordinator": {"num_cpus": 0, "max_concurrency": 64},
-    "event_log": {"num_cpus": 0, "max_concurrency": 256},
-    "url_pool": {"num_cpus": 0, "max_concurrency": 256},
-    "search_gateway": {"num_cpus": 0, "max_concurrency": 64},
-    "evaluator": {"num_cpus": 0},
-    "ledger": {"num_cpus": 0, "max_concurrency": 256},
-    "researcher": {"num_cpus": 0, "max_concurrency": 8},
+    "run_host": {"num_cpus": 0, "max_concurrency": 4096},
+    "search_gateway": {"num_cpus": 0, "max_concurrency": 1024, "max_task_retries": 3},
+    "evaluator": {"num_cpus": 0, "max_concurrency": 256, "max_task_retries": 2},
+    "ledger": {"num_cpus": 0, "max_concurrency": 1024, "max_task_retries": 2},
+    "researcher": {"num_cpus": 0, "max_concurrency": 16},
 }
 
 
@@ -210,6 +211,25 @@ def spawn(cls: type[Any], kind: str, *args: Any, **overrides: Any) -> Any:
     placed = placement(settings, kind) if settings is not None else {}
     options = {**ACTOR_OPTIONS[kind], **placed, **overrides}
     return ray.remote(**options)(cls).remote(*args)
+
+
+def named(
+    cls: type[Any], kind: str, name: str, settings: Settings, *, detached: bool, **overrides: Any
+) -> Any:
+    """The actor called ``name`` in this job's namespace, created (with ``spawn``'s options) only
+    if it does not exist yet: Ray's ``get_if_exists`` settles a race between two drivers. A
+    detached actor outlives the driver that created it; Ray restarts it (``max_restarts``)."""
+    options = {
+        **ACTOR_OPTIONS[kind],
+        **placement(settings, kind),
+        "max_restarts": settings.ray.crew.max_restarts,
+        **overrides,
+        "name": name,
+        "get_if_exists": True,
+    }
+    if detached:
+        options["lifetime"] = "detached"
+    return ray.remote(**options)(cls).remote()
 
 
 def kill(handle: Any) -> None:

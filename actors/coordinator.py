@@ -88,11 +88,7 @@ class Coordinator:
         )
         try:
             if state.status == "planning":
-                evaluator = (
-                    self._evaluator.ready() if deep and self._evaluator else asyncio.sleep(0)
-                )
-                plan, _, _ = await asyncio.gather(self._plan(), self._spawner.ready(), evaluator)
-                await self._sink.emit("researchers_ready", {})
+                plan = await self._plan()  # the crew is up before a run opens: nothing to wait for
                 await self._sink.emit(
                     "plan_ready",
                     {

@@ -17,10 +17,6 @@ class Evaluator:
     def __init__(self, llm: LLMProvider) -> None:
         self._llm = llm
 
-    async def ready(self) -> None:
-        """Answered once the actor is up: the coordinator asks while the planner works, so the
-        first evaluation, on the critical path, pays neither start-up nor the first connection."""
-
     async def evaluate(self, task: EvaluateTask) -> tuple[Evaluation, list[LLMReply]]:
         decision, replies = await evaluation_or_synthesize(
             self._llm, build_request("evaluator", task, Evaluation)

@@ -154,37 +154,6 @@ class EventSink(Protocol):
     async def write_text(self, name: str, text: str) -> None: ...
 
 
-class ActorSink:
-    """Sends events to an EventLog actor handle."""
-
-    def __init__(self, handle: Any) -> None:
-        self._handle = handle
-
-    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
-        await self._handle.append.remote(type, payload or {})
-
-    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
-        """A burst of events (type, payload) in one call, as ``Background`` sends them."""
-        await self._handle.append_many.remote(events)
-
-    async def checkpoint(self, data: dict[str, Any]) -> None:
-        await self._handle.checkpoint.remote(data)
-
-    async def write_text(self, name: str, text: str) -> None:
-        await self._handle.write_text.remote(name, text)
-
-    async def warm(self) -> None:
-        """One cheap call, so this process's first real one finds the log's address known."""
-        await self._handle.last_seq.remote()
-
-    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
-        """Fire-and-forget: the caller (the UrlPool, on a researcher's path) does not wait."""
-        self._handle.append_docs.remote(list(docs))
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (ActorSink, (self._handle,))
-
-
 class ListSink:
     """Collects events in memory: for tests and in-process drivers."""
 

@@ -1,232 +1,215 @@
-"""Actor classes as Ray hosts them: each builds its own providers from settings in its process.
+"""The crew's shared actors: researchers, the evaluator and the search gateway serve many runs.
 
-These stay plain classes (``runtime.spawn`` applies ``ray.remote``); they only add the wiring a
-Ray process needs, so the policy-carrying base classes remain testable with in-process fakes.
+Each is created once per Ray cluster (``crew.py``) and keeps what is worth keeping between runs:
+opened corpus indexes and fetchers (by configuration), search breakers and rate limits (shared
+on purpose: one provider's 429 informs every run). What belongs to one run arrives with each
+call as its ``RunContext`` and is kept only by run id (its model client, its gateway with the
+run's keys) until the run host says the run ended (``release``). These stay plain classes;
+``runtime.named`` applies ``ray.remote``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
-from dataclasses import dataclass
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
-from deepresearch import assembly, runtime
-from deepresearch.actors.coordinator import Coordinator
+from deepresearch import assembly
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import ActorSink
-from deepresearch.actors.ledger import Ledger
-from deepresearch.actors.ports import RemoteProxy, ResearcherPort
 from deepresearch.actors.researcher import Researcher
-from deepresearch.actors.search_gateway import SearchGateway
-from deepresearch.actors.url_pool import UrlPool
+from deepresearch.actors.run_context import (
+    LedgerHook,
+    LedgerTerms,
+    RunContext,
+    RunGateway,
+    RunPool,
+    RunSink,
+)
+from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import Settings
+from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.providers.llm.registry import LLMKeys
-from deepresearch.providers.search.base import SearchProvider
-from deepresearch.schemas import FetchedDoc, FollowUpSeed, Request
+from deepresearch.providers.search.base import Fetcher, SearchProvider
+from deepresearch.schemas import Evaluation, ResearcherReport, SearchResult, SubTask
+
+KEPT_RUNS = 512  # per-run entries a crew actor keeps at most (a run whose end was never said)
+KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
 
 
-class HostedSearchGateway(SearchGateway):
-    """Providers are built on the first search, inside the actor's loop; their keys arrive only
-    as ``env`` (the driver's ``assembly.search_env`` output), never from this process's env."""
+class RunModels:
+    """Each run's model client, built in this process from its settings and keys on first use."""
 
-    def __init__(self, settings: Settings, log: Any, env: Mapping[str, str] | None = None) -> None:
-        keys = dict(env or {})
+    def __init__(self) -> None:
+        self._models: OrderedDict[str, LLMProvider] = OrderedDict()
 
-        async def build() -> list[SearchProvider]:
-            return await assembly.open_search_providers(settings, keys)
+    def get(self, context: RunContext) -> LLMProvider:
+        """The run's model; a scripted one (tests) is kept from its first call, so its script
+        goes on from where the run's previous call left it, as in one actor process."""
+        model = self._models.get(context.run_id)
+        if model is None:
+            if context.llm is not None:
+                model = context.llm
+            else:
+                hook = None
+                if context.ledger is not None:
+                    terms = LedgerTerms.of(context.settings)
+                    hook = LedgerHook(context.ledger, context.run_id, terms)
+                model = assembly.build_llm_provider(context.settings, context.keys, hook)
+            self._models[context.run_id] = model
+            while len(self._models) > KEPT_RUNS:
+                self._models.popitem(last=False)
+        return model
 
-        super().__init__(
-            build,
-            BreakerConfig.from_settings(settings.search.breaker),
-            RetryPolicy.from_settings(settings.search.retry),
-            sink=ActorSink(log),
-            rate_limits=settings.search.rate_limits,
+    def release(self, run_id: str) -> None:
+        self._models.pop(run_id, None)
+
+    def held(self) -> set[str]:
+        return set(self._models)
+
+
+def fetcher_key(settings: Settings) -> str:
+    """What decides a run's fetchers: runs that agree on it share them (and their indexes)."""
+    return "|".join(
+        (
+            str(settings.corpus.path),
+            str(settings.resolved_cache_dir()),
+            str(settings.corpus.passage_chars),
+            ",".join(settings.search.providers),
+            str(settings.search.code_dir),
+            settings.web.model_dump_json(),
+            settings.simulate.model_dump_json(),
         )
-
-
-class HostedResearcher(Researcher):
-    def __init__(
-        self,
-        settings: Settings,
-        gateway: Any,
-        pool: Any,
-        log: Any,
-        llm: LLMProvider | None,
-        keys: LLMKeys,
-        ledger: Any = None,
-    ) -> None:
-        super().__init__(
-            settings,
-            RemoteProxy(gateway),
-            RemoteProxy(pool),
-            ActorSink(log),
-            llm or assembly.build_llm_provider(settings, keys, _hook(ledger)),
-            assembly.build_fetchers(settings),
-        )
-        self._peers = (gateway, pool, log)
-
-    async def warm(self) -> int:
-        """Ready to take work, with the round trips a first call pays done ahead of need.
-
-        A process's first call to an actor resolves its address and opens a connection (about
-        0.1 s each on a loaded two-core box), and the gateway builds its providers on its first
-        search. Done here, while the planner works, instead of on every researcher's critical
-        path. Returns the process id, as ``pid`` does."""
-        gateway, pool, log = self._peers
-        await asyncio.gather(gateway.ready.remote(), pool.ready.remote(), log.last_seq.remote())
-        return await self.pid()
-
-
-def _spawn_researcher(*args: Any) -> Any:
-    """One researcher actor; the argument order is ``HostedResearcher``'s."""
-    return runtime.spawn(HostedResearcher, "researcher", *args)
-
-
-def _hook(ledger: Any) -> Any:
-    """The run-wide ledger as the router's call hook (None when the run has no metered model)."""
-    return RemoteProxy(ledger) if ledger is not None else None
-
-
-class HostedEvaluator(Evaluator):
-    """Builds its own model client in its process (a live client does not pickle)."""
-
-    def __init__(
-        self, settings: Settings, llm: LLMProvider | None, keys: LLMKeys, ledger: Any = None
-    ) -> None:
-        super().__init__(llm or assembly.build_llm_provider(settings, keys, _hook(ledger)))
-
-
-class RaySpawner:
-    """Researcher actors on Ray, started ahead of need and reused while healthy.
-
-    Starting a Ray worker process costs about a second on a small machine, so the first wave is
-    started with the coordinator (``Crew``) and adopted here, and a researcher that finished
-    cleanly takes the next sub-task. One that failed (possibly a dead process) is killed and
-    replaced.
-    """
-
-    def __init__(
-        self,
-        settings: Settings,
-        gateway: Any,
-        pool: Any,
-        log: Any,
-        llm: LLMProvider | None,
-        keys: LLMKeys,
-        ledger: Any = None,
-    ) -> None:
-        self._args = (settings, gateway, pool, log, llm, keys, ledger)
-        self._idle: list[RemoteProxy] = []
-        self._all: list[RemoteProxy] = []
-
-    def adopt(self, handles: tuple[Any, ...]) -> None:
-        """Researchers started ahead of the Coordinator (see ``Crew``) join the warm pool."""
-        for handle in handles:
-            proxy = RemoteProxy(handle)
-            self._all.append(proxy)
-            self._idle.append(proxy)
-
-    def _spawn(self) -> RemoteProxy:
-        proxy = RemoteProxy(_spawn_researcher(*self._args))
-        self._all.append(proxy)
-        return proxy
-
-    async def ready(self) -> None:
-        await asyncio.gather(*(proxy.warm() for proxy in self._idle))
-
-    def crashed(self, exc: BaseException) -> bool:
-        import ray.exceptions
-
-        return isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.ActorUnavailableError)
-
-    def acquire(self) -> ResearcherPort:
-        proxy = self._idle.pop(0) if self._idle else self._spawn()
-        return proxy
-
-    def release(self, researcher: ResearcherPort, healthy: bool) -> None:
-        if not isinstance(researcher, RemoteProxy):
-            return
-        if healthy:
-            self._idle.append(researcher)
-        else:
-            runtime.kill(researcher.handle)
-
-    def close(self) -> None:
-        for proxy in self._all:
-            runtime.kill(proxy.handle)
-        self._idle.clear()
-        self._all.clear()
-
-
-@dataclass(frozen=True)
-class Crew:
-    """The run's helper actors. The driver starts them in the same wave as the Coordinator:
-    each Ray worker process takes about a second to start on a small machine, and starting them
-    only once the Coordinator's own process is up would put two such waves on every run."""
-
-    pool: Any
-    gateway: Any
-    researchers: tuple[Any, ...]
-    ledger: Any = None
-    evaluator: Any = None
-
-
-def start_crew(
-    settings: Settings,
-    request: Request,
-    log: Any,
-    llm: LLMProvider | None,
-    keys: LLMKeys,
-    search_env: Mapping[str, str] | None,
-    seed_docs: tuple[FetchedDoc, ...] = (),  # a follow-up's inherited texts: never fetched again
-) -> Crew:
-    ledger = None
-    if llm is None and assembly.needs_ledger(settings):
-        ledger = runtime.spawn(
-            Ledger,
-            "ledger",
-            settings.llm.rate_limits,
-            settings.llm.max_cost_usd,
-            settings.llm.prices,
-        )
-    pool = runtime.spawn(UrlPool, "url_pool", seed_docs, ActorSink(log))
-    gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, search_env)
-    warm = 1 if request.mode == "quick" else settings.deep.max_parallel
-    researchers = tuple(
-        _spawn_researcher(settings, gateway, pool, log, llm, keys, ledger) for _ in range(warm)
     )
-    evaluator = None
-    if request.mode == "deep":
-        evaluator = runtime.spawn(HostedEvaluator, "evaluator", settings, llm, keys, ledger)
-    return Crew(pool, gateway, researchers, ledger, evaluator)
 
 
-class HostedCoordinator(Coordinator):
-    """The run's root actor: drives the pool, the gateway and every researcher of the run."""
+class CrewResearcher:
+    """Serves sub-tasks of any run: one ``Researcher`` per call, so calls never share state."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        request: Request,
-        log: Any,
-        llm: LLMProvider | None = None,
-        resume: dict[str, Any] | None = None,
-        keys: LLMKeys | None = None,
-        search_env: Mapping[str, str] | None = None,
-        crew: Crew | None = None,
-        follow_up: FollowUpSeed | None = None,  # without its docs: those seed the UrlPool
-    ) -> None:
-        keys = keys or LLMKeys()
-        crew = crew or start_crew(settings, request, log, llm, keys, search_env)
-        spawner = RaySpawner(settings, crew.gateway, crew.pool, log, llm, keys, crew.ledger)
-        spawner.adopt(crew.researchers)
-        model = llm or assembly.build_llm_provider(settings, keys, _hook(crew.ledger))
-        evaluator = RemoteProxy(crew.evaluator) if crew.evaluator is not None else None
-        super().__init__(
-            settings, request, ActorSink(log), model, spawner, evaluator, resume, follow_up
+    def __init__(self) -> None:
+        self._models = RunModels()
+        self._fetchers: OrderedDict[str, list[Fetcher]] = OrderedDict()
+        self._live: dict[tuple[str, str], Researcher] = {}
+
+    def _fetchers_for(self, settings: Settings) -> list[Fetcher]:
+        key = fetcher_key(settings)
+        fetchers = self._fetchers.get(key)
+        if fetchers is None:
+            fetchers = self._fetchers[key] = assembly.build_fetchers(settings)
+            while len(self._fetchers) > KEPT_FETCHERS:
+                self._fetchers.popitem(last=False)
+        self._fetchers.move_to_end(key)
+        return fetchers
+
+    async def run(
+        self, context: RunContext, subtask: SubTask, notes: Sequence[str] = ()
+    ) -> ResearcherReport:
+        researcher = Researcher(
+            context.settings,
+            RunGateway(context),
+            RunPool(context.host, context.run_id),
+            RunSink(context.host, context.run_id),
+            self._models.get(context),
+            self._fetchers_for(context.settings),
         )
-        self._crew = crew
+        key = (context.run_id, subtask.id)
+        self._live[key] = researcher
+        try:
+            return await researcher.run(subtask, notes)
+        finally:
+            if self._live.get(key) is researcher:
+                del self._live[key]
+
+    async def steer(self, run_id: str, subtask_id: str, note: str) -> None:
+        researcher = self._live.get((run_id, subtask_id))
+        if researcher is not None:
+            await researcher.steer(note)
+
+    async def release(self, run_id: str) -> None:
+        self._models.release(run_id)
+
+    async def held(self) -> list[str]:
+        return sorted(self._models.held() | {run for run, _ in self._live})
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+
+class CrewEvaluator:
+    """Evaluates rounds of any run with that run's model."""
+
+    def __init__(self) -> None:
+        self._models = RunModels()
+
+    async def evaluate(
+        self, context: RunContext, task: EvaluateTask
+    ) -> tuple[Evaluation, list[LLMReply]]:
+        return await Evaluator(self._models.get(context)).evaluate(task)
+
+    async def release(self, run_id: str) -> None:
+        self._models.release(run_id)
+
+    async def held(self) -> list[str]:
+        return sorted(self._models.held())
+
+
+class CrewGateway:
+    """Every run's searches: one ``SearchGateway`` per run (its chain, built with its keys, and
+    its events going to its log) over breakers and rate limits shared by all runs."""
+
+    def __init__(self) -> None:
+        self._shared = SharedLimits()
+        self._runs: OrderedDict[str, SearchGateway] = OrderedDict()
+
+    def _gateway(self, context: RunContext) -> SearchGateway:
+        gateway = self._runs.get(context.run_id)
+        if gateway is None:
+            settings, env = context.settings, context.search_env()
+
+            async def build() -> list[SearchProvider]:
+                return await assembly.open_search_providers(settings, env)
+
+            gateway = SearchGateway(
+                build,
+                BreakerConfig.from_settings(settings.search.breaker),
+                RetryPolicy.from_settings(settings.search.retry),
+                sink=RunSink(context.host, context.run_id),
+                rate_limits=settings.search.rate_limits,
+                shared=self._shared,
+            )
+            self._runs[context.run_id] = gateway
+            while len(self._runs) > KEPT_RUNS:
+                self._runs.popitem(last=False)
+        return gateway
+
+    async def search(self, context: RunContext, query: str, limit: int) -> SearchResult:
+        return await self._gateway(context).search(query, limit)
+
+    async def release(self, run_id: str) -> None:
+        self._runs.pop(run_id, None)
+
+    async def held(self) -> list[str]:
+        return sorted(self._runs)
+
+    async def breaker_status(self) -> dict[str, str]:
+        return {name: state.status for name, state in self._shared.breakers.items()}
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+
+def crew_member(kind: str) -> type[Any]:
+    """The class a crew actor of ``kind`` runs (``run_host`` lives in ``actors/run_host.py``)."""
+    from deepresearch.actors.ledger import CrewLedger
+    from deepresearch.actors.run_host import RunHost
+
+    members: dict[str, type[Any]] = {
+        "researcher": CrewResearcher,
+        "evaluator": CrewEvaluator,
+        "search_gateway": CrewGateway,
+        "ledger": CrewLedger,
+        "run_host": RunHost,
+    }
+    return members[kind]

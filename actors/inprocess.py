@@ -43,6 +43,3 @@ class LocalSpawner:
     def crashed(self, exc: BaseException) -> bool:
         """In-process there is no process to lose."""
         return False
-
-    async def ready(self) -> None:
-        """In-process researchers are ready at once."""

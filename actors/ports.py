@@ -26,7 +26,7 @@ class ResearcherPort(Protocol):
 
 
 class Spawner(Protocol):
-    """Hands out researchers; a released healthy one may serve the next sub-task (warm process)."""
+    """Hands out researchers (on Ray: the crew's, shared by every run; ``actors/run_host.py``)."""
 
     def acquire(self) -> ResearcherPort: ...
     def release(self, researcher: ResearcherPort, healthy: bool) -> None: ...
@@ -35,18 +35,12 @@ class Spawner(Protocol):
         """Whether ``exc`` means the researcher's process died (a retry on a fresh one may work)."""
         ...
 
-    async def ready(self) -> None:
-        """Wait until the researchers started ahead of need can take work."""
-        ...
-
 
 class EvaluatorPort(Protocol):
-    async def ready(self) -> None: ...
     async def evaluate(self, task: EvaluateTask) -> tuple[Evaluation, list[LLMReply]]: ...
 
 
 class PoolPort(Protocol):
-    async def ready(self) -> None: ...
     async def claim(self, url: str, owner: str) -> Claim: ...
     async def claim_many(
         self, urls: list[str], owner: str, stored: Sequence[FetchedDoc] = ()

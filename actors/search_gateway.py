@@ -15,9 +15,9 @@ the lists are merged, because the corpus and the web answer different parts of a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from aiolimiter import AsyncLimiter
 
@@ -32,6 +32,17 @@ from deepresearch.providers.search.base import SearchProvider
 from deepresearch.schemas import SearchHit, SearchResult
 
 ProviderFactory = Callable[[], Awaitable[Sequence[SearchProvider]]]
+
+
+@dataclass
+class SharedLimits:
+    """Breaker states and rate limiters by provider name, shared by the gateways of every run the
+    crew serves: one provider's failures (a 429, an outage) inform every run at once."""
+
+    breakers: dict[str, breaker.BreakerState] = field(default_factory=dict)
+    limiters: dict[str, AsyncLimiter] = field(default_factory=dict)
+
+
 OFFLINE_PROVIDERS = frozenset({"local", "grep"})  # sources that never leave this machine
 
 
@@ -68,6 +79,7 @@ class SearchGateway:
         *,
         rate_limits: Mapping[str, float] | None = None,
         rate_period_s: float = 60.0,
+        shared: SharedLimits | None = None,
     ) -> None:
         self._factory: ProviderFactory | None = None
         self._providers: list[SearchProvider] = []
@@ -77,13 +89,21 @@ class SearchGateway:
             raise ValueError("the gateway needs at least one search provider")
         else:
             self._providers = list(providers)
-        self._breakers = Breakers(breaker_config, retry_policy, clock=clock, sleep=sleep, rand=rand)
-        self._breakers.reset(p.name for p in self._providers)
+        shared = shared or SharedLimits()  # breakers shared by every run's gateway
+        self._breakers = Breakers(
+            breaker_config,
+            retry_policy,
+            clock=clock,
+            sleep=sleep,
+            rand=rand,
+            states=shared.breakers,
+        )
+        self._breakers.ensure(p.name for p in self._providers)
         self._sink = sink
         self._calls = 0
         self._rates = dict(rate_limits or {})
         self._rate_period_s = rate_period_s
-        self._limiters: dict[str, AsyncLimiter] = {}
+        self._limiters = shared.limiters
         self._building = asyncio.Lock()
 
     async def _emit(self, type: str, **payload: str | int | float | bool | None) -> None:
@@ -101,15 +121,9 @@ class SearchGateway:
                     raise SearchUnavailable((), f"cannot build search providers: {exc}") from exc
                 if not built:
                     raise SearchUnavailable((), "no search provider configured")
-                self._breakers.reset(p.name for p in built)
+                self._breakers.ensure(p.name for p in built)
                 self._providers = built
         return self._providers
-
-    async def ready(self) -> None:
-        """Build the chain ahead of the first search (researchers call this while the planner
-        works). A chain that cannot be built is left for the first search to report."""
-        with contextlib.suppress(DeepResearchError):
-            await self._chain()
 
     async def search(self, query: str, limit: int) -> SearchResult:
         """Hits for ``query``: merged from every healthy provider when the chain mixes offline

@@ -100,13 +100,5 @@ class UrlPool:
     async def taken_by_others(self, urls: list[str], owner: str) -> tuple[str, ...]:
         return taken_by_others(self._book, [normalize_url(u) for u in urls], owner)
 
-    async def ready(self) -> None:
-        """Warm the pool's own path to its ``DocSink`` (a first call to an actor resolves its
-        address and opens a connection), so the first texts handed on stall no claim."""
-        warm = getattr(self._sink, "warm", None)
-        if warm is not None:
-            with contextlib.suppress(Exception):
-                await warm()
-
     async def stats(self) -> dict[str, int]:
         return {"claimed": len(self._book), "cached": len(self._docs), "seeded": self._seeded}

@@ -1,16 +1,19 @@
 """Load on the research service: N concurrent deep runs through HTTP, with injected latency.
 
-Starts ``deep-research serve`` (a subprocess with its own local Ray) over the local corpus with
-``simulate.latency_s`` on every search, fetch and model call, then for each N submits N deep runs
-at once (a 429 is retried after its Retry-After) and follows each over SSE to its end. Prints, per N:
-runs/min, p50/p95 latency (submit → end), peak RSS of the service process and every process under
-it (Ray's GCS, raylet and workers) read from /proc, and throughput over the bound: each run's
-critical path (``bench/parallel.py``'s list-scheduling bound with ``deep.max_parallel`` slots, plus
-the planner call) list-scheduled over ``service.max_runs`` slots. Every accepted run must end with a
-report or an honest status; anything else is counted as lost and the exit code is 1.
+Starts ``deep-research serve`` (a subprocess with its own local Ray, and so its own crew) over the
+local corpus with ``simulate.latency_s`` on every search, fetch and model call, then for each N
+submits N deep runs at once (a 429 is retried after its Retry-After) and follows each over SSE to
+its end. Prints, per N: runs/min, p50/p95 latency (submit → end), peak RSS of the service process
+and every process under it (Ray's GCS, raylet and the crew) read from /proc, and throughput over
+the bound. The bound is the larger of: each run's critical path (``bench/parallel.py``'s
+list-scheduling bound with ``deep.max_parallel`` slots, plus the planner call) list-scheduled over
+``service.max_runs`` slots, and all runs' researcher work (researcher-seconds of injected latency)
+spread over the crew's sub-task slots (``ray.crew.researchers`` x ``ray.crew.concurrency``). Every
+accepted run must end with a report or an honest status; anything else is counted as lost and
+the exit code is 1.
 
-    python bench/load.py [--ns 1,4,8] [--latency 0.2] [--max-runs 4] [--max-parallel 3]
-    python bench/load.py --ns 16,32 --max-runs 8     # the larger levels (minutes on 2 cores)
+    python bench/load.py [--ns 8,32] [--latency 0.2] [--max-runs 32] [--max-parallel 3]
+                         [--researchers 2] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -60,6 +63,26 @@ def tree_rss(root: int) -> int:
     return total
 
 
+def tree_cpu_s(root: int) -> float:
+    """CPU seconds (user + system) used so far by ``root`` and its living descendants."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, stack = 0.0, [root]
+    while stack:
+        pid = stack.pop()
+        total += stats.get(pid, (0, 0.0))[1]
+        stack.extend(children.get(pid, []))
+    return total
+
+
 class PeakSampler(threading.Thread):
     def __init__(self, pid: int, every_s: float = 0.5) -> None:
         super().__init__(daemon=True)
@@ -85,6 +108,7 @@ def start_service(
                 "simulate": {"latency_s": args.latency},
                 "deep": {"max_parallel": args.max_parallel},
                 "service": {"max_runs": args.max_runs, "retry_after_s": 1},
+                "ray": {"crew": {"researchers": args.researchers, "concurrency": args.concurrency}},
             }
         )
     )
@@ -151,10 +175,12 @@ def honest(result: dict[str, Any]) -> bool:
     return result["status"] in ("interrupted", "failed")
 
 
-def run_bound(state: Path, run_id: str, max_parallel: int, latency: float) -> float:
+def run_bound(state: Path, run_id: str, max_parallel: int, latency: float) -> tuple[float, float]:
+    """(the run's critical-path bound, its researchers' work), in seconds."""
     lines = (state / "runs" / run_id / "events.jsonl").read_text().splitlines()
     events = [(e["ts"], e["type"], e["payload"]) for e in map(json.loads, lines)]
-    return analyse(events, max_parallel, latency)["bound_s"] + latency  # + the planner call
+    figures = analyse(events, max_parallel, latency)
+    return figures["bound_s"] + latency, figures["work_s"]  # + the planner call
 
 
 def schedule(durations: list[float], slots: int) -> float:
@@ -175,15 +201,19 @@ async def level(
 ) -> dict[str, Any]:
     sampler = PeakSampler(pid)
     sampler.start()
+    cpu_before = tree_cpu_s(pid)
     async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(600, connect=10)) as client:
         t0 = time.monotonic()
         results = await asyncio.gather(*(one_run(client, t0) for _ in range(n)))
+    cpu_s = tree_cpu_s(pid) - cpu_before
     sampler.halt.set()
     sampler.join()
     ok = [r for r in results if r["accepted"]]
     wall = max(r["end"] for r in ok) - t0 if ok else float("nan")
-    bounds = [run_bound(state, r["run_id"], args.max_parallel, args.latency) for r in ok]
-    bound_wall = schedule(bounds, args.max_runs)
+    figures = [run_bound(state, r["run_id"], args.max_parallel, args.latency) for r in ok]
+    slots = args.researchers * args.concurrency
+    crew_bound = sum(work for _, work in figures) / slots
+    bound_wall = max(schedule([b for b, _ in figures], args.max_runs), crew_bound)
     statuses: dict[str, int] = {}
     for r in ok:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
@@ -200,17 +230,23 @@ async def level(
         "p95_s": round(pct(latencies, 0.95), 2),
         "peak_rss_mb": round(sampler.peak / 2**20),
         "bound_wall_s": round(bound_wall, 2),
+        "crew_bound_s": round(crew_bound, 2),
         "throughput_over_bound": round(bound_wall / wall, 3),
+        # The service's own CPU over the machine's cores: a floor the latency bound ignores.
+        "cpu_s": round(cpu_s, 1),
+        "cpu_bound_s": round(cpu_s / (os.cpu_count() or 1), 2),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=REPO.parent / "shared/data/sec-10q/docs")
-    parser.add_argument("--ns", default="1,4,8", help="concurrent runs per level (e.g. 1,4,16,32)")
+    parser.add_argument("--ns", default="8,32", help="concurrent runs per level (e.g. 1,4,16,32)")
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--max-runs", type=int, default=4, help="service.max_runs (the 429 cap)")
+    parser.add_argument("--max-runs", type=int, default=32, help="service.max_runs (the 429 cap)")
     parser.add_argument("--max-parallel", type=int, default=3, help="deep.max_parallel per run")
+    parser.add_argument("--researchers", type=int, default=2, help="ray.crew.researchers")
+    parser.add_argument("--concurrency", type=int, default=16, help="ray.crew.concurrency")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = []
@@ -226,6 +262,7 @@ def main() -> None:
                     f"N={n:>3}: {row['runs_per_min']:6.2f} runs/min  p50 {row['p50_s']:6.2f}s  "
                     f"p95 {row['p95_s']:6.2f}s  peak RSS {row['peak_rss_mb']} MB  "
                     f"throughput/bound {row['throughput_over_bound']:.3f}  "
+                    f"cpu {row['cpu_s']}s (cpu/cores {row['cpu_bound_s']}s)  "
                     f"429s {row['rejected_429']}  statuses {row['statuses']}  lost {row['lost']}",
                     file=sys.stderr,
                 )
@@ -239,6 +276,7 @@ def main() -> None:
                     "latency_s": args.latency,
                     "max_runs": args.max_runs,
                     "max_parallel": args.max_parallel,
+                    "crew": {"researchers": args.researchers, "concurrency": args.concurrency},
                     "levels": rows,
                 }
             )

@@ -9,8 +9,15 @@ Prints cold-index-build / bare-extraction (target <= 3.0: the build also rebuild
 word boxes, ``text/pdf_tables.py``) and warm-quick-run / bare-Ray-start-stop
 (target <= 1.5). ``--json`` prints one JSON object on stdout.
 
+``--head`` measures what a user of a long-lived cluster pays instead: a Ray head is started once
+(``ray start --head``, its own temp dir and port), then, interleaved, a fresh process that runs
+``deep-research run QUERY --address HEAD`` (quick, offline, index cached) and a bare fresh process
+that connects, runs one remote call and disconnects. Prints run / bare (target <= 1.5: with a
+crew that outlives runs, a run costs little more than joining the cluster).
+
     python bench/startup.py [--docs ../shared/data/sec-10q/docs] [--repeat 2] [--json]
     python bench/startup.py --index-only   # the index-build ratio alone, without Ray
+    python bench/startup.py --head [--repeat 3]   # quick run against a running head
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -106,13 +114,105 @@ def index_only(docs: Path, as_json: bool) -> None:
             print(f"{key}: {value}")
 
 
+BARE_CALL = (
+    "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); "
+    "ray.get(ray.remote(lambda: 1).options(num_cpus=0).remote()); ray.shutdown()"
+)
+
+
+def start_head(root: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``ray start --head --block`` in its own process group (stopped by ending that group)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ray_bin = Path(sys.executable).with_name("ray")
+    env = {**os.environ, "RAY_TMPDIR": str(root / "ray"), "RAY_AUTH_MODE": "disabled"}
+    (root / "ray").mkdir()
+    cmd = [str(ray_bin), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2"]
+    cmd += ["--include-dashboard", "false", "--object-store-memory", str(256 * 2**20)]
+    head = subprocess.Popen(
+        cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    address = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        probe = subprocess.run(
+            [sys.executable, "-c", BARE_CALL, address], env=env, capture_output=True, timeout=120
+        )
+        if probe.returncode == 0:
+            return head, address
+        if head.poll() is not None:
+            raise SystemExit(f"ray start failed: {head.stderr.read().decode()[-500:]}")  # type: ignore[union-attr]
+    raise SystemExit("the Ray head did not come up within 120 s")
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd[:4]} exited {done.returncode}: {done.stderr[-800:]}")
+    return elapsed
+
+
+def against_head(docs: Path, repeat: int, as_json: bool) -> None:
+    import signal
+
+    with tempfile.TemporaryDirectory(prefix="dr-bench-") as tmp:
+        root = Path(tmp)
+        head, address = start_head(root)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}
+        env.update(RAY_TMPDIR=str(root / "ray"), RAY_AUTH_MODE="disabled")
+        env["DEEP_RESEARCH_STATE_DIR"] = str(root / "state")
+        env["DEEP_RESEARCH_CORPUS__CACHE_DIR"] = str(root / "cache")
+        env["DEEP_RESEARCH_RUN__OUTPUT_DIR"] = str(root / "out")
+        (root / "out").mkdir()
+        run = [sys.executable, "-m", "deepresearch", "run", QUERY, "--corpus", str(docs)]
+        run += ["--address", address, "--json"]
+        bare = [sys.executable, "-c", BARE_CALL, address]
+        try:
+            first_s = timed(run, env)  # builds the index cache (and, with a crew, the crew)
+            print(f"first run (index and crew cold): {first_s:.2f}s", file=sys.stderr)
+            bare_times, run_times = [], []
+            for i in range(repeat):
+                bare_times.append(timed(bare, env))
+                run_times.append(timed(run, env))
+                print(
+                    f"round {i + 1}: bare connect+call {bare_times[-1]:.2f}s, "
+                    f"quick run {run_times[-1]:.2f}s",
+                    file=sys.stderr,
+                )
+        finally:
+            os.killpg(head.pid, signal.SIGTERM)
+            head.wait(timeout=60)
+    bare_s, run_s = statistics.median(bare_times), statistics.median(run_times)
+    result = {
+        "first_run_s": round(first_s, 3),
+        "bare_connect_call_s": round(bare_s, 3),
+        "quick_run_against_head_s": round(run_s, 3),
+        "run_over_bare_connect": round(run_s / bare_s, 3),
+        "target": 1.5,
+    }
+    if as_json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=REPO.parent / "shared/data/sec-10q/docs")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--index-only", action="store_true", help="cold index build ratio only")
+    parser.add_argument("--head", action="store_true", help="quick runs against a running head")
     args = parser.parse_args()
+    if args.head:
+        against_head(args.docs, args.repeat, args.json)
+        return
     if args.index_only:
         index_only(args.docs, args.json)
         return

@@ -62,6 +62,17 @@ class ActorPlacement(Section):
     label_selector: dict[str, str] = Field(default_factory=dict)
 
 
+class CrewSettings(Section):
+    """The long-lived actors every run on a Ray cluster shares (``crew.py``)."""
+
+    name: str = Field("deep-research-crew", min_length=1, max_length=64, pattern=r"^[\w.-]+$")
+    researchers: int = Field(2, ge=1, le=256)  # researcher actors; more on worker nodes: more runs
+    concurrency: int = Field(16, ge=1, le=1024)  # sub-tasks one researcher actor serves at once
+    hosts: int = Field(1, ge=1, le=64)  # actors holding runs' coordinators, URL pools, event logs
+    max_restarts: int = Field(-1, ge=-1)  # a crew actor that dies is replaced (-1: always)
+    detached: bool | None = None  # None: outlives the driver when it joined a cluster
+
+
 class RaySettings(Section):
     address: str | None = None
     num_cpus: int = Field(2, ge=1)
@@ -72,6 +83,7 @@ class RaySettings(Section):
     connect_timeout_s: float = Field(30.0, gt=0, le=3600)  # joining an address gives up after this
     researcher: ActorPlacement = ActorPlacement()  # e.g. resources: {researcher_node: 1}
     evaluator: ActorPlacement = ActorPlacement()
+    crew: CrewSettings = CrewSettings()
 
 
 class ModelPrice(Section):
@@ -222,7 +234,7 @@ class SimulateSettings(Section):
 class ServiceSettings(Section):
     """``deep-research serve`` (and MCP's corpus check): what clients may ask for and how much."""
 
-    max_runs: int = Field(4, ge=1, le=256)
+    max_runs: int = Field(16, ge=1, le=256)
     heartbeat_s: float = Field(10.0, gt=0)
     retry_after_s: int = Field(10, ge=1)
     corpus_roots: tuple[Path, ...] = ()  # a client's corpus must lie under one; none: refused

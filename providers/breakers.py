@@ -39,6 +39,7 @@ class Breakers:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rand: Callable[[], float] | None = None,
         rate_limit_once: bool = False,
+        states: dict[str, breaker.BreakerState] | None = None,
     ) -> None:
         self.config = config
         self.retry = retry
@@ -46,11 +47,18 @@ class Breakers:
         self._sleep = sleep
         self._rand = rand or random.Random(0).random
         self._rate_limit_once = rate_limit_once
-        self.states: dict[str, breaker.BreakerState] = {}
+        # ``states`` may be shared: the search gateways of every run a crew serves pass one dict,
+        # so one provider's failures inform them all.
+        self.states: dict[str, breaker.BreakerState] = {} if states is None else states
 
     def reset(self, keys: Iterable[str]) -> None:
         """Closed breakers for exactly ``keys`` (a chain that was just built)."""
         self.states = {key: breaker.BreakerState.initial() for key in keys}
+
+    def ensure(self, keys: Iterable[str]) -> None:
+        """A closed breaker for each of ``keys`` that has none yet (shared states are kept)."""
+        for key in keys:
+            self.states.setdefault(key, breaker.BreakerState.initial())
 
     def status(self) -> dict[str, str]:
         return {key: state.status for key, state in self.states.items()}

@@ -1,7 +1,7 @@
 """The service's run manager: a capped set of runs, each ``driver.execute`` in its own thread.
 
 Ray is joined once by the service; every run's ``execute`` then finds it initialized and reuses
-it. A run belongs to the manager, not to any HTTP request, so a client that disconnects (or never
+it, and every run is served by the same crew (``crew.py``): a run adds only its own state. A run belongs to the manager, not to any HTTP request, so a client that disconnects (or never
 watches) changes nothing; only ``cancel`` (``DELETE /runs/{id}``) or service shutdown stops a run,
 through ``should_stop``: the driver's Ctrl-C path, so the checkpoint stays and the run is resumable.
 

@@ -1,5 +1,6 @@
-"""A researcher whose worker process is killed (kill -9) is retried once on a fresh actor; the
-EventLog and UrlPool survive it and the run completes."""
+"""A crew researcher whose process is killed (kill -9) is replaced by Ray and its sub-task is
+retried once; with a crew of one researcher the retry waits for the replacement, and the run's
+pool and log (on its run host) survive it and the run completes."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 def test_killed_researcher_is_retried_and_the_run_completes(
     small_corpus: Path, make_settings: Any, tmp_path: Path
 ) -> None:
-    settings = make_settings(small_corpus, **{"simulate.latency_s": 0.3})
+    solo = {"ray.crew.name": "solo-crew", "ray.crew.researchers": 1}
+    settings = make_settings(small_corpus, **{"simulate.latency_s": 0.3, **solo})
     prep = driver.prepare("What were ACME Corp total net sales in 2024?", "quick", settings)
     killed: list[int] = []
 

@@ -1,7 +1,7 @@
-"""Web search on Ray: SearXNG (loopback) -> gateway actor -> researcher actor -> safe fetcher ->
-pages from the loopback fake web, with ``SEARXNG_URL`` reaching the gateway only as its env
-argument. The actors are wired by hand as ``HostedCoordinator`` wires them, because the driver's
-hand-over of the search env is the integrator's part."""
+"""Web search on Ray: SearXNG (loopback) -> crew gateway -> crew researcher -> safe fetcher ->
+pages from the loopback fake web, with ``SEARXNG_URL`` reaching the gateway only in the run's
+context. The crew actors are made here (unnamed) and one sub-task is sent straight to the
+researcher, with the run opened on a run host for its pool and log."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 
 from deepresearch import assembly, runtime
-from deepresearch.actors.event_log import EventLog
-from deepresearch.actors.hosted import HostedResearcher, HostedSearchGateway
-from deepresearch.actors.url_pool import UrlPool
+from deepresearch.actors.hosted import CrewGateway, CrewResearcher
+from deepresearch.actors.run_context import RunContext
+from deepresearch.actors.run_host import RunHost, RunSpec
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
-from deepresearch.providers.llm.registry import LLMKeys
 from deepresearch.providers.testing_search import FakeSearxng, result
 from deepresearch.providers.testing_web import FakeWeb
-from deepresearch.schemas import ResearcherReport, SubTask
+from deepresearch.schemas import Request, ResearcherReport, SubTask
 from deepresearch.storage import RunDir
 
 pytestmark = pytest.mark.usefixtures("ray_session")
@@ -43,20 +42,23 @@ async def run_researcher(
     settings: Settings, env: dict[str, str], tmp_path: Path
 ) -> tuple[ResearcherReport, list[dict[str, Any]]]:
     run_dir = RunDir.create(tmp_path / "state", "web-test")
-    log = runtime.spawn(EventLog, "event_log", str(run_dir.root), "web-test")
-    pool = runtime.spawn(UrlPool, "url_pool")
-    gateway = runtime.spawn(HostedSearchGateway, "search_gateway", settings, log, env)
-    researcher = runtime.spawn(
-        HostedResearcher, "researcher", settings, gateway, pool, log, None, LLMKeys()
+    host = runtime.spawn(RunHost, "run_host")
+    gateway = runtime.spawn(CrewGateway, "search_gateway")
+    researcher = runtime.spawn(CrewResearcher, "researcher")
+    context = RunContext(
+        "web-test", settings, host, gateway, search_keys=RunContext.secret_env(env)
     )
+    request = Request(run_id="web-test", query=QUESTION, mode="quick", created_at=0.0)
+    await host.open.remote(RunSpec(context, request, str(run_dir.root), (researcher,)))
     try:
-        report: ResearcherReport = await researcher.run.remote(SubTask(id="t1", question=QUESTION))
-        events = [
-            {"type": e.type, **e.payload} for e in await log.events.remote()
-        ]  # every event the actors sent
+        task = SubTask(id="t1", question=QUESTION)
+        report: ResearcherReport = await researcher.run.remote(context, task)
+        events = [  # every event the actors sent
+            {"type": e.type, **e.payload} for e in await host.log.remote("web-test", "events")
+        ]
         return report, events
     finally:
-        for handle in (researcher, gateway, pool, log):
+        for handle in (researcher, gateway, host):
             runtime.kill(handle)
 
 

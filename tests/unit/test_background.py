@@ -17,7 +17,7 @@ from deepresearch.actors.event_log import EventLog, ListSink
 
 
 class BatchRecorder(ListSink):
-    """A sink that takes bursts, like ``ActorSink``; the first send waits on ``gate``."""
+    """A sink that takes bursts, like ``RunSink``; the first send waits on ``gate``."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -74,7 +74,7 @@ class DiskSink:
     async def write_text(self, name: str, text: str) -> None:
         await self.log.write_text(name, text)
 
-    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:  # fire-and-forget, as ActorSink
+    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:  # fire-and-forget, as LogDocs
         self.pending.append(asyncio.ensure_future(self.log.append_docs(list(docs))))
 
 

@@ -99,17 +99,3 @@ async def test_siblings_waiting_on_each_others_batches_all_finish_without_fetchi
     assert len(fetcher.fetched) == len(set(fetcher.fetched))  # never fetched twice
     assert "source_reused" in sink.types()  # someone waited on (or reused) a sibling's text
     assert (await pool.stats())["cached"] == len(fetcher.fetched)
-
-
-async def test_ready_warms_the_pools_own_path_to_the_log() -> None:
-    class WarmSink(ListSink):
-        warmed = 0
-
-        async def warm(self) -> None:
-            self.warmed += 1
-
-    sink = WarmSink()
-    await UrlPool(docs=sink).ready()
-    assert sink.warmed == 1
-    await UrlPool(docs=ListSink()).ready()  # a sink with nothing to warm is fine
-    await UrlPool().ready()

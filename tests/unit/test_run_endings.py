@@ -91,11 +91,11 @@ def prepared(tmp_path: Path) -> driver.Prepared:
 
 
 def fake_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Actors that are never started: connect, spawn and the crew are stand-ins."""
+    """Actors that are never started: connect, the crew and Ray's calls are stand-ins."""
     monkeypatch.setattr(runtime, "connect", lambda _s: runtime.Connection(False, "fake"))
     monkeypatch.setattr(runtime, "disconnect", lambda _c: None)
-    monkeypatch.setattr(runtime, "spawn", lambda *a, **k: mock.MagicMock())
-    monkeypatch.setattr("deepresearch.actors.hosted.start_crew", lambda *a, **k: mock.MagicMock())
+    monkeypatch.setattr("deepresearch.crew.join", lambda *a, **k: mock.MagicMock())
+    monkeypatch.setattr("ray.get", lambda *a, **k: None)
 
 
 def test_a_run_that_fails_on_the_model_is_listed_failed_with_the_reason(

@@ -1,0 +1,147 @@
+"""What a shared crew actor needs to serve one run, and how it reaches that run's own state.
+
+Crew actors (``actors/hosted.py``) serve many runs at once, so nothing about a run lives in their
+constructor: every call carries the run's ``RunContext`` (its id, settings, keys, and the handles
+of the run host that holds its URL pool and event log). Keys travel as ``SecretStr`` and are
+only unwrapped where a provider is built; a context never reaches an event, a log or a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue, SecretStr
+
+from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
+from deepresearch.llm_messages import LLMReply
+from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.registry import LLMKeys
+from deepresearch.schemas import FetchedDoc, Role, SearchResult
+
+# What a run host answers for a run's log and pool (nothing else is reachable by name).
+LOG_METHODS = frozenset({"append", "append_many", "checkpoint", "write_text", "wait", "events"})
+POOL_METHODS = frozenset(
+    {"claim", "claim_many", "handshake", "store_many", "fail", "get", "taken_by_others", "stats"}
+)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    run_id: str
+    settings: Settings
+    host: Any  # the RunHost actor holding this run's URL pool and event log
+    gateway: Any  # the crew's search gateway
+    keys: LLMKeys = field(default_factory=LLMKeys)
+    search_keys: tuple[tuple[str, SecretStr], ...] = ()  # only the variables the chain reads
+    ledger: Any = None  # the crew's ledger, when some tier is a metered model
+    llm: LLMProvider | None = None  # a test's scripted model; else built from settings and keys
+
+    @staticmethod
+    def secret_env(env: Mapping[str, str]) -> tuple[tuple[str, SecretStr], ...]:
+        return tuple((name, SecretStr(value)) for name, value in sorted(env.items()))
+
+    def search_env(self) -> dict[str, str]:
+        return {name: value.get_secret_value() for name, value in self.search_keys}
+
+    def __repr__(self) -> str:  # nothing of the settings or keys in a traceback or log line
+        return f"RunContext(run_id={self.run_id!r})"
+
+
+class RunSink:
+    """The run's event log, held by its run host: an ``EventSink`` (and ``BatchSink``)."""
+
+    def __init__(self, host: Any, run_id: str) -> None:
+        self._host = host
+        self._run_id = run_id
+
+    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
+        await self._host.log.remote(self._run_id, "append", type, payload or {})
+
+    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
+        """A burst (type, payload) in one call, as ``actors.background`` sends them; the log
+        stamps each as it arrives."""
+        await self._host.log.remote(self._run_id, "append_many", events)
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        await self._host.log.remote(self._run_id, "checkpoint", data)
+
+    async def write_text(self, name: str, text: str) -> None:
+        await self._host.log.remote(self._run_id, "write_text", name, text)
+
+
+class RunPool:
+    """The run's URL pool, held by its run host: a ``PoolPort``."""
+
+    def __init__(self, host: Any, run_id: str) -> None:
+        self._host = host
+        self._run_id = run_id
+
+    async def _call(self, method: str, *args: Any) -> Any:
+        return await self._host.pool.remote(self._run_id, method, *args)
+
+    async def claim(self, url: str, owner: str) -> Any:
+        return await self._call("claim", url, owner)
+
+    async def claim_many(
+        self, urls: list[str], owner: str, stored: Sequence[FetchedDoc] = ()
+    ) -> Any:
+        return await self._call("claim_many", urls, owner, list(stored))
+
+    async def handshake(self, candidates: list[str], owner: str, batch: list[str]) -> Any:
+        return await self._call("handshake", candidates, owner, batch)
+
+    async def store_many(self, docs: Sequence[FetchedDoc]) -> None:
+        await self._call("store_many", list(docs))
+
+    async def fail(self, url: str, reason: str) -> None:
+        await self._call("fail", url, reason)
+
+    async def get(self, url: str, timeout_s: float = 30.0) -> FetchedDoc | None:
+        doc: FetchedDoc | None = await self._call("get", url, timeout_s)
+        return doc
+
+
+class RunGateway:
+    """The crew's search gateway as this run's ``GatewayPort``."""
+
+    def __init__(self, context: RunContext) -> None:
+        self._context = context
+
+    async def search(self, query: str, limit: int) -> SearchResult:
+        result: SearchResult = await self._context.gateway.search.remote(
+            self._context, query, limit
+        )
+        return result
+
+
+@dataclass(frozen=True)
+class LedgerTerms:
+    """One run's side of the crew ledger: its cost cap, the rate limits it asks for, prices."""
+
+    max_cost_usd: float | None
+    rate_limits: Mapping[str, LLMRateLimit]
+    prices: Mapping[str, ModelPrice]
+
+    @staticmethod
+    def of(settings: Settings) -> LedgerTerms:
+        llm = settings.llm
+        return LedgerTerms(llm.max_cost_usd, dict(llm.rate_limits), dict(llm.prices))
+
+
+class LedgerHook:
+    """The router's ``CallHook`` for one run: the crew ledger, keyed by the run id."""
+
+    def __init__(self, ledger: Any, run_id: str, terms: LedgerTerms) -> None:
+        self._ledger = ledger
+        self._run_id = run_id
+        self._terms = terms
+
+    async def before_call(self, role: Role, provider: str, model: str, input_tokens: int) -> None:
+        await self._ledger.before_call.remote(
+            self._run_id, self._terms, role, provider, model, input_tokens
+        )
+
+    async def after_call(self, role: Role, reply: LLMReply) -> None:
+        await self._ledger.after_call.remote(self._run_id, self._terms, role, reply)

@@ -1,0 +1,285 @@
+"""The run host: a crew actor that holds each run's own state, keyed by run id.
+
+A run's coordinator, URL pool and event log are plain objects in this process, created when the
+driver opens the run and dropped when it closes it, so starting a run starts no process. Runs
+never share one of these objects: researchers reach a run's pool and log only through its id
+(``log`` and ``pool``, limited to the methods named in ``run_context``). Closing a run also tells
+every crew actor to drop what it kept for the run (its model client, its gateway and keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from deepresearch.actors.coordinator import Coordinator
+from deepresearch.actors.event_log import EventLog
+from deepresearch.actors.hosted import RunModels
+from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContext
+from deepresearch.actors.url_pool import UrlPool
+from deepresearch.errors import InputError
+from deepresearch.llm_messages import EvaluateTask, LLMReply
+from deepresearch.schemas import (
+    Evaluation,
+    FetchedDoc,
+    FollowUpSeed,
+    Request,
+    ResearcherReport,
+    RunResult,
+    SubTask,
+)
+
+log = logging.getLogger(__name__)
+CLOSE_GRACE_S = 600.0  # a finished run whose driver never closed it (killed) is closed after this
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything the host needs to open one run (built by the driver)."""
+
+    context: RunContext
+    request: Request
+    run_dir: str
+    researchers: tuple[Any, ...]  # the crew's researcher actors
+    evaluator: Any = None  # the crew's evaluator (deep mode)
+    start_seq: int = 0  # events already in events.jsonl (a resumed run appends after them)
+    doc_caps: tuple[int, int] | None = None
+    warnings: tuple[tuple[str, str], ...] = ()
+    resume: dict[str, Any] | None = None
+    follow_up: FollowUpSeed | None = None  # without its docs: those seed the pool
+    seed_docs: tuple[FetchedDoc, ...] = ()
+
+    def crew(self) -> list[Any]:
+        """Every crew actor that may keep something of this run."""
+        c = self.context
+        members = [*self.researchers, c.gateway, self.evaluator, c.ledger]
+        return [m for m in members if m is not None]
+
+
+class LocalSink:
+    """The run's ``EventLog`` object as an ``EventSink`` (and ``BatchSink``) in this process."""
+
+    def __init__(self, events: EventLog) -> None:
+        self._log = events
+
+    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
+        await self._log.append(type, payload or {})
+
+    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
+        await self._log.append_many(events)
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        await self._log.checkpoint(data)
+
+    async def write_text(self, name: str, text: str) -> None:
+        await self._log.write_text(name, text)
+
+
+class LogDocs:
+    """The pool's ``DocSink``: texts go to the run's ``docs.jsonl`` without holding up a claim."""
+
+    def __init__(self, events: EventLog) -> None:
+        self._log = events
+        self.pending: set[asyncio.Task[None]] = set()
+
+    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
+        task = asyncio.get_running_loop().create_task(self._log.append_docs(list(docs)))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+
+def crashed(exc: BaseException) -> bool:
+    """Whether ``exc`` says a crew actor's process died (Ray replaces it)."""
+    import ray.exceptions
+
+    return isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.ActorUnavailableError)
+
+
+class CrewMember:
+    """One crew researcher serving one of this run's sub-tasks (a ``ResearcherPort``)."""
+
+    def __init__(self, handle: Any, index: int, context: RunContext, load: Load) -> None:
+        self.handle = handle
+        self._index = index
+        self._context = context
+        self._load = load
+        self._subtask = ""
+
+    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
+        import ray
+
+        self._subtask = subtask.id
+        self._load.busy[self._index] = self._load.busy.get(self._index, 0) + 1
+        try:
+            if self._index in self._load.replaced:  # Ray resubmits the probe once it is back
+                await self.handle.pid.options(max_task_retries=-1).remote()
+                self._load.replaced.discard(self._index)
+            ref = self.handle.run.remote(self._context, subtask, list(notes))
+            try:
+                report: ResearcherReport = await ref
+                return report
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
+                    ray.cancel(ref)
+                raise
+        except Exception as exc:
+            if crashed(exc):  # its next sub-task waits until Ray has replaced it
+                self._load.replaced.add(self._index)
+            raise
+        finally:
+            self._load.busy[self._index] -= 1
+
+    async def steer(self, note: str) -> None:
+        await self.handle.steer.remote(self._context.run_id, self._subtask, note)
+
+
+@dataclass
+class Load:
+    """What this host knows of the crew's researchers, over all its runs."""
+
+    busy: dict[int, int] = field(default_factory=dict)  # sub-tasks in flight per researcher
+    replaced: set[int] = field(default_factory=set)  # died; not yet seen back
+
+
+class CrewSpawner:
+    """Hands each sub-task to the least busy crew researcher (one being replaced last);
+    nothing to start or stop."""
+
+    def __init__(self, researchers: Sequence[Any], context: RunContext, load: Load) -> None:
+        self._researchers = list(researchers)
+        self._context = context
+        self._load = load
+
+    def acquire(self) -> CrewMember:
+        def rank(i: int) -> tuple[bool, int, int]:
+            return (i in self._load.replaced, self._load.busy.get(i, 0), i)
+
+        index = min(range(len(self._researchers)), key=rank)
+        return CrewMember(self._researchers[index], index, self._context, self._load)
+
+    def release(self, researcher: Any, healthy: bool) -> None:
+        """Crew researchers outlive the sub-task (Ray replaces one whose process died)."""
+
+    def close(self) -> None:
+        """The crew outlives the run."""
+
+    def crashed(self, exc: BaseException) -> bool:
+        return crashed(exc)
+
+
+class CrewEvaluatorPort:
+    def __init__(self, handle: Any, context: RunContext) -> None:
+        self._handle = handle
+        self._context = context
+
+    async def evaluate(self, task: EvaluateTask) -> tuple[Evaluation, list[LLMReply]]:
+        result: tuple[Evaluation, list[LLMReply]] = await self._handle.evaluate.remote(
+            self._context, task
+        )
+        return result
+
+
+@dataclass
+class HostedRun:
+    spec: RunSpec
+    events: EventLog
+    pool: UrlPool
+    docs: LogDocs
+    coordinator: Coordinator
+    task: asyncio.Task[RunResult] | None = None
+    closer: asyncio.TimerHandle | None = field(default=None, repr=False)
+
+
+class RunHost:
+    def __init__(self) -> None:
+        self._runs: dict[str, HostedRun] = {}
+        self._models = RunModels()
+        self._load = Load()
+
+    async def open(self, spec: RunSpec) -> None:
+        """Create the run's log, pool and coordinator; nothing runs until ``run``."""
+        context, request = spec.context, spec.request
+        run_id = context.run_id
+        if run_id in self._runs:  # e.g. resumed while its first driver's run still goes on
+            raise InputError(f"run {run_id} is still running on the crew; wait for it to end")
+        events = EventLog(spec.run_dir, run_id, spec.start_seq, time.time, spec.doc_caps)
+        docs = LogDocs(events)
+        pool = UrlPool(spec.seed_docs, docs)
+        evaluator = None
+        if spec.evaluator is not None:
+            evaluator = CrewEvaluatorPort(spec.evaluator, context)
+        coordinator = Coordinator(
+            context.settings,
+            request,
+            LocalSink(events),
+            self._models.get(context),
+            CrewSpawner(spec.researchers, context, self._load),
+            evaluator,
+            spec.resume,
+            spec.follow_up,
+        )
+        self._runs[run_id] = HostedRun(spec, events, pool, docs, coordinator)
+        for kind, text in spec.warnings:
+            await events.append("warning", {"kind": kind, "message": text})
+
+    def _run(self, run_id: str) -> HostedRun:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise LookupError(f"run {run_id} is not open on this host")
+        return run
+
+    async def run(self, run_id: str) -> RunResult:
+        """Carry out the run to its result (the driver writes the report)."""
+        run = self._run(run_id)
+        if run.task is None:
+            run.task = asyncio.get_running_loop().create_task(run.coordinator.run())
+            run.task.add_done_callback(lambda _t: self._close_later(run_id))
+        return await asyncio.shield(run.task)
+
+    def _close_later(self, run_id: str) -> None:
+        run = self._runs.get(run_id)
+        if run is not None:
+            loop = asyncio.get_running_loop()
+            run.closer = loop.call_later(
+                CLOSE_GRACE_S, lambda: loop.create_task(self.close(run_id))
+            )
+
+    async def log(self, run_id: str, method: str, *args: Any) -> Any:
+        if method not in LOG_METHODS:
+            raise ValueError(f"not an event log method: {method}")
+        return await getattr(self._run(run_id).events, method)(*args)
+
+    async def pool(self, run_id: str, method: str, *args: Any) -> Any:
+        if method not in POOL_METHODS:
+            raise ValueError(f"not a URL pool method: {method}")
+        return await getattr(self._run(run_id).pool, method)(*args)
+
+    async def close(self, run_id: str) -> None:
+        """Stop the run if it is still going (as Ctrl-C would: its checkpoint stays), close its
+        files and drop everything kept for it here and in the crew."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        if run.closer is not None:
+            run.closer.cancel()
+        if run.task is not None and not run.task.done():
+            run.task.cancel()
+            await asyncio.wait([run.task], timeout=60)
+        if run.docs.pending:
+            await asyncio.wait(list(run.docs.pending), timeout=60)
+        self._runs.pop(run_id, None)
+        self._models.release(run_id)
+        await run.events.close()
+        for member in run.spec.crew():  # what they keep for the run goes; nobody waits for it
+            with contextlib.suppress(Exception):
+                member.release.remote(run_id)
+
+    async def held(self) -> list[str]:
+        return sorted(self._runs)

@@ -1,0 +1,105 @@
+"""The research crew on a Ray cluster: long-lived named actors that every run shares.
+
+Starting an actor process costs about a second on a small machine, and a run used to start
+eight of them. The crew (run hosts, researchers, the search gateway, and the evaluator and
+ledger when a run needs them) is created once per cluster and namespace under names derived
+from ``ray.crew.name`` and the package version; later runs, from any driver, find it with Ray's
+``get_if_exists``. When this process joined a cluster (``--address``, ``serve``, ``mcp``, jobs)
+the crew is detached and outlives the driver; a local Ray started for one ``run`` takes it down
+with it. Ray restarts a crew actor that dies (``ray.crew.max_restarts``); the coordinator
+retries the sub-tasks it was serving once, as for any crashed researcher.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from deepresearch import __version__, runtime
+from deepresearch.actors.hosted import crew_member
+from deepresearch.actors.run_context import RunContext
+from deepresearch.actors.run_host import RunSpec
+from deepresearch.config.settings import Settings
+from deepresearch.providers.llm.base import LLMProvider
+
+if TYPE_CHECKING:
+    from deepresearch.driver import Prepared
+
+
+def actor_name(settings: Settings, kind: str, index: int | None = None) -> str:
+    base = f"{settings.ray.crew.name}-{__version__}-{kind}"
+    return base if index is None else f"{base}-{index}"
+
+
+@dataclass(frozen=True)
+class CrewHandles:
+    hosts: tuple[Any, ...]
+    researchers: tuple[Any, ...]
+    gateway: Any
+    evaluator: Any = None
+    ledger: Any = None
+
+    def host_for(self, run_id: str) -> Any:
+        """A run's host, fixed by its id (stable across drivers, e.g. a resume)."""
+        return self.hosts[zlib.crc32(run_id.encode()) % len(self.hosts)]
+
+
+def join(
+    settings: Settings, *, detached: bool, evaluator: bool = False, ledger: bool = False
+) -> CrewHandles:
+    """The crew's handles, creating whichever members do not exist yet (Ray must be connected).
+    The evaluator and ledger are only created for the first run that needs them."""
+    size = settings.ray.crew
+
+    def get(kind: str, index: int | None = None, **overrides: Any) -> Any:
+        name = actor_name(settings, kind, index)
+        return runtime.named(
+            crew_member(kind), kind, name, settings, detached=detached, **overrides
+        )
+
+    here: dict[str, Any] = {}
+    node = runtime.node_id()
+    if node:  # run hosts write the runs' files: on the node of the driver that made them
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=True)
+    return CrewHandles(
+        hosts=tuple(get("run_host", i, **here) for i in range(size.hosts)),
+        researchers=tuple(
+            get("researcher", i, max_concurrency=size.concurrency) for i in range(size.researchers)
+        ),
+        gateway=get("search_gateway"),
+        evaluator=get("evaluator") if evaluator else None,
+        ledger=get("ledger") if ledger else None,
+    )
+
+
+def run_spec(prep: Prepared, handles: CrewHandles, llm: LLMProvider | None) -> RunSpec:
+    """What the run's host needs to open it: the prepared run and the crew's handles; keys
+    travel as ``SecretStr`` in the run's context."""
+    seed = prep.seed
+    fu = prep.settings.follow_up
+    context = RunContext(
+        run_id=prep.request.run_id,
+        settings=prep.settings,
+        host=handles.host_for(prep.request.run_id),
+        gateway=handles.gateway,
+        keys=prep.keys,
+        search_keys=RunContext.secret_env(prep.search_keys),
+        ledger=handles.ledger,
+        llm=llm,
+    )
+    return RunSpec(
+        context=context,
+        request=prep.request,
+        run_dir=str(prep.run_dir.root),
+        researchers=handles.researchers,
+        evaluator=handles.evaluator,
+        start_seq=prep.start_seq,
+        doc_caps=(fu.doc_cap_chars, fu.total_cap_chars),
+        warnings=prep.warnings,
+        resume=prep.resume,
+        follow_up=seed.model_copy(update={"docs": ()}) if seed is not None else None,
+        seed_docs=seed.docs if seed is not None else (),
+    )

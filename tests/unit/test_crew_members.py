@@ -1,0 +1,163 @@
+"""The crew's shared actors as plain objects (no Ray): what they share across runs on purpose
+(rate limits, breakers) and what they keep apart by run id (spending and cap, pool, log, model
+and keys), and that closing a run releases it everywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from pydantic import SecretStr
+
+from deepresearch.actors.hosted import RunModels
+from deepresearch.actors.ledger import CrewLedger
+from deepresearch.actors.run_context import LedgerTerms, RunContext
+from deepresearch.actors.run_host import RunHost, RunSpec
+from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
+from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
+from deepresearch.errors import BudgetExceeded, InputError, ProviderError, SearchUnavailable
+from deepresearch.llm_messages import LLMReply
+from deepresearch.policies.breaker import BreakerConfig
+from deepresearch.policies.retry import RetryPolicy
+from deepresearch.providers.llm.registry import LLMKeys
+from deepresearch.schemas import FetchedDoc, Request, SearchHit
+from deepresearch.storage import RunDir
+
+PRICES = {"gpt-x": ModelPrice(input_per_mtok=1000.0, output_per_mtok=1000.0)}
+
+
+def reply(tokens: int) -> LLMReply:
+    return LLMReply(text="{}", provider="openai", model="gpt-x", input_tokens=tokens)
+
+
+async def test_each_run_has_its_own_cost_cap_on_the_shared_ledger() -> None:
+    ledger = CrewLedger()
+    capped, roomy = LedgerTerms(1.0, {}, PRICES), LedgerTerms(100.0, {}, PRICES)
+    for run, terms in (("a", capped), ("b", roomy)):
+        await ledger.before_call(run, terms, "planner", "openai", "gpt-x", 10)
+        await ledger.after_call(run, terms, "planner", reply(1500))  # 1.5 USD each
+    with pytest.raises(BudgetExceeded):
+        await ledger.before_call("a", capped, "writer", "openai", "gpt-x", 10)
+    await ledger.before_call("b", roomy, "writer", "openai", "gpt-x", 10)  # b's spending is b's
+    assert (await ledger.totals("b"))["spent_usd"] == pytest.approx(1.5)
+    await ledger.release("a")
+    assert await ledger.held() == ["b"]
+
+
+async def test_rate_limits_are_shared_by_every_run_on_the_ledger() -> None:
+    now = [0.0]
+    ledger = CrewLedger(clock=lambda: now[0])
+    terms = LedgerTerms(None, {"openai": LLMRateLimit(requests_per_minute=1)}, {})
+    waits: list[float] = []
+    for run in ("a", "b"):
+        led = ledger._run(run, terms)
+        led._sleep = _recording(waits)
+        await ledger.before_call(run, terms, "researcher", "openai", "m", 1)
+    assert waits == [pytest.approx(60.0)]  # b queued behind a's request: one bucket for both
+
+
+def _recording(waits: list[float]) -> Any:
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    return sleep
+
+
+class Down:
+    name = "down"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        self.calls += 1
+        raise ProviderError("down", "HTTP 500", False)
+
+
+def run_gateway(provider: Down, shared: SharedLimits) -> SearchGateway:
+    return SearchGateway(
+        [provider], BreakerConfig(2, 60.0, 1), RetryPolicy(1, 0, 0, 0), shared=shared
+    )
+
+
+async def test_a_breaker_opened_by_one_run_spares_every_other_run() -> None:
+    shared = SharedLimits()
+    first, second = Down(), Down()
+    for _ in range(2):
+        with pytest.raises(SearchUnavailable):
+            await run_gateway(first, shared).search("q", 5)
+    with pytest.raises(SearchUnavailable, match="open"):
+        await run_gateway(second, shared).search("q", 5)
+    assert second.calls == 0  # the other run's failures already opened the breaker
+    alone = Down()
+    with pytest.raises(SearchUnavailable):
+        await run_gateway(alone, SharedLimits()).search("q", 5)
+    assert alone.calls == 1  # without sharing it would have asked the provider again
+
+
+def context(run_id: str, key: str = "", **fields: Any) -> RunContext:
+    keys = LLMKeys(openai_api_key=SecretStr(key)) if key else LLMKeys()
+    return RunContext(run_id, Settings(), mock.MagicMock(), mock.MagicMock(), keys=keys, **fields)
+
+
+def test_each_run_gets_its_own_model_built_with_its_own_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[tuple[str, LLMKeys]] = []
+
+    def build(settings: Settings, keys: LLMKeys, hook: Any = None) -> Any:
+        built.append(
+            (str(keys.openai_api_key.get_secret_value() if keys.openai_api_key else ""), keys)
+        )
+        return mock.MagicMock(name=f"model-{len(built)}")
+
+    monkeypatch.setattr("deepresearch.assembly.build_llm_provider", build)
+    models = RunModels()
+    a, b = context("a", "key-a"), context("b", "key-b")
+    assert models.get(a) is models.get(a)  # built once per run
+    assert models.get(b) is not models.get(a)
+    assert [k for k, _ in built] == ["key-a", "key-b"]
+    models.release("a")
+    assert models.held() == {"b"}
+    assert "key-a" not in repr(a) and "key-b" not in repr(b)
+
+
+def open_spec(tmp_path: Path, run_id: str, crew: list[Any]) -> RunSpec:
+    run_dir = RunDir.create(tmp_path, run_id)
+    researcher, gateway = crew
+    ctx = RunContext(run_id, Settings(), mock.MagicMock(), gateway, llm=mock.MagicMock())
+    request = Request(run_id=run_id, query="What were ACME sales?", mode="quick", created_at=0.0)
+    return RunSpec(ctx, request, str(run_dir.root), (researcher,))
+
+
+async def test_the_run_host_keeps_each_runs_pool_and_log_apart_and_releases_them(
+    tmp_path: Path,
+) -> None:
+    crew = [mock.MagicMock(name="researcher"), mock.MagicMock(name="gateway")]
+    host = RunHost()
+    for run_id in ("a", "b"):
+        await host.open(open_spec(tmp_path, run_id, crew))
+    url = "https://example.com/report"
+    assert (await host.pool("a", "claim", url, "t1")).status == "claimed"
+    assert (await host.pool("b", "claim", url, "t1")).status == "claimed"  # not "taken"
+    doc = FetchedDoc(url=url, title="A page", location=url, text="only run a read this")
+    await host.pool("a", "store_many", [doc])
+    assert await host.pool("b", "get", url, 0.01) is None  # b never sees a's text
+    await host.log("a", "append", "note", {"who": "a"})
+    with pytest.raises(ValueError, match="not a URL pool method"):
+        await host.pool("a", "_docs")
+    with pytest.raises(LookupError):
+        await host.log("nobody", "events")
+    with pytest.raises(InputError, match="still running"):
+        await host.open(open_spec(tmp_path / "again", "a", crew))
+
+    await host.close("a")
+    assert await host.held() == ["b"]
+    for member in crew:
+        member.release.remote.assert_called_with("a")
+    lines = (tmp_path / "runs" / "a" / "events.jsonl").read_text().splitlines()
+    assert [json.loads(x)["run_id"] for x in lines] == ["a"]
+    assert not (tmp_path / "runs" / "b" / "events.jsonl").exists()
