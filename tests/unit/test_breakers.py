@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fake_clock import FakeClock
 
 from deepresearch.errors import BudgetExceeded, CircuitOpen, ProviderError, RateLimited
 from deepresearch.policies.breaker import BreakerConfig
@@ -15,19 +16,6 @@ from deepresearch.providers.breakers import Breakers
 
 RETRY = RetryPolicy(attempts=3, base_delay_s=1.0, max_delay_s=4.0, retry_after_cap_s=10.0)
 BREAKER = BreakerConfig(failure_threshold=3, reset_timeout_s=30.0, half_open_max_calls=1)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 class Script:
@@ -44,7 +32,7 @@ class Script:
         return "ok"
 
 
-def make(clock: Clock, breaker: BreakerConfig = BREAKER, **kw: bool) -> Breakers:
+def make(clock: FakeClock, breaker: BreakerConfig = BREAKER, **kw: bool) -> Breakers:
     return Breakers(breaker, RETRY, clock=clock, sleep=clock.sleep, rand=lambda: 0.5, **kw)
 
 
@@ -55,7 +43,7 @@ def boom(retryable: bool = True, retry_after_s: float | None = None) -> Provider
 async def test_retryable_errors_retry_with_jittered_exponential_backoff_up_to_the_attempts() -> (
     None
 ):
-    clock, retries = Clock(), list[tuple[int, float]]()
+    clock, retries = FakeClock(100.0), list[tuple[int, float]]()
     attempt = Script(boom(), boom(), boom())
 
     async def on_retry(failures: int, delay: float, _exc: ProviderError) -> None:
@@ -69,7 +57,7 @@ async def test_retryable_errors_retry_with_jittered_exponential_backoff_up_to_th
 
 
 async def test_retry_after_wins_capped_and_a_non_retryable_error_is_not_retried() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     attempt = Script(boom(retry_after_s=60.0))
     assert await make(clock).call("p", attempt) == "ok"
     assert clock.slept == [10.0]  # the server's word, capped
@@ -80,7 +68,7 @@ async def test_retry_after_wins_capped_and_a_non_retryable_error_is_not_retried(
 
 
 async def test_429_once_mode_waits_once_outside_the_attempts_then_gives_up() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     twice = Script(RateLimited("p", 3.0), RateLimited("p", 3.0))
     with pytest.raises(RateLimited):
         await make(clock, rate_limit_once=True).call("p", twice)
@@ -92,7 +80,7 @@ async def test_429_once_mode_waits_once_outside_the_attempts_then_gives_up() -> 
 
 
 async def test_breaker_opens_at_the_threshold_then_half_open_probe_closes_it() -> None:
-    clock, opened = Clock(), list[str]()
+    clock, opened = FakeClock(100.0), list[str]()
     guard = make(clock, BreakerConfig(2, 30.0, 1))
 
     async def on_open() -> None:
@@ -118,7 +106,7 @@ async def test_breaker_opens_at_the_threshold_then_half_open_probe_closes_it() -
 
 
 async def test_a_call_ending_without_a_verdict_frees_its_half_open_slot() -> None:
-    clock = Clock()
+    clock = FakeClock(100.0)
     guard = make(clock, BreakerConfig(1, 30.0, 1))
     with pytest.raises(ProviderError):
         await guard.call("p", Script(boom(retryable=False)))

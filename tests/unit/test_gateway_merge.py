@@ -7,6 +7,7 @@ import time
 
 import httpx
 import pytest
+from fake_clock import FakeClock
 
 from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.search_gateway import SearchGateway, merges
@@ -17,19 +18,6 @@ from deepresearch.providers.search.base import SearchProvider
 from deepresearch.providers.search.web_engines import SearxngSearch
 from deepresearch.providers.testing_search import FakeSearxng, result
 from deepresearch.schemas import SearchHit
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 class Listed:

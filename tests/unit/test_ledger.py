@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from fake_clock import FakeClock
 
 from deepresearch.actors.ledger import Ledger
 from deepresearch.config.settings import LLMRateLimit, ModelPrice
 from deepresearch.errors import BudgetExceeded
 from deepresearch.llm_messages import LLMReply
 from deepresearch.policies.ratelimit import Bucket, reserve
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, s: float) -> None:
-        self.slept.append(s)
-        self.now += s
 
 
 def test_bucket_refills_and_queues() -> None:
@@ -38,7 +26,7 @@ def test_bucket_refills_and_queues() -> None:
 
 
 async def test_request_limit_is_shared_by_every_caller() -> None:
-    clock = Clock()
+    clock = FakeClock()
     ledger = Ledger({"openai": LLMRateLimit(requests_per_minute=2)}, None, {}, clock, clock.sleep)
     for _ in range(4):
         await ledger.before_call("researcher", "openai", "m", 10)
@@ -48,7 +36,7 @@ async def test_request_limit_is_shared_by_every_caller() -> None:
 
 
 async def test_token_limit() -> None:
-    clock = Clock()
+    clock = FakeClock()
     ledger = Ledger({"openai": LLMRateLimit(tokens_per_minute=1000)}, None, {}, clock, clock.sleep)
     await ledger.before_call("writer", "openai", "m", 900)
     await ledger.before_call("writer", "openai", "m", 400)

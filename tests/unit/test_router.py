@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fake_clock import FakeClock
 from pydantic import SecretStr
 
 from deepresearch.config.settings import LLMSettings, ModelPrice, load_settings
@@ -44,19 +45,6 @@ BREAKER = BreakerConfig(failure_threshold=2, reset_timeout_s=30.0, half_open_max
 RETRY = RetryPolicy(attempts=3, base_delay_s=1.0, max_delay_s=4.0, retry_after_cap_s=10.0)
 
 
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient() as client:
@@ -67,8 +55,8 @@ def _request(role: Role = "researcher") -> Any:
     return build_request(role, QueriesTask(question="Apple gross margin"), QueryList)
 
 
-def _router(tiers: list[Any], t: FakeTime, **kw: Any) -> Router:
-    return Router(tiers, BREAKER, RETRY, clock=t.clock, sleep=t.sleep, rand=lambda: 0.5, **kw)
+def _router(tiers: list[Any], t: FakeClock, **kw: Any) -> Router:
+    return Router(tiers, BREAKER, RETRY, clock=t, sleep=t.sleep, rand=lambda: 0.5, **kw)
 
 
 def _failing(name: str, n: int, retryable: bool = False) -> ScriptedLLM:
@@ -77,13 +65,13 @@ def _failing(name: str, n: int, retryable: bool = False) -> ScriptedLLM:
 
 
 async def test_429_waits_retry_after_once_then_falls_to_next_tier(http: httpx.AsyncClient) -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     async with ScriptedOpenAIServer([rate_limited("3"), rate_limited("3")]) as server:
         openai_tier = OpenAICompatLLM(SecretStr(KEY), server.base_url, "gpt-4.1-mini", http)
         router = _router([openai_tier, ExtractiveLLM()], t)
         result, replies = await call_structured(router, _request(), QueryList)
         server.assert_all_used()
-    assert t.sleeps == [3.0]  # honoured once, then the next tier
+    assert t.slept == [3.0]  # honoured once, then the next tier
     assert replies[0].provider == "extractive"
     assert result.queries
     assert router.answered == {"researcher": ["extractive"]}
@@ -92,40 +80,40 @@ async def test_429_waits_retry_after_once_then_falls_to_next_tier(http: httpx.As
 async def test_retry_after_is_capped_and_same_tier_answers_after_wait(
     http: httpx.AsyncClient,
 ) -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     async with ScriptedOpenAIServer([rate_limited("3600"), reply(GOOD, 50, 5)]) as server:
         tier = OpenAICompatLLM(SecretStr(KEY), server.base_url, "gpt-4.1-mini", http)
         out = await _router([tier, ExtractiveLLM()], t).complete(_request())
         server.assert_all_used()
-    assert t.sleeps == [RETRY.retry_after_cap_s]
+    assert t.slept == [RETRY.retry_after_cap_s]
     assert (out.provider, out.input_tokens, out.output_tokens) == ("openai", 50, 5)
 
 
 async def test_retryable_errors_retry_per_policy_then_fall_through(
     http: httpx.AsyncClient,
 ) -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     async with ScriptedOpenAIServer([server_error()] * 3) as server:
         tier = OpenAICompatLLM(SecretStr(KEY), server.base_url, "m", http)
         breaker = BreakerConfig(failure_threshold=10, reset_timeout_s=30.0, half_open_max_calls=1)
         router = Router(
-            [tier, ExtractiveLLM()], breaker, RETRY, clock=t.clock, sleep=t.sleep, rand=lambda: 0.5
+            [tier, ExtractiveLLM()], breaker, RETRY, clock=t, sleep=t.sleep, rand=lambda: 0.5
         )
         out = await router.complete(_request())
         server.assert_all_used()
     assert out.provider == "extractive"
-    assert t.sleeps == [0.5 * 1.0, 0.5 * 2.0]  # full jitter over 1 s, 2 s
+    assert t.slept == [0.5 * 1.0, 0.5 * 2.0]  # full jitter over 1 s, 2 s
 
 
 async def test_a_retryable_error_with_retry_after_waits_what_the_server_said() -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     tier = ScriptedLLM({"researcher": [ProviderError("p", "503", True, 2.5), GOOD]}, name="p")
     assert (await _router([tier], t).complete(_request())).provider == "p"
-    assert t.sleeps == [2.5]  # the shared loop (providers.breakers): Retry-After wins over jitter
+    assert t.slept == [2.5]  # the shared loop (providers.breakers): Retry-After wins over jitter
 
 
 async def test_breaker_opens_and_skips_the_tier_until_reset() -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     primary = _failing("primary", 2)
     backup = ScriptedLLM({"researcher": [GOOD] * 4}, name="backup")
     router = _router([primary, backup], t)
@@ -141,7 +129,7 @@ async def test_breaker_opens_and_skips_the_tier_until_reset() -> None:
 
 
 async def test_all_tiers_failing_is_a_picklable_llm_unavailable() -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     router = _router([_failing("a", 1), _failing("b", 1)], t)
     with pytest.raises(LLMUnavailable) as info:
         await router.complete(_request())
@@ -153,7 +141,7 @@ async def test_all_tiers_failing_is_a_picklable_llm_unavailable() -> None:
 
 
 async def test_per_role_chain_and_default_chain() -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     planner = ScriptedLLM({"planner": ['{"complexity": 1, "sub_questions": ["a"]}']}, name="big")
     default = ScriptedLLM({"researcher": [GOOD]}, name="small")
     router = _router([default], t, roles={"planner": [planner, default]})
@@ -184,7 +172,7 @@ class Ledger:
 async def test_hook_sees_every_call_and_its_cost_matches_the_price_table(
     http: httpx.AsyncClient,
 ) -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     ledger = Ledger(budget_calls=2)
     steps = [reply(GOOD, 1000, 200), reply(GOOD, 3000, 400)]
     prices = {"gpt-4.1-mini": ModelPrice(input_per_mtok=0.4, output_per_mtok=1.6)}
@@ -208,7 +196,7 @@ async def test_key_never_reaches_errors_or_logs(
     http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    t = FakeTime()
+    t = FakeClock(1000.0)
     from deepresearch.providers.testing_openai import Step
 
     steps = [Step(status=401, error=f"Incorrect API key provided: {KEY}")]
@@ -292,7 +280,7 @@ def test_role_chain_dedupes() -> None:
 
 
 async def test_scripted_usage_flows_through_router() -> None:
-    t = FakeTime()
+    t = FakeClock(1000.0)
     fake = ScriptedLLM({"researcher": [ScriptedReply(GOOD, 10, 2)]}, name="s")
     out = await _router([fake], t).complete(_request())
     assert (out.input_tokens, out.output_tokens, out.provider) == (10, 2, "s")

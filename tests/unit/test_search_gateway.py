@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fake_clock import FakeClock
 
 from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.search_gateway import SearchGateway
@@ -12,19 +13,6 @@ from deepresearch.errors import ProviderError, RateLimited, SearchUnavailable
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.schemas import SearchHit
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 class FakeProvider:
