@@ -218,13 +218,21 @@ def needs_ledger(settings: Settings) -> bool:
 
 
 def build_llm_provider(
-    settings: Settings, keys: LLMKeys | None = None, hook: Any = None
+    settings: Settings,
+    keys: LLMKeys | None = None,
+    hook: Any = None,
+    breaker_states: dict[str, Any] | None = None,
 ) -> LLMProvider:
     """The run's model: extractive alone, or a router over the configured per-role chains. Keys
     arrive as an argument (the driver read them from the environment once), never from os.environ."""
     from deepresearch.providers.llm.registry import LLMKeys, build_router
 
-    llm = build_router(settings, keys or LLMKeys(), **({"hook": hook} if hook is not None else {}))
+    llm = build_router(
+        settings,
+        keys or LLMKeys(),
+        breaker_states=breaker_states,
+        **({"hook": hook} if hook is not None else {}),
+    )
     if settings.simulate.latency_s > 0:
         from deepresearch.providers.latency import SlowLLM
 

@@ -29,7 +29,7 @@ from deepresearch.actors.run_context import (
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import Settings
 from deepresearch.llm_messages import EvaluateTask, LLMReply
-from deepresearch.policies.breaker import BreakerConfig
+from deepresearch.policies.breaker import BreakerConfig, BreakerState
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.search.base import Fetcher, SearchProvider
@@ -40,10 +40,13 @@ KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
 
 
 class RunModels:
-    """Each run's model client, built in this process from its settings and keys on first use."""
+    """Each run's model client, built in this process from its settings and keys on first use.
+    Their tiers' breakers are shared (``breakers``): one run's failing provider informs every run
+    this process serves, as the search gateway's do for search."""
 
     def __init__(self) -> None:
         self._models: OrderedDict[str, LLMProvider] = OrderedDict()
+        self.breakers: dict[str, BreakerState] = {}
 
     def get(self, context: RunContext) -> LLMProvider:
         """The run's model; a scripted one (tests) is kept from its first call, so its script
@@ -57,7 +60,9 @@ class RunModels:
                 if context.ledger is not None:
                     terms = LedgerTerms.of(context.settings)
                     hook = LedgerHook(context.ledger, context.run_id, terms)
-                model = assembly.build_llm_provider(context.settings, context.keys, hook)
+                model = assembly.build_llm_provider(
+                    context.settings, context.keys, hook, self.breakers
+                )
             self._models[context.run_id] = model
             while len(self._models) > KEPT_RUNS:
                 self._models.popitem(last=False)

@@ -138,12 +138,14 @@ def build_router(
     settings: Settings,
     env: LLMKeys | Mapping[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
+    breaker_states: dict[str, Any] | None = None,
     **router_kwargs: Any,
 ) -> LLMProvider:
     """The run's LLM: ``extractive`` alone is returned bare (exactly as ``build_llm``); anything
     else is a ``Router`` over per-role chains (retries, breakers, fallback). One provider instance per
     (name, model) is shared by every role, so its breaker state is shared too.
-    ``router_kwargs`` go to ``Router`` (hook, notify, clock, sleep, rand)."""
+    ``router_kwargs`` go to ``Router`` (hook, notify, clock, sleep, rand); ``breaker_states`` is
+    the tiers' breaker states shared with other runs' routers (a crew process passes one dict)."""
     llm = settings.llm
     creds = _keys(env)
     client = http_client
@@ -175,6 +177,7 @@ def build_router(
         BreakerConfig.from_settings(llm.breaker),
         RetryPolicy.from_settings(llm.retry),
         roles=roles,
+        breaker_states=breaker_states,
         **router_kwargs,
     )
 

@@ -63,13 +63,22 @@ class Router:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rand: Callable[[], float] | None = None,
+        breaker_states: dict[str, breaker.BreakerState] | None = None,
     ) -> None:
+        """``breaker_states``: one dict shared by the routers of every run a crew process serves,
+        so a tier one run found failing (a 429, an outage) is skipped by the others too."""
         if not default:
             raise ValueError("the router needs at least one tier")
         self._default = list(default)
         self._roles = {role: list(chain) for role, chain in (roles or {}).items() if chain}
         self._breakers = Breakers(
-            breaker_config, retry_policy, clock=clock, sleep=sleep, rand=rand, rate_limit_once=True
+            breaker_config,
+            retry_policy,
+            clock=clock,
+            sleep=sleep,
+            rand=rand,
+            rate_limit_once=True,
+            states=breaker_states,
         )
         self._hook = hook
         self._notify = notify

@@ -107,8 +107,10 @@ def test_each_run_gets_its_own_model_built_with_its_own_keys(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     built: list[tuple[str, LLMKeys]] = []
+    breaker_dicts: list[Any] = []
 
-    def build(settings: Settings, keys: LLMKeys, hook: Any = None) -> Any:
+    def build(settings: Settings, keys: LLMKeys, hook: Any = None, breakers: Any = None) -> Any:
+        breaker_dicts.append(breakers)
         built.append(
             (str(keys.openai_api_key.get_secret_value() if keys.openai_api_key else ""), keys)
         )
@@ -120,6 +122,8 @@ def test_each_run_gets_its_own_model_built_with_its_own_keys(
     assert models.get(a) is models.get(a)  # built once per run
     assert models.get(b) is not models.get(a)
     assert [k for k, _ in built] == ["key-a", "key-b"]
+    # both runs' models share this process's tier breakers (one run's 429 informs the other)
+    assert breaker_dicts[0] is models.breakers and breaker_dicts[1] is models.breakers
     models.release("a")
     assert models.held() == {"b"}
     assert "key-a" not in repr(a) and "key-b" not in repr(b)

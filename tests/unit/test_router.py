@@ -128,6 +128,25 @@ async def test_breaker_opens_and_skips_the_tier_until_reset() -> None:
     assert router.answered["researcher"] == ["backup", "primary"]
 
 
+async def test_routers_sharing_breaker_states_skip_a_tier_another_run_opened() -> None:
+    """A crew process builds one router per run over one breaker dict: a tier run A found
+    failing is not tried again by run B (each run's own router would rediscover it)."""
+    t = FakeClock(1000.0)
+    shared: dict[str, Any] = {}
+    primary_a, primary_b = _failing("primary", 2), _failing("primary", 2)
+    backup = ScriptedLLM({"researcher": [GOOD] * 4}, name="backup")
+    run_a = _router([primary_a, backup], t, breaker_states=shared)
+    run_b = _router([primary_b, backup], t, breaker_states=shared)
+    for _ in range(2):
+        assert (await run_a.complete(_request())).provider == "backup"
+    assert (await run_b.complete(_request())).provider == "backup"
+    assert primary_b.calls == []  # B never reached the tier A's failures opened
+    assert run_b.breaker_status()["primary:scripted-1"] == "open"
+    alone = _router([_failing("primary", 2), backup], t)  # without sharing, B would call it
+    await alone.complete(_request())
+    assert alone.breaker_status()["primary:scripted-1"] == "closed"
+
+
 async def test_all_tiers_failing_is_a_picklable_llm_unavailable() -> None:
     t = FakeClock(1000.0)
     router = _router([_failing("a", 1), _failing("b", 1)], t)
