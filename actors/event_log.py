@@ -42,6 +42,7 @@ class EventLog:
         self._events: list[Event] = []
         self._changed: asyncio.Condition | None = None
         self._writing: asyncio.Lock | None = None
+        self._appending: asyncio.Lock | None = None
 
     def _condition(self) -> asyncio.Condition:
         # Created lazily so it binds to the actor's running loop, not the constructor's thread.
@@ -56,24 +57,30 @@ class EventLog:
         """Several events from one emitter in one call and one fsync, in their order (see
         ``actors.background``); the sequence number of the last one. Each is stamped as it
         arrives, never earlier than the one before it, so ``seq`` and ``ts`` order the log alike
-        (a stamp taken by the emitter would go back in time whenever a burst arrived late)."""
-        batch = []
-        self._last_ts = max(self._last_ts, round(self._clock(), 3))
-        for type, payload in events:
-            self._seq += 1
-            batch.append(
+        (a stamp taken by the emitter would go back in time whenever a burst arrived late).
+
+        The write and its fsync run in a worker thread: a run host holds many runs' logs on one
+        event loop, and a disk stall in one must not hold up the others. Appends take turns, and
+        an event is counted (``seq``, ``wait``) only once it is on disk."""
+        if self._appending is None:  # bound to the actor's running loop, like the condition
+            self._appending = asyncio.Lock()
+        async with self._appending:
+            self._last_ts = max(self._last_ts, round(self._clock(), 3))
+            batch = [
                 Event(
-                    seq=self._seq,
+                    seq=self._seq + k,
                     ts=self._last_ts,
                     run_id=self._run_id,
                     type=type,
                     payload=payload or {},
                 )
-            )
-        self._dir.append_events(batch)
-        self._events.extend(batch)
+                for k, (type, payload) in enumerate(events, start=1)
+            ]
+            await asyncio.to_thread(self._dir.append_events, batch)
+            self._seq += len(batch)
+            self._events.extend(batch)
         await self._notify()
-        return self._seq
+        return batch[-1].seq if batch else self._seq
 
     async def _notify(self) -> None:
         cond = self._condition()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,30 @@ async def test_the_log_stamps_on_arrival_and_never_goes_back_in_time(tmp_path: P
     await log.append("d")
     got = [(e.seq, e.type, e.ts) for e in await log.events()]
     assert got == [(1, "a", 500.0), (2, "b", 500.0), (3, "c", 500.0), (4, "d", 501.0)]
+
+
+async def test_one_logs_stalled_disk_does_not_hold_up_another_log_on_the_loop(
+    tmp_path: Path,
+) -> None:
+    """A run host keeps many runs' logs on one event loop: a write stuck in one run's fsync must
+    not stall the others, and the stuck run's event is not counted until it is on disk."""
+    stalled, slow = threading.Event(), EventLog(str(tmp_path / "a"), "a")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    fast = EventLog(str(tmp_path / "b"), "b")
+    write = slow._dir.append_events
+
+    def stuck(events: list[Any]) -> None:
+        stalled.wait(10)  # the old code blocked the loop right here
+        write(events)
+
+    slow._dir.append_events = stuck  # type: ignore[method-assign]
+    pending = asyncio.create_task(slow.append("x"))
+    await asyncio.sleep(0)
+    assert await asyncio.wait_for(fast.append("y"), 5) == 1  # served while "a" is stuck
+    assert not pending.done() and await slow.last_seq() == 0 and await slow.events() == []
+    stalled.set()
+    assert await pending == 1 and [e.type for e in await slow.events()] == ["x"]
 
 
 async def test_a_superseded_checkpoint_is_taken_at_once_then_closed_unsent() -> None:
