@@ -44,6 +44,10 @@ _QUERY_STOP = _BOUNDARY | {
     "report", "reports", "reported", "reporting", "quarterly", "filing", "filings", "filed",
     "10-q", "10-qs", "10-k", "10-ks", "disclosed", "document", "documents", "stated",
 }  # fmt: skip
+# what a comparison's lead leaves once its comparing words are gone ("How do", "What are the")
+_COMPARISON_LEAD = frozenset(
+    {"how", "does", "do", "did", "the", "a", "an", "what", "are", "is", "was", "were", "there"}
+)
 _QUESTION_LEAD = {"what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is"}
 
 Token = str  # a word, a punctuation mark "," / ";", or a period placeholder "\x00<i>"
@@ -278,14 +282,19 @@ def sub_questions(query: str, max_subtasks: int) -> list[str]:
         return planned
     if len(variants) <= 1:
         return [query.strip()]
-    comparative = any(t.lower() in _COMPARE_WORDS for t in tokens)
+    lowered = {t.lower() for t in tokens}
+    # "the differences between X and Y" compares as "compare" does: each side gets its own
+    # question, not the comparison's wording with the comparison cut out ("What are the Ray")
+    comparative = bool(lowered & _COMPARE_WORDS) or bool(
+        lowered & {"difference", "differences"} and "between" in lowered
+    )
     ask = "What was" if periods else "What is"
     out: list[str] = []
     for v in variants:
         drop = _COMPARE_WORDS | {"between", "difference", "differences"}
         words = [t for t in v if t.lower() not in drop]
         if comparative:
-            while words and words[0].lower() in {"how", "does", "do", "did", "the"}:
+            while words and words[0].lower() in _COMPARISON_LEAD:
                 words = words[1:]
         text = render(words, periods)
         if not words or words[0].lower() not in _QUESTION_LEAD:

@@ -135,3 +135,15 @@ def test_one_entitys_metrics_set_against_each_other_are_a_comparison() -> None:
     assert q.shape == "comparison" and q.metrics == ("operating expenses", "revenue")
     why = analyze("What factors drove Initech's operating expenses compared to its revenue?")
     assert why.shape == "explanation"
+
+
+def test_the_differences_between_two_things_split_into_a_question_about_each() -> None:
+    """Cutting "the differences between" out of the wording left "What are the Ray for ..." and
+    "Is there a Ray?" in the plan shown to the user; each side gets a plain question instead."""
+    assert rules.sub_questions(
+        "What are the differences between Ray and Dask for distributed training?", 4
+    ) == ["What is Ray for distributed training?", "What is Dask for distributed training?"]
+    assert rules.sub_questions("Is there a difference between Ray and Dask?", 4) == [
+        "What is Ray?",
+        "What is Dask?",
+    ]
