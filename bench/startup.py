@@ -31,9 +31,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 QUERY = "What was Apple's total net sales for the quarter ended July 1, 2023?"
+
+
+def show(result: dict[str, Any], as_json: bool) -> None:
+    """One JSON object, or one ``key: value`` line per figure."""
+    if as_json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
 
 
 def bare_ray(settings: object) -> float:
@@ -107,11 +117,7 @@ def index_only(docs: Path, as_json: bool) -> None:
         "cold_index_over_bare_extraction": round(index_s / extraction_s, 3),
         "target": 3.0,
     }
-    if as_json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+    show(result, as_json)
 
 
 BARE_CALL = (
@@ -195,11 +201,7 @@ def against_head(docs: Path, repeat: int, as_json: bool) -> None:
         "run_over_bare_connect": round(run_s / bare_s, 3),
         "target": 1.5,
     }
-    if as_json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+    show(result, as_json)
 
 
 def main() -> None:
@@ -256,11 +258,7 @@ def main() -> None:
         "warm_run_over_bare_ray": round(warm_s / bare_ray_s, 3),
         "targets": {"cold_index_over_bare_extraction": 3.0, "warm_run_over_bare_ray": 1.5},
     }
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+    show(result, args.json)
 
 
 if __name__ == "__main__":

@@ -51,10 +51,6 @@ class Breakers:
         # so one provider's failures inform them all.
         self.states: dict[str, breaker.BreakerState] = {} if states is None else states
 
-    def reset(self, keys: Iterable[str]) -> None:
-        """Closed breakers for exactly ``keys`` (a chain that was just built)."""
-        self.states = {key: breaker.BreakerState.initial() for key in keys}
-
     def ensure(self, keys: Iterable[str]) -> None:
         """A closed breaker for each of ``keys`` that has none yet (shared states are kept)."""
         for key in keys:
