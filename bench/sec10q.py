@@ -222,7 +222,9 @@ def make_settings(args: argparse.Namespace, tmp: Path) -> Any:
     return load_settings(None, overrides_from_flags(flags), env={})
 
 
-def run_one(row: dict[str, str], settings: Any, mode: str = "quick") -> Outcome:
+def run_one(
+    row: dict[str, str], settings: Any, mode: str = "quick", keep: Path | None = None
+) -> Outcome:
     from deepresearch import driver
 
     question = row["Question"].strip()
@@ -253,6 +255,11 @@ def run_one(row: dict[str, str], settings: Any, mode: str = "quick") -> Outcome:
     checkpoint = settings.resolved_state_dir() / "runs" / summary.run_id / "checkpoint.json"
     with contextlib.suppress(OSError, ValueError):
         evidence = evidence_text(json.loads(checkpoint.read_text("utf-8")))
+    if keep is not None:  # for reading why a question missed, after the run
+        keep.mkdir(parents=True, exist_ok=True)
+        record = {"question": question, "reviewed": row["Answer"], "answer": section}
+        record |= {"report": body, "evidence": evidence}
+        (keep / f"{mode}-{_slug(question)}.json").write_text(json.dumps(record, indent=1), "utf-8")
     return Outcome(
         question,
         row["Question Type"],
@@ -317,13 +324,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--cache-dir", default=None, help="reuse an index cache (default: temporary)")
     p.add_argument("--details", default=None, help="write per-question outcomes to this JSON file")
+    p.add_argument(
+        "--keep", default=None, help="folder to keep each question's report and evidence in"
+    )
     return p.parse_args(argv)
 
 
-def run_mode(rows: Sequence[dict[str, str]], settings: Any, mode: str) -> dict[str, Any]:
+def _slug(question: str) -> str:
+    words = re.findall(r"[a-z0-9]+", question.lower())
+    return "-".join(words[:12])
+
+
+def run_mode(
+    rows: Sequence[dict[str, str]], settings: Any, mode: str, keep: Path | None = None
+) -> dict[str, Any]:
     outcomes: list[Outcome] = []
     for i, row in enumerate(rows, start=1):
-        o = run_one(row, settings, mode)
+        o = run_one(row, settings, mode, keep)
         outcomes.append(o)
         mark = "gold" if o.gold else "MISS"
         rec = "-" if o.recall is None else f"{o.recall:.2f}"
@@ -370,7 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for mode in modes:
                 started = time.monotonic()
-                results[mode] = run_mode(rows, settings, mode)
+                keep = Path(args.keep) if args.keep else None
+                results[mode] = run_mode(rows, settings, mode, keep)
                 results[mode]["wall_s"] = round(time.monotonic() - started, 1)
         finally:
             runtime.disconnect(connection)
