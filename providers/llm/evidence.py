@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
 from deepresearch.text.figures import has_figure
+from deepresearch.text.line_items import LabelIndex
 from deepresearch.text.question import Question, analyze, periods_of
 from deepresearch.text.sentences import Unit, build_units
 from deepresearch.text.terms import terms
@@ -68,6 +69,20 @@ def latest_weights(
     return [LATEST_BONUS if docs.get(u.source, str(u.source)) in latest else 1.0 for u in units]
 
 
+def line_item_boost(question: str, units: list[Unit], scores: list[float]) -> list[float]:
+    """``scores`` with each table row whose label the question names (``text.line_items``)
+    raised by up to the best score, in proportion to its label match: the row a question asks
+    for ("Inventories") shares few words with it, and prose repeating the question outscores it."""
+    matched = LabelIndex.build([u.text if u.table else "" for u in units]).passage_scores(question)
+    if not matched:
+        return scores
+    top = max(scores, default=0.0)
+    best = max(s for s, _ in matched.values())
+    return [
+        sc + top * matched[i][0] / best if i in matched else sc for i, sc in enumerate(scores)
+    ]
+
+
 def per_document_rows(
     units: list[Unit],
     scores: list[float],
@@ -104,5 +119,6 @@ __all__ = [
     "evidence_budget",
     "evidence_units",
     "latest_weights",
+    "line_item_boost",
     "per_document_rows",
 ]

@@ -41,6 +41,7 @@ from deepresearch.providers.llm.evidence import (
     evidence_budget,
     evidence_units,
     latest_weights,
+    line_item_boost,
     per_document_rows,
 )
 from deepresearch.schemas import Evaluation
@@ -94,6 +95,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
         sc * (1.25 if _has_unit(u.text) else 1.0) * w
         for sc, u, w in zip(scores, units, latest_weights(q, units, documents), strict=True)
     ]
+    scores = line_item_boost(task.question, units, scores)
     chosen = mmr_select(units, scores, scorer, task.max_findings)
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
         budget = evidence_budget(q, task.max_findings, len(set(documents.values())))

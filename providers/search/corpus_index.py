@@ -9,7 +9,6 @@ query's names and rare terms?) and, for "latest ..." queries, by the document's 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -45,15 +44,17 @@ from deepresearch.providers.search.corpus_store import (
     CorpusFile,
     Warn,
     atomic_write,
+    gather_documents,
     inside,
+    passage_table,
     read_json,
     scan_corpus,
 )
-from deepresearch.providers.search.passages import snippet, split_passages, tokenize
+from deepresearch.providers.search.passages import snippet, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
+from deepresearch.text.line_items import LabelIndex, best_pages
 
 INDEX_VERSION = 3  # 3: table headers carried over pages, whole-sentence titles (text.pdf_tables)
-_TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ class CorpusIndex:
         self._p_text: list[str] = list(meta["passages"]["text"])
         self._pages_cache: dict[str, tuple[str, ...]] = {}
         self._doc_dates, self._covers = self._first_pages()
+        self._labels: LabelIndex | None = None  # built on the first search that needs it
         self.built = False  # True when this open extracted or indexed anything
 
     # ------------------------------------------------------------------ opening
@@ -167,10 +169,10 @@ class CorpusIndex:
             raise CorpusError(
                 str(corpus_dir), "no cached index matches this corpus; build it first"
             )
-        docs = _gather(files, hashes, cache, pool_factory, warn)
+        docs = gather_documents(files, hashes, cache, pool_factory, warn)
         if not docs:
             raise CorpusError(str(corpus_dir), f"no readable document among {len(files)} files")
-        meta = _passages(docs, passage_chars)
+        meta = passage_table(docs, passage_chars)
         if not meta["passages"]["text"]:
             raise CorpusError(str(corpus_dir), "no text could be extracted from any document")
         try:
@@ -247,16 +249,48 @@ class CorpusIndex:
             if len(best) >= limit * max(1, len(set(groups))):
                 break
         # a comparison ("Acme and Zeta"): each entity's best pages in turn, not one entity's
-        keys = round_robin(list(best), [groups[d] for d, _ in best])[:limit]
+        keys = round_robin(list(best), [groups[d] for d, _ in best])
+        items = self._line_item_pages(query, identity, limit // 2)
+        keys = list(dict.fromkeys([*items, *keys]))[:limit]
         terms = [t for t in tokens if len(t) > 2] or tokens
-        return [self._hit(key, best[key], terms, rank) for rank, key in enumerate(keys, 1)]
+        return [
+            self._hit(key, best[key], terms, rank)
+            if key not in items
+            else self._hit(key, items[key][0], terms, rank, items[key][1])
+            for rank, key in enumerate(keys, 1)
+        ]
 
-    def _hit(self, key: tuple[int, int], i: int, terms: list[str], rank: int) -> SearchHit:
+    def _line_item_pages(
+        self, query: str, identity: np.ndarray, limit: int
+    ) -> dict[tuple[int, int], tuple[int, str]]:
+        """Up to ``limit`` pages holding a table row the query names (``text.line_items``), each
+        document's best page in turn, of the documents the query is about; -> (passage, row)."""
+        if limit <= 0:
+            return {}
+        if self._labels is None:
+            self._labels = LabelIndex.build(self._p_text)
+        scores = self._labels.passage_scores(query)
+        pages = best_pages(
+            scores, ((i, (int(self._p_doc[i]), int(self._p_page[i]))) for i in scores)
+        )
+        ranked = sorted(
+            (k for k in pages if identity[k[0]] >= 1.0), key=lambda k: (-scores[pages[k]][0], k)
+        )
+        out: dict[tuple[int, int], tuple[int, str]] = {}
+        for key in round_robin(ranked, [d for d, _ in ranked])[:limit]:
+            i = pages[key]
+            out[key] = (i, self._p_text[i].split("\n")[scores[i][1]])
+        return out
+
+    def _hit(
+        self, key: tuple[int, int], i: int, terms: list[str], rank: int, row: str = ""
+    ) -> SearchHit:
+        """A page hit; a page found for a table row shows that row (the reason it was found)."""
         doc, page = self._docs[key[0]], key[1]
         return SearchHit(
             url=doc_id(doc.relpath, page, doc.kind),
             title=doc.name,
-            snippet=snippet(self._p_text[i], terms),
+            snippet=snippet(row, terms) if row else snippet(self._p_text[i], terms),
             provider="local",
             rank=rank,
             location=doc_location(doc.relpath, page, doc.kind),
@@ -313,56 +347,6 @@ class CorpusIndex:
             content_type="text/plain",
             provider="local",
         )
-
-
-def _gather(
-    files: list[CorpusFile],
-    hashes: dict[str, str],
-    cache: CorpusCache,
-    pool_factory: Callable[[], ExtractionPool],
-    warn: Warn,
-) -> list[tuple[CorpusFile, str, ExtractedDoc]]:
-    """Every readable document: from the cache, else extracted in the pool (and then cached)."""
-    found: dict[str, ExtractedDoc | str] = {}
-    todo: dict[Path, CorpusFile] = {}
-    for f in files:
-        if f.relpath not in hashes:
-            continue
-        cached = cache.load_doc(hashes[f.relpath], f.kind)
-        if cached is None:
-            todo[f.path] = f
-        else:
-            found[f.relpath] = cached
-    if todo:
-        with pool_factory() as pool:
-            results = pool.extract_many(list(todo))
-        for path, result in results.items():
-            f = todo[path]
-            outcome = result if isinstance(result, ExtractedDoc) else result.reason
-            found[f.relpath] = outcome
-            if isinstance(outcome, ExtractedDoc) or not outcome.startswith(_TRANSIENT):
-                with contextlib.suppress(OSError):
-                    cache.save_doc(hashes[f.relpath], f.kind, outcome)
-    docs = []
-    for f in files:
-        got = found.get(f.relpath)
-        if isinstance(got, str):
-            warn("extract_failed", f"{f.relpath}: {got}")
-        elif got is not None:
-            docs.append((f, hashes[f.relpath], got))
-    return docs
-
-
-def _passages(docs: list[tuple[CorpusFile, str, ExtractedDoc]], size: int) -> dict[str, Any]:
-    entries, p_doc, p_page, p_text = [], [], [], []
-    for d, (f, sha, extracted) in enumerate(docs):
-        entries.append([f.relpath, sha, f.kind, len(extracted.pages)])
-        for page, text in enumerate(extracted.pages, start=1):
-            for passage in split_passages(text, size):
-                p_doc.append(d)
-                p_page.append(page)
-                p_text.append(passage)
-    return {"docs": entries, "passages": {"doc": p_doc, "page": p_page, "text": p_text}}
 
 
 def _build(meta: dict[str, Any], parent: Path, index_dir: Path, passage_chars: int) -> None:

@@ -20,7 +20,13 @@ from typing import Any, BinaryIO
 
 from deepresearch.errors import CorpusError
 from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
-from deepresearch.providers.extract import SUPPORTED_SUFFIXES, ExtractedDoc, kind_of
+from deepresearch.providers.extract import (
+    SUPPORTED_SUFFIXES,
+    ExtractedDoc,
+    ExtractionPool,
+    kind_of,
+)
+from deepresearch.providers.search.passages import split_passages
 
 EXTRACT_VERSION = 3  # bump when extraction output changes, so cached text is re-extracted
 Warn = Callable[[str, str], None]
@@ -225,3 +231,57 @@ class CorpusCache:
         else:
             payload = {"title": doc.title, "content_type": doc.content_type, "pages": doc.pages}
         atomic_write(self._doc_path(sha, kind), json.dumps(payload).encode())
+
+
+_TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
+
+
+def gather_documents(
+    files: list[CorpusFile],
+    hashes: dict[str, str],
+    cache: CorpusCache,
+    pool_factory: Callable[[], ExtractionPool],
+    warn: Warn,
+) -> list[tuple[CorpusFile, str, ExtractedDoc]]:
+    """Every readable document: from the cache, else extracted in the pool (and then cached)."""
+    found: dict[str, ExtractedDoc | str] = {}
+    todo: dict[Path, CorpusFile] = {}
+    for f in files:
+        if f.relpath not in hashes:
+            continue
+        cached = cache.load_doc(hashes[f.relpath], f.kind)
+        if cached is None:
+            todo[f.path] = f
+        else:
+            found[f.relpath] = cached
+    if todo:
+        with pool_factory() as pool:
+            results = pool.extract_many(list(todo))
+        for path, result in results.items():
+            f = todo[path]
+            outcome = result if isinstance(result, ExtractedDoc) else result.reason
+            found[f.relpath] = outcome
+            if isinstance(outcome, ExtractedDoc) or not outcome.startswith(_TRANSIENT):
+                with contextlib.suppress(OSError):
+                    cache.save_doc(hashes[f.relpath], f.kind, outcome)
+    docs = []
+    for f in files:
+        got = found.get(f.relpath)
+        if isinstance(got, str):
+            warn("extract_failed", f"{f.relpath}: {got}")
+        elif got is not None:
+            docs.append((f, hashes[f.relpath], got))
+    return docs
+
+
+def passage_table(docs: list[tuple[CorpusFile, str, ExtractedDoc]], size: int) -> dict[str, Any]:
+    """Per document its entry, and every passage with its document and page: the index's meta."""
+    entries, p_doc, p_page, p_text = [], [], [], []
+    for d, (f, sha, extracted) in enumerate(docs):
+        entries.append([f.relpath, sha, f.kind, len(extracted.pages)])
+        for page, text in enumerate(extracted.pages, start=1):
+            for passage in split_passages(text, size):
+                p_doc.append(d)
+                p_page.append(page)
+                p_text.append(passage)
+    return {"docs": entries, "passages": {"doc": p_doc, "page": p_page, "text": p_text}}

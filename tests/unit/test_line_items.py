@@ -1,0 +1,90 @@
+"""A question finds the table row it names, though prose repeats its words more often.
+
+* a row label the query covers matches (with line-item equivalents: "net sales" ~ "Revenue"),
+  a label naming something else does not, and common label words ("total") weigh little;
+* the corpus search returns the page holding the asked-for row, showing that row, though pages of
+  prose repeating the question's words outscore it in BM25;
+* evidence selection hands on that row before the prose.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_local_search import inline
+
+from deepresearch.llm_messages import FindingsTask, SourceText
+from deepresearch.providers.llm.extractive import answer_findings
+from deepresearch.providers.search.corpus_index import CorpusIndex
+from deepresearch.text.line_items import LabelIndex
+
+_UNIT = "Statements of income (in millions)"
+
+
+def _row(label: str, value: str) -> str:
+    return f"{_UNIT}: {label}: Three Months Ended April 30, 2023 = {value}"
+
+
+ROWS = [
+    _row("Revenue", "7,192"),
+    _row("Cost of revenue", "2,544"),
+    _row("Operating expenses - Research and development", "1,875"),
+    _row("Operating expenses - Sales, general and administrative", "633"),
+    _row("Total operating expenses", "2,508"),
+    _row("Net income", "2,043"),
+    _row("Other income - Interest income", "150"),
+    _row("Other income - Total other income", "48"),
+]
+
+
+def test_labels_match_by_what_the_query_covers() -> None:
+    index = LabelIndex.build(["\n".join(ROWS)])
+    [(_, (score, line))] = index.passage_scores(
+        "How has Contoso's total net sales trended?"
+    ).items()
+    assert line == 0 and score > 0  # "Revenue", through "net sales" ~ "revenue"
+    [(_, (_, line))] = index.passage_scores("Contoso research and development in Q1").items()
+    assert line == 2  # the nested label's own part names the line item
+    assert index.passage_scores("Contoso litigation and legal proceedings") == {}
+
+
+def test_a_structure_word_alone_is_not_a_match() -> None:
+    rows = [*ROWS, *(_row(f"Total {w} assets", "1") for w in ("current", "fixed", "other"))]
+    index = LabelIndex.build(["\n".join(rows * 2)])
+    assert index.idf["total"] < index.idf["revenu"]  # "total" begins many labels: tells little
+    assert index.passage_scores("What was the total?") == {}
+    assert index.passage_scores("What were total current assets?") != {}
+
+
+def test_search_returns_the_page_of_the_asked_for_row(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    prose = (
+        "We invest in research and development. Research and development is key to our "
+        "research and development roadmap, and research and development costs may rise. "
+    )
+    pages = [f"CONTOSO CORPORATION\nQuarterly report page {i}\n\n" + prose * 3 for i in range(12)]
+    others = [_row(f"{w} assets", "1") for w in ("Current", "Fixed", "Intangible", "Leased")]
+    pages.append("CONTOSO CORPORATION\nFinancial statements\n\n" + "\n".join(others * 4 + ROWS))
+    for i, text in enumerate(pages):
+        (root / f"p{i}.txt").write_text(text)
+    index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    hits = index.search("Contoso research development Q1 2023", 3)
+    urls = [h.url for h in hits]
+    assert "doc:p12.txt" in urls, urls
+    shown = next(h for h in hits if h.url == "doc:p12.txt").snippet
+    assert "Research and development" in shown and "1,875" in shown, shown
+
+
+def test_evidence_leads_with_the_asked_for_row() -> None:
+    prose = (
+        "Contoso invested in research and development to focus research and development on AI; "
+        "research and development areas of focus include research and development of chips."
+    )
+    sources = (
+        SourceText(n=1, url="doc:a.pdf#page=9", title="a", location="a", text=prose),
+        SourceText(n=2, url="doc:a.pdf#page=3", title="a", location="a", text="\n".join(ROWS)),
+    )
+    question = "How much did Contoso allocate to research and development in Q1 2023?"
+    draft = answer_findings(FindingsTask(question=question, sources=sources, max_findings=2))
+    assert "1,875" in draft.findings[0].text, [f.text for f in draft.findings]

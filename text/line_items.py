@@ -1,0 +1,104 @@
+"""Which table rows a question names: line-item labels matched against the question's words.
+
+A figure lives in a table row whose label names the metric ("Total net sales", "Research and
+development", "Inventories"), on a page that passage BM25 ranks below prose that repeats the
+metric's words (risk factors name "research and development" ten times, an income statement
+once). So the label of every row is an index of its own: a row whose label the query covers is
+the line item asked for, and its page is worth reading whatever its BM25 rank.
+
+A label matches by how much of it the query covers, each word weighted by its rarity among all
+labels ("total" and "net" begin half the labels and tell nothing), with the question's plain
+English equivalents of line items (``question.SYNONYMS``: "net sales" ~ "revenue").
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from deepresearch.text.question import SYNONYMS
+from deepresearch.text.tables import parse_row
+from deepresearch.text.terms import stem, terms
+
+K = TypeVar("K", bound=Hashable)
+MIN_SCORE = 0.5  # a label at least this covered (rarity-weighted) by the query is asked for
+# words that give a table its structure rather than name a line item: they never match alone
+# (a "Total" row under a repurchase table is not what "total net sales" asks for)
+STRUCTURE = frozenset(terms("total subtotal net"))
+_SYNONYMS = {stem(k): {stem(v) for v in vs} for k, vs in SYNONYMS.items()}
+
+
+def query_terms(query: str) -> frozenset[str]:
+    """The stemmed content words of ``query`` and their line-item equivalents."""
+    base = set(terms(query))
+    return frozenset(base | {s for t in base for s in _SYNONYMS.get(t, ())})
+
+
+@dataclass(frozen=True)
+class LabelIndex:
+    """Row labels by the passages that hold them, with each label word's rarity."""
+
+    # (passage index, label terms): a nested label ("Operating expenses - Research and
+    # development") also as its last part, which names the line item on its own
+    labels: tuple[tuple[int, int, frozenset[str]], ...]  # (passage, line, label terms)
+    idf: dict[str, float]
+
+    @classmethod
+    def build(cls, passages: Sequence[str]) -> LabelIndex:
+        labels: list[tuple[int, int, frozenset[str]]] = []
+        for i, text in enumerate(passages):
+            for k, line in enumerate(text.split("\n")):
+                if " = " not in line:
+                    continue
+                row = parse_row(line)
+                if row is None:
+                    continue
+                parts = {row.label, row.label.rsplit(" - ", 1)[-1]}
+                for part in parts:
+                    words = frozenset(t for t in terms(part) if not t.isdigit())
+                    if words:
+                        labels.append((i, k, words))
+        df = Counter(t for _, _, words in labels for t in words)
+        n = len(labels) or 1
+        idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
+        return cls(tuple(labels), idf)
+
+    def score(self, label: frozenset[str], wanted: frozenset[str]) -> float:
+        """Rarity-weighted share of ``label`` the query covers, times the rarity it matched (two
+        matched words beat one): 0 when it matched only ``STRUCTURE`` words."""
+        total = sum(self.idf.get(t, 0.0) for t in label)
+        matched = [self.idf.get(t, 0.0) for t in label if t in wanted]
+        if not matched or total <= 0 or (label & wanted) <= STRUCTURE:
+            return 0.0
+        share = sum(matched) / total
+        return share * sum(matched) if share >= MIN_SCORE else 0.0
+
+    def passage_scores(self, query: str) -> dict[int, tuple[float, int]]:
+        """Per passage holding an asked-for row: its best row's score and line number."""
+        wanted = query_terms(query)
+        out: dict[int, tuple[float, int]] = {}
+        if not wanted:
+            return out
+        for passage, line, label in self.labels:
+            if label & wanted:
+                s = self.score(label, wanted)
+                if s > out.get(passage, (0.0, 0))[0]:
+                    out[passage] = (s, line)
+        return out
+
+
+def best_pages(
+    passage_scores: dict[int, tuple[float, int]], page_of: Iterable[tuple[int, K]]
+) -> dict[K, int]:
+    """Per page (``page_of`` maps each passage to its page), the passage with its best row."""
+    out: dict[K, int] = {}
+    for passage, key in page_of:
+        if key not in out or passage_scores[passage][0] > passage_scores[out[key]][0]:
+            out[key] = passage
+    return out
+
+
+__all__ = ["MIN_SCORE", "LabelIndex", "best_pages", "query_terms"]
