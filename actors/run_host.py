@@ -44,7 +44,7 @@ from deepresearch.schemas import (
 )
 
 log = logging.getLogger(__name__)
-CLOSE_GRACE_S = 600.0  # a finished run whose driver never closed it (killed) is closed after this
+CLOSE_GRACE_S = 600.0  # a finished run whose driver neither closed it nor died (hung) closes then
 
 
 @dataclass(frozen=True)

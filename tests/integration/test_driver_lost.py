@@ -95,15 +95,15 @@ def test_a_killed_driver_s_run_is_dropped_by_the_crew_and_resumes(
 
     try:
         run_dir = until(finished_one, "a researcher of the run finished")
+        run_id = run_dir.name
+        members = crew_members()
+        assert run_id in ray.get(members[0].held.remote())  # the run goes on on its host
     finally:
         if proc.poll() is None:
             proc.kill()  # SIGKILL: no handler of the driver runs
         proc.communicate(timeout=60)
     killed = time.monotonic()
-    run_id = run_dir.name
     assert proc.returncode == -signal.SIGKILL
-    members = crew_members()
-    assert run_id in ray.get(members[0].held.remote())  # the run was still going on its host
 
     def released() -> bool:
         return not any(run_id in held for held in ray.get([m.held.remote() for m in members]))
