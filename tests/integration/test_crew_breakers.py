@@ -49,11 +49,11 @@ async def test_a_tier_one_process_opened_is_skipped_by_another_process() -> None
             def context(run_id: str) -> RunContext:
                 return RunContext(run_id, settings, None, None, keys=keys, ledger=ledger)
 
-            evaluation, replies = await first.evaluate.remote(context("a"), TASK)
+            _, replies = await first.evaluate.remote(context("a"), TASK)
             assert replies[-1].provider == "extractive"  # the tier's 429s opened its breaker
             asked = len(server.requests)
             assert asked == 2
-            evaluation, replies = await second.evaluate.remote(context("b"), TASK)
+            _, replies = await second.evaluate.remote(context("b"), TASK)
             assert replies[-1].provider == "extractive"
             assert len(server.requests) == asked  # the other process never sent it a request
     finally:
