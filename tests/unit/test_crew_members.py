@@ -232,3 +232,57 @@ async def test_the_run_host_keeps_each_runs_pool_and_log_apart_and_releases_them
     lines = (tmp_path / "runs" / "a" / "events.jsonl").read_text().splitlines()
     assert [json.loads(x)["run_id"] for x in lines] == ["a"]
     assert not (tmp_path / "runs" / "b" / "events.jsonl").exists()
+
+
+class Stuck:
+    """A coordinator whose run goes on until it is cancelled."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def run(self) -> Any:
+        self.started.set()
+        await asyncio.Event().wait()
+
+
+async def test_a_run_whose_driver_died_is_stopped_released_and_left_resumable(
+    tmp_path: Path,
+) -> None:
+    """The lease (the driver's ``hold`` result) failing with ``OwnerDiedError`` is the driver's
+    death: the host stops the run, releases it in the crew and records it interrupted. A lease
+    that ends because the driver closed the run records nothing."""
+    from ray.exceptions import OwnerDiedError
+
+    crew = [mock.MagicMock(name="researcher"), mock.MagicMock(name="gateway")]
+    host = RunHost()
+    leases: dict[str, asyncio.Future[None]] = {}
+    running = {}
+    for run_id in ("a", "b"):
+        await host.open(open_spec(tmp_path, run_id, crew))
+        stuck = host._runs[run_id].coordinator = Stuck()  # type: ignore[assignment]
+        leases[run_id] = asyncio.get_running_loop().create_future()
+        running[run_id] = asyncio.create_task(host.run(run_id, [leases[run_id]]))
+        await stuck.started.wait()
+    watch, held = host._runs["a"].watch, asyncio.create_task(host.hold("a"))
+    assert watch is not None
+    leases["a"].set_exception(OwnerDiedError("ab" * 28, None, ""))
+    await watch
+    await held  # the lease ends once the run is closed
+    with pytest.raises(asyncio.CancelledError):
+        await running["a"]
+    assert await host.held() == ["b"]
+    for member in crew:
+        member.release.remote.assert_called_with("a")
+    runs_dir = tmp_path / "runs"
+    types = [
+        json.loads(x)["type"] for x in (runs_dir / "a" / "events.jsonl").read_text().splitlines()
+    ]
+    assert types == ["driver_lost"]
+    summary = json.loads((runs_dir / "a" / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and "deep-research resume a" in summary["reason"]
+
+    await host.close("b")  # its driver closed it: no death to record
+    with pytest.raises(asyncio.CancelledError):
+        await running["b"]
+    assert await host.held() == []
+    assert not (runs_dir / "b" / "summary.json").exists()
