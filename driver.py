@@ -237,7 +237,9 @@ def execute(
             raise _unwrap(exc) from None
         host = handles.host_for(run_id)
         research_started = time.monotonic()
-        result_ref = host.run.remote(run_id)
+        # This process owns the lease: if it dies, the host stops the run (actors/lease.py).
+        lease = host.hold.remote(run_id)
+        result_ref = host.run.remote(run_id, [lease])
         try:
             result, last = _follow(host, run_id, result_ref, on_events, should_stop)
         except KeyboardInterrupt:

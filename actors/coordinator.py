@@ -289,11 +289,15 @@ class Coordinator:
     async def _cancel_all(self, reason: str, timer: asyncio.TimerHandle | None = None) -> None:
         if timer is not None:
             timer.cancel()
-        tasks = list(self._running.values())
-        for task in tasks:
+        # Said once per researcher: one cancelled before it ever ran stays listed (done), one
+        # whose cancel is still under way (this call itself cancelled) is not cancelled again.
+        tasks = [task for task in self._running.values() if not task.done()]
+        fresh = [task for task in tasks if not task.cancelling()]
+        for task in fresh:
             task.cancel()
+        if fresh:
+            await self._sink.emit("researchers_cancelled", {"count": len(fresh), "reason": reason})
         if tasks:
-            await self._sink.emit("researchers_cancelled", {"count": len(tasks), "reason": reason})
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _evaluate(self, round_no: int, max_rounds: int) -> None:

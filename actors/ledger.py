@@ -4,7 +4,9 @@ Every router in every actor process calls ``before_call`` and ``after_call`` her
 ``CallHook``), so limits hold across all researchers and nodes instead of per-researcher guesses.
 The crew's ``CrewLedger`` keeps one ``Ledger`` per run (its spending and cap, released when the
 run ends) over one set of rate-limit buckets shared by every run: a provider's limit is the
-cluster's, whichever run makes the call.
+cluster's, whichever run makes the call. It also keeps the crew's board of open model-tier
+breakers: a process posts its tiers' openings (``breaker_changed``, without waiting) and learns
+the others' from every ``before_call`` reply, the round trip each call makes anyway.
 A call to a priced model is refused with ``BudgetExceeded`` once the cap is spent; the router then
 falls to a free tier (e.g. ``extractive``) if the chain has one.
 """
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 from deepresearch.config.settings import LLMRateLimit, ModelPrice
 from deepresearch.errors import BudgetExceeded
 from deepresearch.llm_messages import LLMReply
+from deepresearch.policies import breaker
 from deepresearch.policies.ratelimit import Bucket, reserve
 from deepresearch.providers.llm.pricing import find_price, reply_cost
 from deepresearch.schemas import Role
@@ -85,6 +88,7 @@ class CrewLedger:
         self._clock = clock
         self._buckets: dict[tuple[str, str], Bucket] = {}
         self._runs: dict[str, Ledger] = {}
+        self._board: dict[str, float] = {}  # tier key -> when its breaker may be tried again
 
     def _run(self, run_id: str, terms: LedgerTerms) -> Ledger:
         ledger = self._runs.get(run_id)
@@ -107,8 +111,13 @@ class CrewLedger:
         provider: str,
         model: str,
         input_tokens: int,
-    ) -> None:
+    ) -> dict[str, float]:
+        """Gate the call; answer with the tiers some process found failing (seconds open)."""
         await self._run(run_id, terms).before_call(role, provider, model, input_tokens)
+        return breaker.still_open(self._board, self._clock())
+
+    async def breaker_changed(self, key: str, open_s: float) -> None:
+        self._board = breaker.posted(self._board, key, open_s, self._clock())
 
     async def after_call(
         self, run_id: str, terms: LedgerTerms, role: Role, reply: LLMReply

@@ -131,17 +131,25 @@ class LedgerTerms:
 
 
 class LedgerHook:
-    """The router's ``CallHook`` for one run: the crew ledger, keyed by the run id."""
+    """The router's ``CallHook`` for one run: the crew ledger, keyed by the run id; also its
+    ``BreakerBoard``, so model-tier breakers are shared by every crew process."""
 
     def __init__(self, ledger: Any, run_id: str, terms: LedgerTerms) -> None:
         self._ledger = ledger
         self._run_id = run_id
         self._terms = terms
 
-    async def before_call(self, role: Role, provider: str, model: str, input_tokens: int) -> None:
-        await self._ledger.before_call.remote(
+    async def before_call(
+        self, role: Role, provider: str, model: str, input_tokens: int
+    ) -> dict[str, float]:
+        crew: dict[str, float] = await self._ledger.before_call.remote(
             self._run_id, self._terms, role, provider, model, input_tokens
         )
+        return crew  # the tiers other crew processes found failing
+
+    def breaker_changed(self, key: str, open_s: float) -> None:
+        """Tell the crew a tier's breaker opened or closed here (a ``BreakerBoard``)."""
+        self._ledger.breaker_changed.remote(key, open_s)  # nobody waits for it
 
     async def after_call(self, role: Role, reply: LLMReply) -> None:
         await self._ledger.after_call.remote(self._run_id, self._terms, role, reply)

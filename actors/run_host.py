@@ -5,6 +5,12 @@ driver opens the run and dropped when it closes it, so starting a run starts no 
 never share one of these objects: researchers reach a run's pool and log only through its id
 (``log`` and ``pool``, limited to the methods named in ``run_context``). Closing a run also tells
 every crew actor to drop what it kept for the run (its model client, its gateway and keys).
+
+A run is held by its driver's lease (``hold``): a call pending until the run closes, whose result
+the driver owns. When the driver dies (killed, its job stopped) Ray fails the host's wait on it
+with ``OwnerDiedError`` within seconds, and the host stops the run as Ctrl-C would (its checkpoint
+and events stay, ``summary.json`` says interrupted): ``deep-research resume`` continues it. A
+service or MCP server owns its runs' leases in its own long-lived process.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pydantic import JsonValue
 from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.event_log import EventLog
 from deepresearch.actors.hosted import RunModels
+from deepresearch.actors.lease import abandoned, watch_lease
 from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContext
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.errors import InputError
@@ -37,7 +44,7 @@ from deepresearch.schemas import (
 )
 
 log = logging.getLogger(__name__)
-CLOSE_GRACE_S = 600.0  # a finished run whose driver never closed it (killed) is closed after this
+CLOSE_GRACE_S = 600.0  # a finished run whose driver neither closed it nor died (hung) closes then
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,9 @@ class HostedRun:
     coordinator: Coordinator
     task: asyncio.Task[RunResult] | None = None
     closer: asyncio.TimerHandle | None = field(default=None, repr=False)
+    closed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    watch: asyncio.Task[None] | None = field(default=None, repr=False)
+    opened: float = field(default_factory=time.monotonic)
 
 
 class RunHost:
@@ -235,13 +245,32 @@ class RunHost:
             raise LookupError(f"run {run_id} is not open on this host")
         return run
 
-    async def run(self, run_id: str) -> RunResult:
-        """Carry out the run to its result (the driver writes the report)."""
+    async def run(self, run_id: str, lease: Sequence[Any] = ()) -> RunResult:
+        """Carry out the run to its result (the driver writes the report). ``lease`` holds the
+        driver's ``hold`` call (in a list, so Ray does not wait for it before this call)."""
         run = self._run(run_id)
         if run.task is None:
             run.task = asyncio.get_running_loop().create_task(run.coordinator.run())
             run.task.add_done_callback(lambda _t: self._close_later(run_id))
+        if lease and run.watch is None:
+            run.watch = asyncio.get_running_loop().create_task(
+                watch_lease(lease[0], lambda: self._driver_lost(run_id))
+            )
         return await asyncio.shield(run.task)
+
+    async def hold(self, run_id: str) -> None:
+        """The driver's lease on the run: returns once the run is closed."""
+        await self._run(run_id).closed.wait()
+
+    async def _driver_lost(self, run_id: str) -> None:
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        log.warning("the driver of run %s is gone: stopping the run", run_id)
+        with contextlib.suppress(Exception):  # the files matter more than the note
+            await run.events.append("driver_lost", {"resume": f"deep-research resume {run_id}"})
+        await self.close(run_id)
+        await abandoned(run.spec.run_dir, run.spec.request, time.monotonic() - run.opened)
 
     def _close_later(self, run_id: str) -> None:
         run = self._runs.get(run_id)
@@ -269,6 +298,9 @@ class RunHost:
             return
         if run.closer is not None:
             run.closer.cancel()
+        run.closed.set()
+        if run.watch is not None and run.watch is not asyncio.current_task():
+            run.watch.cancel()
         if run.task is not None and not run.task.done():
             run.task.cancel()
             await asyncio.wait([run.task], timeout=60)

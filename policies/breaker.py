@@ -8,6 +8,7 @@ sleeps and the owning actor just stores the returned state.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -116,3 +117,43 @@ def on_cancel(state: BreakerState, cfg: BreakerConfig, now: float) -> BreakerSta
     if state.status == "half_open" and state.half_open_in_flight > 0:
         return replace(state, half_open_in_flight=state.half_open_in_flight - 1)
     return state
+
+
+# ---------------------------------------------------------------- sharing across processes
+# Every crew process keeps its own breaker states; the crew ledger keeps a board of the tiers
+# some process found failing (key -> when, on the ledger's clock, it may be tried again). A
+# process posts its own openings and closings, and learns the others' from the ledger's replies
+# as seconds still open, so no two processes' clocks need to agree.
+
+
+def open_for(state: BreakerState, cfg: BreakerConfig, now: float) -> float:
+    """Seconds this breaker still refuses calls (0 when it does not)."""
+    return _remaining(state, cfg, now) if state.status == "open" else 0.0
+
+
+def adopt(state: BreakerState, open_s: float, cfg: BreakerConfig, now: float) -> BreakerState:
+    """Another process opened this breaker for ``open_s`` more seconds: refuse here too, for as
+    long (a longer opening of our own stays). Then it goes half-open here as everywhere."""
+    if open_s <= 0 or open_for(state, cfg, now) >= open_s:
+        return state
+    return BreakerState(
+        status="open",
+        failures=max(state.failures, cfg.failure_threshold),
+        opened_at=now + open_s - cfg.reset_timeout_s,
+        half_open_in_flight=0,
+    )
+
+
+def posted(board: Mapping[str, float], key: str, open_s: float, now: float) -> dict[str, float]:
+    """The board once a process said ``key`` opened for ``open_s`` seconds (0: it closed)."""
+    out = {k: until for k, until in board.items() if until > now}
+    if open_s > 0:
+        out[key] = max(out.get(key, now), now + open_s)
+    else:
+        out.pop(key, None)
+    return out
+
+
+def still_open(board: Mapping[str, float], now: float) -> dict[str, float]:
+    """What the board tells a process: each open key and its seconds still open."""
+    return {k: round(until - now, 3) for k, until in board.items() if until > now}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TypeVar
 
 from deepresearch.errors import CircuitOpen, ProviderError, RateLimited
@@ -27,7 +27,8 @@ class Breakers:
     """One breaker per key (a provider or an LLM tier) and the guarded call.
 
     ``rate_limit_once``: a 429 waits once on its own and then gives up, for a caller that has a
-    next tier to fall to (``policies.retry.after_failure``).
+    next tier to fall to (``policies.retry.after_failure``). ``publish`` hears each opening (key,
+    seconds open) and each closing (key, 0), for other processes to ``learn`` (the crew ledger).
     """
 
     def __init__(
@@ -40,6 +41,7 @@ class Breakers:
         rand: Callable[[], float] | None = None,
         rate_limit_once: bool = False,
         states: dict[str, breaker.BreakerState] | None = None,
+        publish: Callable[[str, float], None] | None = None,
     ) -> None:
         self.config = config
         self.retry = retry
@@ -50,6 +52,7 @@ class Breakers:
         # ``states`` may be shared: the search gateways of every run a crew serves pass one dict,
         # so one provider's failures inform them all.
         self.states: dict[str, breaker.BreakerState] = {} if states is None else states
+        self._publish = publish
 
     def ensure(self, keys: Iterable[str]) -> None:
         """A closed breaker for each of ``keys`` that has none yet (shared states are kept)."""
@@ -61,6 +64,18 @@ class Breakers:
 
     def state(self, key: str) -> breaker.BreakerState:
         return self.states.get(key) or breaker.BreakerState.initial()
+
+    def learn(self, crew: Mapping[str, float]) -> None:
+        """Take in the breakers other processes opened (key -> seconds still open)."""
+        now = self._clock()
+        for key, open_s in crew.items():
+            self.states[key] = breaker.adopt(self.state(key), open_s, self.config, now)
+
+    def refuse_if_open(self, key: str) -> None:
+        """``CircuitOpen`` when ``key`` is open (e.g. just learnt from another process)."""
+        wait = breaker.open_for(self.state(key), self.config, self._clock())
+        if wait > 0:
+            raise CircuitOpen(key, wait)
 
     async def call(
         self,
@@ -109,14 +124,20 @@ class Breakers:
             except BaseException:
                 self.states[key] = breaker.on_cancel(self.state(key), self.config, self._clock())
                 raise
+            was = self.state(key).status
             self.states[key] = breaker.on_success(self.state(key), self.config, self._clock())
+            if was == "half_open" and self._publish is not None:
+                self._publish(key, 0.0)  # it recovered: the others may try it again
             return result
 
     def _failed(self, key: str) -> bool:
         """Record a failure; True when it opened the breaker."""
         before = self.state(key).status
         self.states[key] = breaker.on_failure(self.state(key), self.config, self._clock())
-        return before != "open" and self.states[key].status == "open"
+        opened = before != "open" and self.states[key].status == "open"
+        if opened and self._publish is not None:
+            self._publish(key, self.config.reset_timeout_s)
+        return opened
 
 
 __all__ = ["Breakers", "OnRetry"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from deepresearch.errors import BudgetExceeded, CircuitOpen, LLMUnavailable, ProviderError
 from deepresearch.llm_messages import LLMReply, LLMRequest
@@ -33,13 +33,24 @@ Notify = Callable[[str, dict[str, str | int | float | bool | None]], Awaitable[N
 class CallHook(Protocol):
     """What a run-wide ledger implements to see (and gate) every model call the router makes."""
 
-    async def before_call(self, role: Role, provider: str, model: str, input_tokens: int) -> None:
-        """Called before each attempt on a tier; may wait, or raise ``BudgetExceeded``."""
+    async def before_call(
+        self, role: Role, provider: str, model: str, input_tokens: int
+    ) -> Mapping[str, float] | None:
+        """Called before each attempt on a tier; may wait, or raise ``BudgetExceeded``. May
+        return the tiers other processes found failing (tier key -> seconds still open)."""
         ...
 
     async def after_call(self, role: Role, reply: LLMReply) -> None:
         """Called once per successful attempt with the reply (tokens, provider, model)."""
         ...
+
+
+@runtime_checkable
+class BreakerBoard(Protocol):
+    """A hook that also shares breakers between processes: it is told of each tier's opening
+    (seconds open) and closing (0), without waiting, and ``before_call`` returns the others'."""
+
+    def breaker_changed(self, key: str, open_s: float) -> None: ...
 
 
 def tier_key(provider: LLMProvider) -> str:
@@ -79,6 +90,7 @@ class Router:
             rand=rand,
             rate_limit_once=True,
             states=breaker_states,
+            publish=hook.breaker_changed if isinstance(hook, BreakerBoard) else None,
         )
         self._hook = hook
         self._notify = notify
@@ -134,7 +146,12 @@ class Router:
         async def gate() -> None:
             if self._hook is not None:
                 tokens = provider.count_tokens("".join(m.content for m in request.messages))
-                await self._hook.before_call(request.role, provider.name, provider.model, tokens)
+                crew = await self._hook.before_call(
+                    request.role, provider.name, provider.model, tokens
+                )
+                if crew:  # learnt with the reply the call waits for anyway: no extra trip
+                    self._breakers.learn(crew)
+                    self._breakers.refuse_if_open(key)
 
         async def retrying(_failures: int, delay: float, exc: ProviderError) -> None:
             await self._emit(
@@ -160,4 +177,4 @@ class Router:
             await self._notify(kind, dict(payload))
 
 
-__all__ = ["CallHook", "Notify", "Router", "tier_key"]
+__all__ = ["BreakerBoard", "CallHook", "Notify", "Router", "tier_key"]

@@ -8,10 +8,14 @@ from deepresearch.policies.breaker import (
     BreakerConfig,
     BreakerState,
     Reject,
+    adopt,
     before_call,
     on_cancel,
     on_failure,
     on_success,
+    open_for,
+    posted,
+    still_open,
 )
 
 CFG = BreakerConfig(failure_threshold=3, reset_timeout_s=10.0, half_open_max_calls=1)
@@ -137,3 +141,24 @@ def test_state_is_immutable_value() -> None:
     state = BreakerState.initial()
     on_failure(state, CFG, 0.0)
     assert state.failures == 0
+
+
+def test_a_breaker_another_process_opened_refuses_here_for_as_long() -> None:
+    state = adopt(BreakerState.initial(), 4.0, CFG, 100.0)
+    assert state.status == "open" and open_for(state, CFG, 100.0) == 4.0
+    assert isinstance(before_call(state, CFG, 103.9)[1], Reject)
+    assert isinstance(before_call(state, CFG, 104.0)[1], Allow)  # then half-open, as anywhere
+    ours = _opened_at(100.0)  # open here for 10 s: a shorter opening elsewhere changes nothing
+    assert adopt(ours, 4.0, CFG, 100.0) is ours
+    assert adopt(BreakerState.initial(), 0.0, CFG, 100.0) == BreakerState.initial()
+
+
+def test_the_board_keeps_openings_until_they_lapse_or_close() -> None:
+    board = posted({}, "openai:m", 10.0, 100.0)
+    assert still_open(board, 104.0) == {"openai:m": 6.0}
+    board = posted(board, "gemini:g", 5.0, 104.0)
+    assert still_open(board, 108.0) == {"openai:m": 2.0, "gemini:g": 1.0}
+    assert still_open(board, 110.0) == {}  # both lapsed
+    assert posted(posted({}, "openai:m", 10.0, 0.0), "openai:m", 0.0, 1.0) == {}  # it closed
+    longer = posted(posted({}, "k", 10.0, 0.0), "k", 2.0, 1.0)
+    assert still_open(longer, 1.0) == {"k": 9.0}  # a shorter report never shortens it

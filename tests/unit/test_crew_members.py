@@ -4,25 +4,37 @@ and keys), and that closing a run releases it everywhere."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from unittest import mock
 
 import pytest
+from fake_clock import FakeClock
 from pydantic import SecretStr
 
 from deepresearch.actors.hosted import RunModels
 from deepresearch.actors.ledger import CrewLedger
-from deepresearch.actors.run_context import LedgerTerms, RunContext
+from deepresearch.actors.run_context import LedgerHook, LedgerTerms, RunContext
 from deepresearch.actors.run_host import RunHost, RunSpec
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
-from deepresearch.errors import BudgetExceeded, InputError, ProviderError, SearchUnavailable
-from deepresearch.llm_messages import LLMReply
+from deepresearch.errors import (
+    BudgetExceeded,
+    InputError,
+    ProviderError,
+    RateLimited,
+    SearchUnavailable,
+)
+from deepresearch.llm_messages import LLMReply, QueriesTask, QueryList
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.registry import LLMKeys
+from deepresearch.providers.llm.router import Router
+from deepresearch.providers.llm.structured import build_request
+from deepresearch.providers.testing import ScriptedLLM
 from deepresearch.schemas import FetchedDoc, Request, SearchHit
 from deepresearch.storage import RunDir
 
@@ -98,6 +110,61 @@ async def test_a_breaker_opened_by_one_run_spares_every_other_run() -> None:
     assert alone.calls == 1  # without sharing it would have asked the provider again
 
 
+class Handle:
+    """A plain object as a Ray actor handle: ``handle.method.remote(...)`` runs the call as a
+    task of its own, as Ray does whether or not anyone awaits it; calls are recorded."""
+
+    def __init__(self, actor: Any) -> None:
+        self._actor = actor
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._actor, name)
+
+        def remote(*args: Any) -> asyncio.Future[Any]:
+            self.calls.append((name, args))
+            return asyncio.ensure_future(method(*args))
+
+        return SimpleNamespace(remote=remote)
+
+
+async def test_a_tier_one_crew_process_found_failing_is_skipped_by_another_unasked() -> None:
+    """Two crew processes (each its own breaker states) and the crew ledger between them: the
+    429s one gets open the tier for the other too, learnt from the ledger's reply to the call
+    it makes anyway; once learnt, it is not even asked about that tier again."""
+    t = FakeClock(1000.0)
+    ledger = Handle(CrewLedger(clock=t))
+    backup = ScriptedLLM({"researcher": ['{"queries": ["q"]}'] * 4}, name="backup")
+
+    def process(run_id: str, primary: ScriptedLLM, crew: bool = True) -> Router:
+        return Router(
+            [primary, backup],
+            BreakerConfig(failure_threshold=2, reset_timeout_s=30.0, half_open_max_calls=1),
+            RetryPolicy(3, 1.0, 4.0, 10.0),
+            hook=LedgerHook(ledger, run_id, LedgerTerms(None, {}, {})) if crew else None,
+            clock=t,
+            sleep=t.sleep,
+            rand=lambda: 0.5,
+            breaker_states={},  # a process of its own
+        )
+
+    request = build_request("researcher", QueriesTask(question="solar output"), QueryList)
+    limited = ScriptedLLM({"researcher": [RateLimited("primary", 1.0)] * 2}, name="primary")
+    healthy = ScriptedLLM({"researcher": ['{"queries": ["q"]}']}, name="primary")
+    first, second = process("a", limited), process("b", healthy)
+    assert (await first.complete(request)).provider == "backup"
+    assert first.breaker_status()["primary:scripted-1"] == "open"
+    for _ in range(2):
+        assert (await second.complete(request)).provider == "backup"
+    assert healthy.calls == []  # the other process's 429s kept it off the tier
+    assert second.breaker_status()["primary:scripted-1"] == "open"
+    asked = [args[3] for name, args in ledger.calls if name == "before_call" and args[0] == "b"]
+    assert asked == ["primary", "backup", "backup"]  # learnt once, then skipped locally
+    alone = ScriptedLLM({"researcher": ['{"queries": ["q"]}']}, name="primary")
+    assert (await process("c", alone, crew=False).complete(request)).provider == "primary"
+    assert len(alone.calls) == 1  # without the crew's board a process would call the tier
+
+
 def context(run_id: str, key: str = "", **fields: Any) -> RunContext:
     keys = LLMKeys(openai_api_key=SecretStr(key)) if key else LLMKeys()
     return RunContext(run_id, Settings(), mock.MagicMock(), mock.MagicMock(), keys=keys, **fields)
@@ -165,3 +232,57 @@ async def test_the_run_host_keeps_each_runs_pool_and_log_apart_and_releases_them
     lines = (tmp_path / "runs" / "a" / "events.jsonl").read_text().splitlines()
     assert [json.loads(x)["run_id"] for x in lines] == ["a"]
     assert not (tmp_path / "runs" / "b" / "events.jsonl").exists()
+
+
+class Stuck:
+    """A coordinator whose run goes on until it is cancelled."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def run(self) -> Any:
+        self.started.set()
+        await asyncio.Event().wait()
+
+
+async def test_a_run_whose_driver_died_is_stopped_released_and_left_resumable(
+    tmp_path: Path,
+) -> None:
+    """The lease (the driver's ``hold`` result) failing with ``OwnerDiedError`` is the driver's
+    death: the host stops the run, releases it in the crew and records it interrupted. A lease
+    that ends because the driver closed the run records nothing."""
+    from ray.exceptions import OwnerDiedError
+
+    crew = [mock.MagicMock(name="researcher"), mock.MagicMock(name="gateway")]
+    host = RunHost()
+    leases: dict[str, asyncio.Future[None]] = {}
+    running = {}
+    for run_id in ("a", "b"):
+        await host.open(open_spec(tmp_path, run_id, crew))
+        stuck = host._runs[run_id].coordinator = Stuck()  # type: ignore[assignment]
+        leases[run_id] = asyncio.get_running_loop().create_future()
+        running[run_id] = asyncio.create_task(host.run(run_id, [leases[run_id]]))
+        await stuck.started.wait()
+    watch, held = host._runs["a"].watch, asyncio.create_task(host.hold("a"))
+    assert watch is not None
+    leases["a"].set_exception(OwnerDiedError("ab" * 28, None, ""))
+    await watch
+    await held  # the lease ends once the run is closed
+    with pytest.raises(asyncio.CancelledError):
+        await running["a"]
+    assert await host.held() == ["b"]
+    for member in crew:
+        member.release.remote.assert_called_with("a")
+    runs_dir = tmp_path / "runs"
+    types = [
+        json.loads(x)["type"] for x in (runs_dir / "a" / "events.jsonl").read_text().splitlines()
+    ]
+    assert types == ["driver_lost"]
+    summary = json.loads((runs_dir / "a" / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and "deep-research resume a" in summary["reason"]
+
+    await host.close("b")  # its driver closed it: no death to record
+    with pytest.raises(asyncio.CancelledError):
+        await running["b"]
+    assert await host.held() == []
+    assert not (runs_dir / "b" / "summary.json").exists()

@@ -77,3 +77,26 @@ async def test_a_cap_the_planner_alone_reaches_stops_before_any_research() -> No
     assert result.status == "no_answer" and result.limited_by == "cost"
     assert "researcher_finished" not in sink.types()
     assert "cost limit was reached before any researcher finished" in result.report.answer
+
+
+async def test_researchers_cancelled_is_said_once_per_researcher() -> None:
+    """The cap is reached in the step that starts the next researcher, so it is cancelled
+    before it ever runs; it stayed listed as running and the run's end cancelled it again."""
+
+    class Priced(ExtractiveLLM):
+        async def complete(self, request):  # type: ignore[no-untyped-def]
+            reply = await super().complete(request)
+            return reply.model_copy(update={"model": "gpt-x", "input_tokens": 1_000_000})
+
+    flags = {
+        "llm.max_cost_usd": 0.5,
+        "llm.prices": {"gpt-x": {"input_per_mtok": 0.2, "output_per_mtok": 0.0}},
+        "deep.max_parallel": 1,
+    }
+    coord, sink, _, _ = coordinator(
+        "deep", Priced(), "Widget sales, gadget output and plant count in 2024", **flags
+    )
+    result = await coord.run()
+    assert result.limited_by == "cost"
+    cancelled = [p for t, p in sink.events if t == "researchers_cancelled"]
+    assert cancelled == [{"count": 1, "reason": "cost limit reached"}]

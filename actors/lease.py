@@ -1,0 +1,50 @@
+"""A run's lease: how a run host learns that the driver of a run died, from Ray itself.
+
+The driver calls the host's ``hold`` (pending until the run closes) and hands the call's result
+back to the host inside a list, so the host borrows an object its driver owns. When the owner
+dies (killed, its Ray job stopped, its node lost), Ray fails every wait on that object with
+``OwnerDiedError`` within seconds: no heartbeat to tune, no process of our own to watch. A
+service or MCP server owns its runs' leases in its own long-lived process, so its runs are held
+for as long as it lives. What the host does then (stop the run, keep its checkpoint) is
+``run_host.RunHost._driver_lost``; the ending it records is ``abandoned``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from deepresearch import runs
+from deepresearch.errors import RunInterrupted
+from deepresearch.schemas import Request
+from deepresearch.storage import RunDir
+
+log = logging.getLogger(__name__)
+
+
+async def watch_lease(lease: Any, on_lost: Callable[[], Awaitable[None]]) -> None:
+    """Wait on the driver's ``hold`` result: it arrives when the run closes; if its owner died
+    first, ``on_lost`` runs."""
+    import ray.exceptions
+
+    try:
+        await lease
+    except ray.exceptions.OwnerDiedError:
+        await on_lost()
+    except Exception as exc:  # this actor is stopping, or the run closed meanwhile
+        log.debug("lease wait ended: %s", type(exc).__name__)
+
+
+async def abandoned(run_dir: str, request: Request, duration_s: float) -> None:
+    """Record the ending the dead driver could not: interrupted, resumable (unless the driver
+    already wrote the run's summary before it died)."""
+    await asyncio.to_thread(
+        runs.record_ending,
+        RunDir(Path(run_dir)),
+        request,
+        duration_s,
+        RunInterrupted(request.run_id),
+    )

@@ -1,0 +1,140 @@
+"""A driver killed mid-run: the crew's run host notices through the run's lease (Ray's
+owner-death signal), stops the run, releases what the crew kept for it and keeps its checkpoint,
+so ``resume`` finishes it. The driver is a real ``deep-research run --address`` process joined to
+this session's Ray; the test waits on the run's own events, never on a fixed sleep."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray
+
+from deepresearch import crew
+from deepresearch.config.settings import load_settings, overrides_from_flags
+
+pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]
+EXE = shutil.which("deep-research", path=str(Path(sys.executable).parent)) or "deep-research"
+CREW = "orphan-crew"  # a crew of its own, created by the subprocess driver
+QUERY = "Compare ACME Corp sales, Globex Inc revenue and ACME dividend"
+DROPPED_WITHIN_S = 60.0  # the host used to hold a driverless run for 600 s
+
+
+def env_for(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}
+    env.update(
+        {
+            "DEEP_RESEARCH_STATE_DIR": str(tmp_path / "state"),
+            "RAY_AUTH_MODE": "disabled",
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(tmp_path / "cache"),
+            "DEEP_RESEARCH_SIMULATE__LATENCY_S": "0.4",
+            "DEEP_RESEARCH_DEEP__MAX_PARALLEL": "1",
+            "DEEP_RESEARCH_RAY__CREW__NAME": CREW,
+            "DEEP_RESEARCH_RAY__CREW__RESEARCHERS": "1",
+        }
+    )
+    return env
+
+
+def until(check: Callable[[], Any], what: str, timeout_s: float = 180.0) -> Any:
+    """Poll ``check`` until it returns something truthy (the run's files and actors move on
+    their own: this waits on their state, with a deadline)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not within {timeout_s:g} s")
+
+
+def events_of(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(x) for x in lines if x.strip().endswith("}")]
+
+
+def crew_members() -> list[Any]:
+    """The subprocess driver's crew (its namespace is the CLI's, not this session's)."""
+    settings = load_settings(None, overrides_from_flags({"ray.crew.name": CREW}), env={})
+    names = [crew.actor_name(settings, "run_host", 0), crew.actor_name(settings, "researcher", 0)]
+    names += [crew.actor_name(settings, kind) for kind in ("search_gateway", "evaluator")]
+    return [ray.get_actor(name, namespace="deep-research") for name in names]
+
+
+def test_a_killed_driver_s_run_is_dropped_by_the_crew_and_resumes(
+    small_corpus: Path, tmp_path: Path
+) -> None:
+    address = ray.get_runtime_context().gcs_address
+    env = env_for(tmp_path)
+    args = ["--mode", "deep", "--corpus", str(small_corpus), "--address", address, "--json"]
+    proc = subprocess.Popen(
+        [EXE, "run", QUERY, *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    runs = tmp_path / "state" / "runs"
+
+    def finished_one() -> Path | None:
+        for log in runs.glob("*/events.jsonl"):
+            if any(e["type"] == "researcher_finished" for e in events_of(log)):
+                return log.parent
+        return None
+
+    try:
+        run_dir = until(finished_one, "a researcher of the run finished")
+        run_id = run_dir.name
+        members = crew_members()
+        assert run_id in ray.get(members[0].held.remote())  # the run goes on on its host
+    finally:
+        if proc.poll() is None:
+            proc.kill()  # SIGKILL: no handler of the driver runs
+        proc.communicate(timeout=60)
+    killed = time.monotonic()
+    assert proc.returncode == -signal.SIGKILL
+
+    def released() -> bool:
+        return not any(run_id in held for held in ray.get([m.held.remote() for m in members]))
+
+    until(released, "the crew released the driverless run")
+    assert time.monotonic() - killed < DROPPED_WITHIN_S
+
+    events = events_of(run_dir / "events.jsonl")
+    types = [e["type"] for e in events]
+    assert "driver_lost" in types and "run_finished" not in types
+    assert types.index("driver_lost") < types.index("researchers_cancelled")
+    assert types.count("researchers_cancelled") == 1
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "interrupted"
+    assert f"deep-research resume {run_id}" in summary["reason"]
+    done = json.loads((run_dir / "checkpoint.json").read_text())["completed"]
+    assert done  # what was finished before the driver died is kept
+
+    resumed = subprocess.run(
+        [EXE, "resume", run_id, "--json", "--address", address],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "completed" and Path(result["report_path"]).exists()
+    after = events_of(run_dir / "events.jsonl")
+    cut = next(i for i, e in enumerate(after) if e["type"] == "run_resumed")
+    again = {e["payload"]["subtask"] for e in after[cut:] if e["type"] == "researcher_started"}
+    assert not again & {r["subtask_id"] for r in done}  # finished sub-tasks were not redone
