@@ -13,6 +13,7 @@ import re
 
 from deepresearch.text.periods import PERIOD_RE
 from deepresearch.text.question import analyze
+from deepresearch.text.terms import FUNCTION_WORDS
 
 _CONJ = {"and", "or", "&", "vs", "vs.", "versus", "v.", "v"}
 _COMPARE_CONJ = {"with", "to", "against"}
@@ -34,7 +35,9 @@ _BOUNDARY = {
     "changed", "grow", "grew", "increase", "increased", "decrease", "decreased", "differ",
     "evolve", "evolved", "perform", "performed", "when", "where", "why", "that", "this",
 }  # fmt: skip
-_QUERY_STOP = _BOUNDARY | {
+# every function word goes ("If so, what ...": a capitalized "If" is no name to search for),
+# but "most" ("most recent" asks for the latest filing)
+_QUERY_STOP = _BOUNDARY | (FUNCTION_WORDS - {"most"}) | {
     "and", "or", "vs", "vs.", "versus", "with", "to", "against", "please", "tell", "me", "can",
     "could", "would", "you", "give", "show", "find", "list", "describe", "explain", "its",
     "their", "there", "these", "those", "it", "as", "i", "we", "our", "&", "any", "some",

@@ -161,3 +161,13 @@ def test_a_comparison_query_gets_each_entitys_best_pages_in_turn(tmp_path: Path)
     index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
     firsts = {h.url[4:5] for h in index.search("Acme Zeta inventory levels", 2)}
     assert firsts == {"a", "z"}  # not Zeta's two better-matching pages first
+
+
+def test_a_capitalized_function_word_is_no_name() -> None:
+    question = "Has Contoso's spending changed? If so, what are the drivers?"
+    assert not any("If" in q.split() for q in rules.search_queries(question, 4))
+    # "If" opens a line on every filer's cover: as a name it made every cover "telling"
+    covers = [cover_names("CONTOSO LTD\nIf an emerging growth company"), cover_names("ZETA\nIf")]
+    covers.append(cover_names("OMEGA"))
+    weights = identity_weights("Contoso spending If drivers", covers)
+    assert weights.tolist() == [1.0, IDENTITY_PENALTY, IDENTITY_PENALTY]
