@@ -8,7 +8,8 @@ time order, one cited cell per period. A comparison: one line per entity (deep m
 sub-question, which names its entity; quick mode: by the sources' titles) and metric. Nothing
 else is written: every composed line holds only the question's entity and a row's label, unit,
 headers and cells, so the citation verifier finds each of its figures in the cited row. An
-explanation (or no matching row) composes nothing and the writer quotes its best sentences.
+explanation composes the figure of a line item it names (``text.line_items``), else nothing, and
+the writer quotes its best sentences.
 Pure, no I/O.
 """
 
@@ -18,8 +19,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from deepresearch.text.line_items import LabelIndex
 from deepresearch.text.question import SYNONYMS, Question, analyze, periods_of
-from deepresearch.text.tables import TableRow, parse_row
+from deepresearch.text.tables import TableRow, format_row, parse_row
 from deepresearch.text.terms import terms
 
 _QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGNORECASE)
@@ -264,6 +266,13 @@ def comparison_lines(
     return ("\n\n".join(lines), used) if lines else None
 
 
+def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:
+    """The rows whose label ``question`` names (``text.line_items``): "how did inventory levels
+    reflect on ..." asks for reasons, and for the inventories figure they are about."""
+    index = LabelIndex.build([format_row(r.row) for r in rows])
+    return [rows[i] for i in index.passage_scores(question)]
+
+
 def compose(
     question: str,
     findings: Sequence[tuple[str, tuple[int, ...], int]],
@@ -273,9 +282,9 @@ def compose(
     """The composed answer text and the source numbers it cites; None when no row fits.
     ``titles`` are the sources' titles by number (a filing's title names its quarter)."""
     q = analyze(question)
-    if q.shape == "explanation":
-        return None
     rows = rows_of(findings)
+    if q.shape == "explanation":  # the figure of a line item it names, then the reasons
+        rows = named_rows(question, rows)
     if not rows:
         return None
     result: tuple[str, list[Row]] | None = None
@@ -298,6 +307,7 @@ __all__ = [
     "compose",
     "figure_line",
     "match",
+    "named_rows",
     "period_fit",
     "pick_cell",
     "trend_table",

@@ -125,6 +125,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "revenues": ("sales",),
     "earnings": ("income",),
     "profit": ("income",),
+    "margin": ("profit",),  # "gross margin" in dollars is what some filers call gross profit
     "costs": ("expenses",),
     "expenses": ("costs",),
     "spending": ("expenses",),

@@ -78,9 +78,7 @@ def line_item_boost(question: str, units: list[Unit], scores: list[float]) -> li
         return scores
     top = max(scores, default=0.0)
     best = max(s for s, _ in matched.values())
-    return [
-        sc + top * matched[i][0] / best if i in matched else sc for i, sc in enumerate(scores)
-    ]
+    return [sc + top * matched[i][0] / best if i in matched else sc for i, sc in enumerate(scores)]
 
 
 def per_document_rows(

@@ -86,9 +86,15 @@ def test_a_comparison_gives_one_line_per_entity_sub_question() -> None:
     )
 
 
-def test_explanations_and_rowless_findings_compose_nothing() -> None:
-    assert compose("Why did Initech's total net sales fall?", [(Q3, (1,), 0)]) is None
+def test_explanations_naming_no_line_item_and_rowless_findings_compose_nothing() -> None:
+    assert compose("Why did Initech change its pricing strategy?", [(Q3, (1,), 0)]) is None
     assert compose("What was Initech's total net sales?", [(PROSE, (1,), 0)]) is None
+
+
+def test_an_explanation_of_a_named_line_item_leads_with_its_figure() -> None:
+    question = "How did Initech's total net sales reflect on its supply chain efficiency?"
+    composed = compose(question, [(PROSE, (3,), 0), (PRODUCTS, (2,), 0), (Q3, (1,), 0)])
+    assert composed is not None and "81,797" in composed[0] and composed[1] == (1,), composed
 
 
 def _task(query: str, findings: list[tuple[str, str]]) -> WriteTask:
