@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from deepresearch.text.figures import states_figure
+from deepresearch.text.tables import parse_row
 
 _FIRST_PERSON = re.compile(r"(?:^|[\s,;(])I(?:,| have| am| hereby| certify| further)\b")
 _SIGNATURE = re.compile(r"/s/|^\s*(?:By|Name|Title|Date)\s*:", re.IGNORECASE | re.MULTILINE)
@@ -49,8 +50,24 @@ _COVER_DATE = re.compile(
 )
 
 
+_PAGE_HEADER = re.compile(r"^(?:page|pages|page no\.?|page number)$", re.IGNORECASE)
+
+
+def _contents_row(text: str) -> bool:
+    """A table row that only points at pages ("Item 2. Management's Discussion: Page = 25"):
+    a table of contents, whatever the heading above it says."""
+    row = parse_row(text) if " = " in text else None
+    return (
+        row is not None
+        and bool(row.cells)
+        and all(_PAGE_HEADER.match(h.strip()) and v.strip().isdigit() for h, v in row.cells)
+    )
+
+
 def shape_of(text: str) -> str | None:
     """The boilerplate shape ``text`` has ("certification", "signature", ...), or None."""
+    if _contents_row(text):
+        return "table of contents"
     if _SIGNATURE.search(text):
         return "signature"
     if _COVER_DATE.match(text):

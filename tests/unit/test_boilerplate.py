@@ -24,6 +24,9 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
          "Corp. and its subsidiaries.", "definition"),
         ("This report contains forward-looking statements that involve risks and uncertainties "
          "and actual results could differ materially.", "disclaimer"),
+        # a contents table rebuilt as rows, under whatever heading the page runs
+        ("Index: PART I - Item 1. Financial Statements a) Income Statements for the Three Months "
+         "Ended September 30, 2023: Page = 3", "table of contents"),
     ],
 )  # fmt: skip
 def test_boilerplate_shapes(text: str, shape: str) -> None:
@@ -38,6 +41,7 @@ def test_boilerplate_shapes(text: str, shape: str) -> None:
         "The Company refers customers to authorized resellers in most markets.",  # no quoted term
         "We expect revenue growth to continue, driven by cloud services.",
         "I/O revenue rose 12% in the quarter.",
+        "Statements of operations (in millions): Total net sales: Three Months Ended = 81,797",
     ],
 )
 def test_findings_are_not_boilerplate(text: str) -> None:
