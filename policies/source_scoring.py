@@ -19,7 +19,6 @@ at all (extractability above a floor: a relevant video is still not worth a fetc
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -27,10 +26,9 @@ from urllib.parse import urlsplit
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.schemas import SearchHit
 from deepresearch.text.names import names_in
-from deepresearch.text.terms import terms
+from deepresearch.text.terms import FORM_NUMBER, terms
 
 # A form number ("10-Q", "10-Qs", "8-K") names a kind of document, not what a question is about.
-_FORM = re.compile(r"\b\d+-[A-Za-z]{1,2}s?\b")
 PREFIX = 5  # terms sharing this many leading characters match ("operational" ~ "operating")
 # Irregular forms the light stemmer cannot join: a question about what was "sold" is answered by
 # a sentence about "sales".
@@ -87,7 +85,7 @@ def key_terms(question: str, cfg: ScoringSettings) -> tuple[KeyTerm, ...]:
     place or product asked about) and weigh ``cfg.name_weight``.
     """
     generic = set(terms(" ".join(cfg.generic_terms)))
-    question = _FORM.sub(" ", question)  # "10-Qs" is not the name "Qs"
+    question = FORM_NUMBER.sub(" ", question)  # "10-Qs" is not the name "Qs"
     names = {t for w in names_in(question) for t in normalized_terms(w)}
     out: list[KeyTerm] = []
     for t in dict.fromkeys(normalized_terms(question)):

@@ -16,6 +16,7 @@ from typing import Literal
 
 from deepresearch.text.names import CAPITALIZED
 from deepresearch.text.periods import FULL_DATE, MONTHS, month_number
+from deepresearch.text.terms import strip_possessive
 
 Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
 
@@ -198,10 +199,6 @@ def periods_of(text: str) -> tuple[Period, ...]:
     return tuple(p for _, p in sorted(found, key=lambda item: item[0]))
 
 
-def _strip_possessive(word: str) -> str:
-    return re.sub(r"(?:'s|’s|'|’)$", "", word)
-
-
 def entities_of(text: str) -> tuple[str, ...]:
     """Capitalized names (runs of capitalized words), possessives stripped, in order, once."""
     words = _WORD.findall(text)
@@ -214,7 +211,7 @@ def entities_of(text: str) -> tuple[str, ...]:
             run.clear()
 
     for i, word in enumerate(words):
-        bare = _strip_possessive(word)
+        bare = strip_possessive(word)
         name = bool(CAPITALIZED.fullmatch(bare)) and bare.lower().rstrip(".") not in _NOT_NAMES
         opens = i == 0 or words[i - 1] in {".", "?", "!"}  # "Compare ..." opens a sentence
         joined = i + 1 < len(words) and words[i + 1].lower() in {"vs", "vs.", "versus", "and", "or"}
@@ -247,7 +244,7 @@ def metrics_of(
                 out.append(" ".join(run))
                 run = []
             continue
-        run.append(_strip_possessive(low))
+        run.append(strip_possessive(low))
     if run:
         out.append(" ".join(run))
     return tuple(dict.fromkeys(m for m in out if len(m) > 1))

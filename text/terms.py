@@ -36,6 +36,16 @@ STOPWORDS = FUNCTION_WORDS | REQUEST_WORDS
 # Modal verbs and small function words a search query can drop but term scoring keeps ("may").
 QUERY_EXTRA = frozenset({"may", "might", "must", "shall", "whose", "us", "per", "via"})
 _WORD = re.compile(r"[a-z0-9]+(?:[.,'’][a-z0-9]+)*")
+# a form number ("10-Q", "10-Qs", "8-K"): a document type, neither a topic nor a name ("Qs")
+FORM_NUMBER = re.compile(r"\b\d+-[A-Za-z]{1,2}s?\b")
+_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
+
+
+def strip_possessive(word: str) -> str:
+    """``word`` without its possessive ending ("Apple's" -> "Apple", "companies'" -> "companies")."""
+    return _POSSESSIVE.sub("", word)
+
+
 _DIGITS = re.compile(r"[\d,.]+")
 
 
@@ -67,4 +77,13 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
-__all__ = ["FUNCTION_WORDS", "QUERY_EXTRA", "REQUEST_WORDS", "STOPWORDS", "stem", "terms"]
+__all__ = [
+    "FORM_NUMBER",
+    "FUNCTION_WORDS",
+    "QUERY_EXTRA",
+    "REQUEST_WORDS",
+    "STOPWORDS",
+    "stem",
+    "strip_possessive",
+    "terms",
+]

@@ -13,7 +13,7 @@ import re
 
 from deepresearch.text.periods import PERIOD_RE
 from deepresearch.text.question import analyze
-from deepresearch.text.terms import FUNCTION_WORDS
+from deepresearch.text.terms import FORM_NUMBER, FUNCTION_WORDS, strip_possessive
 
 _CONJ = {"and", "or", "&", "vs", "vs.", "versus", "v.", "v"}
 _COMPARE_CONJ = {"with", "to", "against"}
@@ -45,7 +45,7 @@ _QUERY_STOP = _BOUNDARY | (FUNCTION_WORDS - {"most"}) | {
     # words about the documents, not their topic: every page of boilerplate (certifications,
     # exhibit lists) says "this quarterly report", so they pull searches toward it
     "report", "reports", "reported", "reporting", "quarterly", "filing", "filings", "filed",
-    "10-q", "10-qs", "10-k", "10-ks", "disclosed", "document", "documents", "stated",
+    "disclosed", "document", "documents", "stated",
 }  # fmt: skip
 # what a comparison's lead leaves once its comparing words are gone ("How do", "What are the")
 _COMPARISON_LEAD = frozenset(
@@ -62,10 +62,6 @@ def _is_period(tok: Token) -> bool:
 
 def _possessive(tok: Token) -> bool:
     return tok.lower().endswith(("'s", "’s", "s'", "s’")) and len(tok) > 2
-
-
-def _strip_possessive(tok: Token) -> Token:
-    return re.sub(r"(?:'s|’s|'|’)$", "", tok)
 
 
 def _capitalized(tok: Token) -> bool:
@@ -196,9 +192,10 @@ def render(tokens: list[Token], periods: list[str]) -> str:
 def keywords(tokens: list[Token], periods: list[str]) -> str:
     """A search query: content words (possessives stripped) and periods verbatim."""
     kept = [
-        t if _is_period(t) else _strip_possessive(t)
+        t if _is_period(t) else strip_possessive(t)
         for t in tokens
-        if t not in {",", ";"} and (_is_period(t) or t.lower() not in _QUERY_STOP)
+        if t not in {",", ";"}
+        and (_is_period(t) or (t.lower() not in _QUERY_STOP and not FORM_NUMBER.fullmatch(t)))
     ]
     return render([t for t in kept if t], periods)
 
