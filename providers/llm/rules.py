@@ -268,6 +268,21 @@ def _own(text: str, names: tuple[str, ...]) -> str:
     return re.sub(r"\btheir\b", "its", re.sub(r"\bTheir\b", "Its", text))
 
 
+_PREPOSITIONS = frozenset({"in", "of", "for", "during", "at", "on", "from", "by", "to", "across"})
+
+
+def _verb(words: list[Token], past: bool) -> str:
+    """ "was"/"is", or "were"/"are" when the phrase's head noun (its last word before a
+    preposition or a period) is plural: "What were iPhone net sales", "What was revenue"."""
+    head = ""
+    for w in words:
+        if _is_period(w) or w.lower() in _PREPOSITIONS:
+            break
+        head = w.lower()
+    plural = len(head) > 3 and head.endswith("s") and not head.endswith(("ss", "us", "is"))
+    return ("were" if plural else "was") if past else ("are" if plural else "is")
+
+
 def sub_questions(query: str, max_subtasks: int) -> list[str]:
     """One question per resolved coordination when each names its entity, else one per entity x
     metric of a comparison (each naming its entity and period); the query when nothing splits."""
@@ -288,7 +303,6 @@ def sub_questions(query: str, max_subtasks: int) -> list[str]:
     comparative = bool(lowered & _COMPARE_WORDS) or bool(
         lowered & {"difference", "differences"} and "between" in lowered
     )
-    ask = "What was" if periods else "What is"
     out: list[str] = []
     for v in variants:
         drop = _COMPARE_WORDS | {"between", "difference", "differences"}
@@ -300,7 +314,7 @@ def sub_questions(query: str, max_subtasks: int) -> list[str]:
         if not words or words[0].lower() not in _QUESTION_LEAD:
             if words and words[0].lower() in _QUERY_STOP:
                 text = text[:1].lower() + text[1:]
-            text = f"{ask} {text}"
+            text = f"What {_verb(words, bool(periods))} {text}"
         out.append(_own(text.rstrip(" ?.") + "?", names))
     out = dedupe(out)
     return out[: max(1, max_subtasks)]

@@ -147,3 +147,14 @@ def test_the_differences_between_two_things_split_into_a_question_about_each() -
         "What is Ray?",
         "What is Dask?",
     ]
+
+
+def test_a_plural_line_item_takes_a_plural_verb_in_the_plan() -> None:
+    planned = rules.sub_questions(
+        "What were the differences between the iPhone and Mac net sales in Q3 2023?", 4
+    )
+    assert planned[1] == "What were Mac net sales in Q3 2023?", planned
+    assert all(q.startswith("What were ") for q in planned), planned
+    assert rules.sub_questions("Compare Contoso and Fabrikam revenue in 2023", 4)[0] == (
+        "What was Contoso revenue in 2023?"
+    )
