@@ -10,6 +10,7 @@ query's names and rare terms?) and, for "latest ..." queries, by the document's 
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import os
@@ -49,11 +50,13 @@ from deepresearch.providers.search.corpus_store import (
     read_json,
     scan_corpus,
 )
-from deepresearch.providers.search.passages import snippet, split_passages, tokenize
+from deepresearch.providers.search.passages import passage_table, snippet, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
 
 INDEX_VERSION = 3  # 3: table headers carried over pages, whole-sentence titles (text.pdf_tables)
 _TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
+KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
+_LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,9 @@ class CorpusIndex:
         docs = _gather(files, hashes, cache, pool_factory, warn)
         if not docs:
             raise CorpusError(str(corpus_dir), f"no readable document among {len(files)} files")
-        meta = _passages(docs, passage_chars)
+        meta = passage_table(
+            [(f.relpath, sha, f.kind, d.pages) for f, sha, d in docs], passage_chars
+        )
         if not meta["passages"]["text"]:
             raise CorpusError(str(corpus_dir), "no text could be extracted from any document")
         try:
@@ -187,14 +192,26 @@ class CorpusIndex:
     def _load(
         cls, corpus_dir: Path, root: Path, cache: CorpusCache, index_dir: Path
     ) -> CorpusIndex | None:
+        """The index in ``index_dir``; one this process loaded before is shared (a service opens
+        the same corpus for every run), unless its ``meta.json`` was rewritten since."""
+        try:
+            info = (index_dir / "meta.json").stat()
+        except OSError:
+            return None
+        key = (str(corpus_dir), str(index_dir), info.st_ino, info.st_size, info.st_mtime_ns)
+        if key in _LOADED:
+            return copy.copy(_LOADED[key])  # its own ``built`` flag, the same data
         meta = read_json(index_dir / "meta.json")
         if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
             return None
         try:
             retriever = bm25s.BM25.load(str(index_dir), mmap=True, show_progress=False)
-            return cls(corpus_dir, root, cache, retriever, meta)
+            index = _LOADED[key] = cls(corpus_dir, root, cache, retriever, meta)
         except (OSError, ValueError, KeyError, TypeError):
             return None
+        while len(_LOADED) > KEPT_INDEXES:
+            _LOADED.pop(next(iter(_LOADED)))
+        return copy.copy(index)
 
     def _cached_failures(
         self, files: list[CorpusFile], hashes: dict[str, str]
@@ -351,18 +368,6 @@ def _gather(
         elif got is not None:
             docs.append((f, hashes[f.relpath], got))
     return docs
-
-
-def _passages(docs: list[tuple[CorpusFile, str, ExtractedDoc]], size: int) -> dict[str, Any]:
-    entries, p_doc, p_page, p_text = [], [], [], []
-    for d, (f, sha, extracted) in enumerate(docs):
-        entries.append([f.relpath, sha, f.kind, len(extracted.pages)])
-        for page, text in enumerate(extracted.pages, start=1):
-            for passage in split_passages(text, size):
-                p_doc.append(d)
-                p_page.append(page)
-                p_text.append(passage)
-    return {"docs": entries, "passages": {"doc": p_doc, "page": p_page, "text": p_text}}
 
 
 def _build(meta: dict[str, Any], parent: Path, index_dir: Path, passage_chars: int) -> None:
