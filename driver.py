@@ -204,14 +204,15 @@ def _unwrap(exc: Exception) -> Exception:
 
 def execute(
     prep: Prepared,
-    on_events: Callable[[list[Event]], None] = lambda events: None,
+    on_events: Callable[[list[Event]], None] | None = None,
     llm: LLMProvider | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> RunSummary:
     """Run ``prep`` on the cluster's crew (local or joined Ray) and write the report file.
 
     The run's own state (coordinator, URL pool, event log) is opened on a crew run host and
-    closed at the end; the crew itself stays for the next run (``crew.py``).
+    closed at the end; the crew itself stays for the next run (``crew.py``). Without
+    ``on_events`` (a service: its streams read ``events.jsonl``) no event travels back here.
     ``should_stop`` is polled a few times a second; when it says so (a service cancelling a run),
     the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable.
     Every ending writes ``summary.json`` with an honest status (a failure is ``failed``)."""
@@ -247,11 +248,13 @@ def execute(
         summary = finish(prep, result, time.monotonic() - research_started)
         text = summary.model_dump_json(indent=2)
         ray.get(host.log.remote(run_id, "write_text", "summary.json", text))
-        on_events(ray.get(host.log.remote(run_id, "wait", last, 0.0)))
+        if on_events is not None:
+            on_events(ray.get(host.log.remote(run_id, "wait", last, 0.0)))
         ray.get(host.close.remote(run_id))
         host = None
         return summary
     except BaseException as exc:
+        crew.forget()
         runs.record_ending(prep.run_dir, prep.request, time.monotonic() - prep.started, exc)
         raise
     finally:
@@ -294,7 +297,7 @@ def _follow(
     host: Any,
     run_id: str,
     result_ref: Any,
-    on_events: Callable[[list[Event]], None],
+    on_events: Callable[[list[Event]], None] | None,
     should_stop: Callable[[], bool],
 ) -> tuple[RunResult, int]:
     import ray
@@ -303,14 +306,18 @@ def _follow(
     while True:
         if should_stop():
             raise KeyboardInterrupt  # the same path as Ctrl-C: the run stopped, checkpoint kept
-        events: list[Event] = ray.get(host.log.remote(run_id, "wait", last, 0.25))
-        if events:
-            last = events[-1].seq
-            on_events(events)
+        events: list[Event] = []
+        if on_events is not None:
+            events = ray.get(host.log.remote(run_id, "wait", last, 0.25))
+            if events:
+                last = events[-1].seq
+                on_events(events)
         # After a batch, let the next one gather for a moment (the run's end still returns at
         # once): one poll per event burst would wake the host and this process for every
-        # researcher's step, on the same two cores the run needs.
-        ready, _ = ray.wait([result_ref], timeout=FOLLOW_GAP_S if events else 0)
+        # researcher's step, on the same two cores the run needs. With nobody to show events
+        # to, only the result (and ``should_stop``) is waited for.
+        quiet = on_events is None or bool(events)
+        ready, _ = ray.wait([result_ref], timeout=FOLLOW_GAP_S if quiet else 0)
         if ready:
             try:
                 result: RunResult = ray.get(result_ref)
