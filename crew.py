@@ -69,6 +69,19 @@ def join(
     return _joined[key]
 
 
+def warm(settings: Settings) -> None:
+    """Create the crew's processes now and wait until they answer: a service does this before
+    it listens, so no request pays for starting them (nothing to do without Ray)."""
+    import ray
+
+    if not ray.is_initialized():
+        return
+    detached = True if settings.ray.crew.detached is None else settings.ray.crew.detached
+    handles = join(settings, detached=detached, evaluator=True)
+    members = [*handles.hosts, *handles.researchers, handles.gateway, handles.evaluator]
+    ray.get([m.held.remote() for m in members])
+
+
 def _join(settings: Settings, *, detached: bool, evaluator: bool, ledger: bool) -> CrewHandles:
     size = settings.ray.crew
 

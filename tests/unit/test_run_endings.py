@@ -233,3 +233,33 @@ def test_a_run_nobody_watches_sends_no_event_back(monkeypatch: pytest.MonkeyPatc
     got, _last = driver._follow(host, "r", object(), None, lambda: False)
     assert got is result and not host.log.remote.called
     assert waits == [driver.FOLLOW_GAP_S] * 3  # it waits on the result, not in a busy loop
+
+
+def test_warming_the_crew_waits_for_every_member_and_needs_ray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepresearch import crew
+
+    made: dict[str, mock.MagicMock] = {}
+
+    def named(_cls: Any, _kind: str, name: str, *_a: Any, **_k: Any) -> mock.MagicMock:
+        made[name] = mock.MagicMock()
+        return made[name]
+
+    monkeypatch.setattr(runtime, "named", named)
+    monkeypatch.setattr(runtime, "session", lambda: "warm/node")
+    monkeypatch.setattr(runtime, "node_id", lambda: "")
+    waited: list[Any] = []
+    monkeypatch.setattr("ray.get", waited.extend)
+    monkeypatch.setattr("ray.is_initialized", lambda: False)
+    crew.forget()
+    settings = make_settings(tmp_path)
+    crew.warm(settings)
+    assert made == {}  # no Ray: nothing to start (nor a Ray to start by accident)
+    monkeypatch.setattr("ray.is_initialized", lambda: True)
+    crew.warm(settings)
+    size = settings.ray.crew
+    assert len(made) == size.hosts + size.researchers + 2  # with the gateway and the evaluator
+    assert any(name.endswith("-evaluator") for name in made)
+    assert len(waited) == len(made) and all(m.held.remote.called for m in made.values())
+    crew.forget()
