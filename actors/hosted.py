@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from deepresearch import assembly
+from deepresearch.actors import run_context
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.run_context import (
@@ -70,6 +71,7 @@ class RunModels:
 
     def release(self, run_id: str) -> None:
         self._models.pop(run_id, None)
+        run_context.forget(run_id)
 
     def held(self) -> set[str]:
         return set(self._models)
@@ -194,6 +196,7 @@ class CrewGateway:
 
     async def release(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
+        run_context.forget(run_id)
 
     async def held(self) -> list[str]:
         return sorted(self._runs)

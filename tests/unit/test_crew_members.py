@@ -165,3 +165,20 @@ async def test_the_run_host_keeps_each_runs_pool_and_log_apart_and_releases_them
     lines = (tmp_path / "runs" / "a" / "events.jsonl").read_text().splitlines()
     assert [json.loads(x)["run_id"] for x in lines] == ["a"]
     assert not (tmp_path / "runs" / "b" / "events.jsonl").exists()
+
+
+def test_a_context_is_pickled_once_and_decoded_once_per_run_until_released() -> None:
+    """Every crew call carries its run's context: its settings and keys are not re-encoded per
+    call, nor re-decoded by a process that already holds them; release drops them."""
+    import pickle
+
+    sent = RunContext("r-pickle", Settings(), None, None, LLMKeys(openai_api_key=SecretStr("k1")))
+    first, second = pickle.loads(pickle.dumps(sent)), pickle.loads(pickle.dumps(sent))
+    assert first == sent and first.keys.openai_api_key.get_secret_value() == "k1"
+    assert second.settings is first.settings  # decoded once in this process
+    assert pickle.dumps(first) == pickle.dumps(sent)  # passed on (to the gateway) as it came
+    other = RunContext("r-other", Settings(), None, None)
+    assert pickle.loads(pickle.dumps(other)).settings is not first.settings
+    RunModels().release("r-pickle")  # the run ended: what was decoded of it goes
+    assert pickle.loads(pickle.dumps(sent)).settings is not first.settings
+    assert "k1" not in repr(first)
