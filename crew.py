@@ -70,16 +70,20 @@ def join(
 
 
 def warm(settings: Settings) -> None:
-    """Create the crew's processes now and wait until they answer: a service does this before
-    it listens, so no request pays for starting them (nothing to do without Ray)."""
+    """Create the crew's processes now and wait until they answer, with the corpus index of
+    ``settings`` open in those that search or read it: a service does this before it listens,
+    so no request pays for starting them (nothing to do without Ray)."""
     import ray
+
+    from deepresearch.driver import run_settings
 
     if not ray.is_initialized():
         return
     detached = True if settings.ray.crew.detached is None else settings.ray.crew.detached
     handles = join(settings, detached=detached, evaluator=True)
-    members = [*handles.hosts, *handles.researchers, handles.gateway, handles.evaluator]
-    ray.get([m.held.remote() for m in members])
+    opened = run_settings(settings)
+    ready = [m.ready.remote(opened) for m in (*handles.researchers, handles.gateway)]
+    ray.get([*ready, *(m.held.remote() for m in (*handles.hosts, handles.evaluator))])
 
 
 def _join(settings: Settings, *, detached: bool, evaluator: bool, ledger: bool) -> CrewHandles:

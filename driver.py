@@ -83,6 +83,16 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     return tuple(warnings)
 
 
+def run_settings(settings: Settings) -> Settings:
+    """The settings a run is carried out with (the default search chain, the corpus path
+    resolved): crew processes key what they keep open by them."""
+    settings = assembly.with_default_search_chain(settings)
+    if settings.corpus.path is None:
+        return settings
+    path = Path(settings.corpus.path).expanduser().resolve()
+    return settings.model_copy(update={"corpus": settings.corpus.model_copy(update={"path": path})})
+
+
 def prepare(
     query: str,
     mode: Mode,
@@ -111,19 +121,11 @@ def prepare(
     seed = None
     if follow_up_of is not None:
         seed = follow_up.load_seed(settings.resolved_state_dir(), follow_up_of, settings)
-    settings = assembly.with_default_search_chain(settings)
+    settings = run_settings(settings)
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     keys = keys_from_env(os.environ)
     assembly.build_llm_provider(settings, keys)  # an unknown name or missing key fails here
-    if settings.corpus.path is not None:
-        settings = settings.model_copy(
-            update={
-                "corpus": settings.corpus.model_copy(
-                    update={"path": Path(settings.corpus.path).expanduser().resolve()}
-                )
-            }
-        )
     output_dir = check_output_dir(default_directory(settings.run.output_dir))
     # The index is built (or a bad corpus refused, or Ctrl-C'd) before the run directory exists,
     # so a run that never started leaves nothing behind.

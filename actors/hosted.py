@@ -10,6 +10,8 @@ run's keys) until the run host says the run ended (``release``). These stay plai
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -29,6 +31,7 @@ from deepresearch.actors.run_context import (
 )
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import Settings
+from deepresearch.errors import DeepResearchError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.policies.breaker import BreakerConfig, BreakerState
 from deepresearch.policies.retry import RetryPolicy
@@ -129,6 +132,12 @@ class CrewResearcher:
             if self._live.get(key) is researcher:
                 del self._live[key]
 
+    async def ready(self, settings: Settings) -> None:
+        """Open the fetchers (and corpus index) runs with ``settings`` will use; one that cannot
+        be opened yet (no index built) is left for the first run to report."""
+        with contextlib.suppress(DeepResearchError):
+            await asyncio.to_thread(self._fetchers_for, settings)
+
     async def steer(self, run_id: str, subtask_id: str, note: str) -> None:
         researcher = self._live.get((run_id, subtask_id))
         if researcher is not None:
@@ -190,6 +199,12 @@ class CrewGateway:
             while len(self._runs) > KEPT_RUNS:
                 self._runs.popitem(last=False)
         return gateway
+
+    async def ready(self, settings: Settings) -> None:
+        """Open the corpus index runs with ``settings`` will search (see ``CrewResearcher``)."""
+        if settings.corpus.path is not None:
+            with contextlib.suppress(DeepResearchError):
+                await asyncio.to_thread(assembly.corpus_index, settings)
 
     async def search(self, context: RunContext, query: str, limit: int) -> SearchResult:
         return await self._gateway(context).search(query, limit)

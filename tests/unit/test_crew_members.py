@@ -182,3 +182,26 @@ def test_a_context_is_pickled_once_and_decoded_once_per_run_until_released() -> 
     RunModels().release("r-pickle")  # the run ended: what was decoded of it goes
     assert pickle.loads(pickle.dumps(sent)).settings is not first.settings
     assert "k1" not in repr(first)
+
+
+async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> None:
+    """A service warms its crew: the first run finds the corpus index open in the researchers
+    and the gateway; a corpus with no index yet is left for the first run to report."""
+    from deepresearch import assembly, driver
+    from deepresearch.actors.hosted import CrewGateway, CrewResearcher, fetcher_key
+    from deepresearch.config.settings import load_settings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nACME Corp net sales were $1,234 million.\n")
+    flags = {"corpus": {"path": str(docs), "cache_dir": str(tmp_path / "cache")}}
+    settings = driver.run_settings(load_settings(None, flags, env={}))
+    researcher, gateway = CrewResearcher(), CrewGateway()
+    await researcher.ready(settings)  # nothing built yet: no error, nothing kept
+    assert not researcher._fetchers
+    driver.build_index(settings)
+    await researcher.ready(settings)
+    await gateway.ready(settings)
+    assert fetcher_key(settings) in researcher._fetchers
+    opened = (str(settings.corpus.path), str(settings.resolved_cache_dir()))
+    assert any(k[:2] == opened for k in assembly._indexes)
