@@ -62,8 +62,8 @@ def join(
     joined before (a service, for every run) reuses its handles: a restarted member keeps its
     handle, and asking the cluster costs a round trip per member and run."""
     size = settings.ray.crew
-    key = (runtime.session(), actor_name(settings, ""), size.hosts, size.researchers, detached)
-    key += (evaluator, ledger)
+    key: tuple[object, ...] = (runtime.session(), actor_name(settings, ""), size.hosts)
+    key += (size.researchers, detached, evaluator, ledger)
     if key not in _joined:
         _joined[key] = _join(settings, detached=detached, evaluator=evaluator, ledger=ledger)
     return _joined[key]
