@@ -59,6 +59,7 @@ class RunContext:
         return (_revive, (self.run_id, blob, self.host, self.gateway, self.ledger, self.llm))
 
 
+KEPT_CONTEXTS = 512  # decoded contexts a process keeps at most
 _decoded: dict[str, tuple[bytes, tuple[Settings, LLMKeys, Any]]] = {}  # by run id, until forget
 
 
@@ -68,6 +69,8 @@ def _revive(
     held = _decoded.get(run_id)
     if held is None or held[0] != blob:
         held = _decoded[run_id] = (blob, pickle.loads(blob))  # our own bytes (see __reduce__)
+        while len(_decoded) > KEPT_CONTEXTS:  # a run whose end was never said
+            _decoded.pop(next(iter(_decoded)))
     settings, keys, search_keys = held[1]
     context = RunContext(run_id, settings, host, gateway, keys, search_keys, ledger, llm)
     object.__setattr__(context, "_blob", blob)  # passed on (researcher to gateway) as it came
