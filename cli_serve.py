@@ -46,10 +46,12 @@ async def serve(
     """Join Ray, listen, and serve until ``stop`` is set (or SIGINT/SIGTERM)."""
     from aiohttp import web
 
+    from deepresearch import crew
     from deepresearch.service.app import ACCESS_LOGGER, create_app
     from deepresearch.service.connections import ConnectionGate, quiet_repeats, unquiet
 
     connection = await asyncio.to_thread(runtime.connect, settings.ray)
+    await asyncio.to_thread(crew.warm, settings)  # before listening: no request waits for it
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -45,11 +45,48 @@ class CrewHandles:
         return self.hosts[zlib.crc32(run_id.encode()) % len(self.hosts)]
 
 
+_joined: dict[tuple[object, ...], CrewHandles] = {}  # per cluster session, crew and members
+
+
+def forget() -> None:
+    """Drop the handles this process keeps: the next ``join`` asks the cluster again (after a
+    failed run, in case a member is gone for good)."""
+    _joined.clear()
+
+
 def join(
     settings: Settings, *, detached: bool, evaluator: bool = False, ledger: bool = False
 ) -> CrewHandles:
     """The crew's handles, creating whichever members do not exist yet (Ray must be connected).
-    The evaluator and ledger are only created for the first run that needs them."""
+    The evaluator and ledger are only created for the first run that needs them. A process that
+    joined before (a service, for every run) reuses its handles: a restarted member keeps its
+    handle, and asking the cluster costs a round trip per member and run."""
+    size = settings.ray.crew
+    key: tuple[object, ...] = (runtime.session(), actor_name(settings, ""), size.hosts)
+    key += (size.researchers, detached, evaluator, ledger)
+    if key not in _joined:
+        _joined[key] = _join(settings, detached=detached, evaluator=evaluator, ledger=ledger)
+    return _joined[key]
+
+
+def warm(settings: Settings) -> None:
+    """Create the crew's processes now and wait until they answer, with the corpus index of
+    ``settings`` open in those that search or read it: a service does this before it listens,
+    so no request pays for starting them (nothing to do without Ray)."""
+    import ray
+
+    from deepresearch.driver import run_settings
+
+    if not ray.is_initialized():
+        return
+    detached = True if settings.ray.crew.detached is None else settings.ray.crew.detached
+    handles = join(settings, detached=detached, evaluator=True)
+    opened = run_settings(settings)
+    ready = [m.ready.remote(opened) for m in (*handles.researchers, handles.gateway)]
+    ray.get([*ready, *(m.held.remote() for m in (*handles.hosts, handles.evaluator))])
+
+
+def _join(settings: Settings, *, detached: bool, evaluator: bool, ledger: bool) -> CrewHandles:
     size = settings.ray.crew
 
     def get(kind: str, index: int | None = None, **overrides: Any) -> Any:

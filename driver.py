@@ -83,6 +83,16 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     return tuple(warnings)
 
 
+def run_settings(settings: Settings) -> Settings:
+    """The settings a run is carried out with (the default search chain, the corpus path
+    resolved): crew processes key what they keep open by them."""
+    settings = assembly.with_default_search_chain(settings)
+    if settings.corpus.path is None:
+        return settings
+    path = Path(settings.corpus.path).expanduser().resolve()
+    return settings.model_copy(update={"corpus": settings.corpus.model_copy(update={"path": path})})
+
+
 def prepare(
     query: str,
     mode: Mode,
@@ -111,19 +121,11 @@ def prepare(
     seed = None
     if follow_up_of is not None:
         seed = follow_up.load_seed(settings.resolved_state_dir(), follow_up_of, settings)
-    settings = assembly.with_default_search_chain(settings)
+    settings = run_settings(settings)
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     keys = keys_from_env(os.environ)
     assembly.build_llm_provider(settings, keys)  # an unknown name or missing key fails here
-    if settings.corpus.path is not None:
-        settings = settings.model_copy(
-            update={
-                "corpus": settings.corpus.model_copy(
-                    update={"path": Path(settings.corpus.path).expanduser().resolve()}
-                )
-            }
-        )
     output_dir = check_output_dir(default_directory(settings.run.output_dir))
     # The index is built (or a bad corpus refused, or Ctrl-C'd) before the run directory exists,
     # so a run that never started leaves nothing behind.
@@ -204,14 +206,15 @@ def _unwrap(exc: Exception) -> Exception:
 
 def execute(
     prep: Prepared,
-    on_events: Callable[[list[Event]], None] = lambda events: None,
+    on_events: Callable[[list[Event]], None] | None = None,
     llm: LLMProvider | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> RunSummary:
     """Run ``prep`` on the cluster's crew (local or joined Ray) and write the report file.
 
     The run's own state (coordinator, URL pool, event log) is opened on a crew run host and
-    closed at the end; the crew itself stays for the next run (``crew.py``).
+    closed at the end; the crew itself stays for the next run (``crew.py``). Without
+    ``on_events`` (a service: its streams read ``events.jsonl``) no event travels back here.
     ``should_stop`` is polled a few times a second; when it says so (a service cancelling a run),
     the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable.
     Every ending writes ``summary.json`` with an honest status (a failure is ``failed``)."""
@@ -249,11 +252,13 @@ def execute(
         summary = finish(prep, result, time.monotonic() - research_started)
         text = summary.model_dump_json(indent=2)
         ray.get(host.log.remote(run_id, "write_text", "summary.json", text))
-        on_events(ray.get(host.log.remote(run_id, "wait", last, 0.0)))
+        if on_events is not None:
+            on_events(ray.get(host.log.remote(run_id, "wait", last, 0.0)))
         ray.get(host.close.remote(run_id))
         host = None
         return summary
     except BaseException as exc:
+        crew.forget()
         runs.record_ending(prep.run_dir, prep.request, time.monotonic() - prep.started, exc)
         raise
     finally:
@@ -296,7 +301,7 @@ def _follow(
     host: Any,
     run_id: str,
     result_ref: Any,
-    on_events: Callable[[list[Event]], None],
+    on_events: Callable[[list[Event]], None] | None,
     should_stop: Callable[[], bool],
 ) -> tuple[RunResult, int]:
     import ray
@@ -305,14 +310,18 @@ def _follow(
     while True:
         if should_stop():
             raise KeyboardInterrupt  # the same path as Ctrl-C: the run stopped, checkpoint kept
-        events: list[Event] = ray.get(host.log.remote(run_id, "wait", last, 0.25))
-        if events:
-            last = events[-1].seq
-            on_events(events)
+        events: list[Event] = []
+        if on_events is not None:
+            events = ray.get(host.log.remote(run_id, "wait", last, 0.25))
+            if events:
+                last = events[-1].seq
+                on_events(events)
         # After a batch, let the next one gather for a moment (the run's end still returns at
         # once): one poll per event burst would wake the host and this process for every
-        # researcher's step, on the same two cores the run needs.
-        ready, _ = ray.wait([result_ref], timeout=FOLLOW_GAP_S if events else 0)
+        # researcher's step, on the same two cores the run needs. With nobody to show events
+        # to, only the result (and ``should_stop``) is waited for.
+        quiet = on_events is None or bool(events)
+        ready, _ = ray.wait([result_ref], timeout=FOLLOW_GAP_S if quiet else 0)
         if ready:
             try:
                 result: RunResult = ray.get(result_ref)

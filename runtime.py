@@ -239,6 +239,14 @@ def kill(handle: Any) -> None:
         log.debug("kill failed: %s", exc)
 
 
+def session() -> str:
+    """This process's Ray session (job and node ids): handles from another session are stale."""
+    if not ray.is_initialized():
+        return ""
+    context = ray.get_runtime_context()
+    return f"{context.get_job_id()}/{node_id()}"
+
+
 def node_id() -> str:
     """The Ray node this process runs on, or "" outside Ray (in-process runs and unit tests)."""
     if not ray.is_initialized():

@@ -277,10 +277,14 @@ class Coordinator:
         self._events.put_nowait(lc.Charged(self._usage.cost_usd))
 
     async def _write_partial(self) -> None:
-        """Rendered in the background when its turn comes; a newer finish replaces it."""
+        """Rendered in the background when its turn comes (a newer finish replaces it), in a
+        thread: verifying every finished report must not hold up the next step's commands."""
         try:
-            markdown = synthesis.partial_markdown(
-                self._request.query, self._ordered(), self._s.verify.min_support
+            markdown = await asyncio.to_thread(
+                synthesis.partial_markdown,
+                self._request.query,
+                self._ordered(),
+                self._s.verify.min_support,
             )
             await self._log.write_text("report.partial.md", markdown)
         except Exception as exc:  # a progress file must never stall the lifecycle

@@ -10,12 +10,15 @@ run's keys) until the run host says the run ended (``release``). These stay plai
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from deepresearch import assembly
+from deepresearch.actors import run_context
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.run_context import (
@@ -28,6 +31,7 @@ from deepresearch.actors.run_context import (
 )
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import Settings
+from deepresearch.errors import DeepResearchError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.policies.breaker import BreakerConfig, BreakerState
 from deepresearch.policies.retry import RetryPolicy
@@ -70,6 +74,7 @@ class RunModels:
 
     def release(self, run_id: str) -> None:
         self._models.pop(run_id, None)
+        run_context.forget(run_id)
 
     def held(self) -> set[str]:
         return set(self._models)
@@ -126,6 +131,12 @@ class CrewResearcher:
         finally:
             if self._live.get(key) is researcher:
                 del self._live[key]
+
+    async def ready(self, settings: Settings) -> None:
+        """Open the fetchers (and corpus index) runs with ``settings`` will use; one that cannot
+        be opened yet (no index built) is left for the first run to report."""
+        with contextlib.suppress(DeepResearchError):
+            await asyncio.to_thread(self._fetchers_for, settings)
 
     async def steer(self, run_id: str, subtask_id: str, note: str) -> None:
         researcher = self._live.get((run_id, subtask_id))
@@ -189,11 +200,18 @@ class CrewGateway:
                 self._runs.popitem(last=False)
         return gateway
 
+    async def ready(self, settings: Settings) -> None:
+        """Open the corpus index runs with ``settings`` will search (see ``CrewResearcher``)."""
+        if settings.corpus.path is not None:
+            with contextlib.suppress(DeepResearchError):
+                await asyncio.to_thread(assembly.corpus_index, settings)
+
     async def search(self, context: RunContext, query: str, limit: int) -> SearchResult:
         return await self._gateway(context).search(query, limit)
 
     async def release(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
+        run_context.forget(run_id)
 
     async def held(self) -> list[str]:
         return sorted(self._runs)

@@ -8,6 +8,7 @@ only unwrapped where a provider is built; a context never reaches an event, a lo
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,38 @@ class RunContext:
 
     def __repr__(self) -> str:  # nothing of the settings or keys in a traceback or log line
         return f"RunContext(run_id={self.run_id!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A context goes with every crew call: its settings and keys travel as bytes pickled
+        once per context, and a receiver decodes a run's bytes once (``_revive``)."""
+        blob = self.__dict__.get("_blob")
+        if blob is None:
+            blob = pickle.dumps((self.settings, self.keys, self.search_keys))
+            object.__setattr__(self, "_blob", blob)
+        return (_revive, (self.run_id, blob, self.host, self.gateway, self.ledger, self.llm))
+
+
+KEPT_CONTEXTS = 512  # decoded contexts a process keeps at most
+_decoded: dict[str, tuple[bytes, tuple[Settings, LLMKeys, Any]]] = {}  # by run id, until forget
+
+
+def _revive(
+    run_id: str, blob: bytes, host: Any, gateway: Any, ledger: Any, llm: LLMProvider | None
+) -> RunContext:
+    held = _decoded.get(run_id)
+    if held is None or held[0] != blob:
+        held = _decoded[run_id] = (blob, pickle.loads(blob))  # our own bytes (see __reduce__)
+        while len(_decoded) > KEPT_CONTEXTS:  # a run whose end was never said
+            _decoded.pop(next(iter(_decoded)))
+    settings, keys, search_keys = held[1]
+    context = RunContext(run_id, settings, host, gateway, keys, search_keys, ledger, llm)
+    object.__setattr__(context, "_blob", blob)  # passed on (researcher to gateway) as it came
+    return context
+
+
+def forget(run_id: str) -> None:
+    """Drop what this process decoded of a run's context (its keys among it): the run ended."""
+    _decoded.pop(run_id, None)
 
 
 class RunSink:

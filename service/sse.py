@@ -52,19 +52,28 @@ def parse_last_event_id(header: str | None, query: str | None = None) -> int:
 @dataclass
 class _Cursor:
     after: int
-    size: int = -1
+    offset: int = 0  # bytes of events.jsonl already read (whole lines only)
 
 
 def _poll(run_dir: RunDir, cursor: _Cursor) -> list[Event]:
-    """New events after the cursor; re-reads the file only when it grew."""
+    """New events after the cursor: only the lines appended since the last poll are read and
+    parsed (re-reading the whole file on every poll made a long run's stream quadratic)."""
     try:
-        size = run_dir.path("events.jsonl").stat().st_size
+        with open(run_dir.path("events.jsonl"), "rb") as fh:
+            fh.seek(cursor.offset)
+            data = fh.read()
     except OSError:
         return []
-    if size == cursor.size:
-        return []
-    cursor.size = size
-    fresh = [e for e in run_dir.read_events() if e.seq > cursor.after]
+    whole = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next poll
+    cursor.offset += len(whole)
+    fresh = []
+    for line in whole.splitlines():
+        try:
+            event = Event.model_validate_json(line)
+        except ValueError:  # a torn line left by a crash, cut when the log reopens: not an event
+            continue
+        if event.seq > cursor.after:
+            fresh.append(event)
     if fresh:
         cursor.after = fresh[-1].seq
     return fresh
@@ -79,6 +88,13 @@ def _settled_status(run_dir: RunDir, is_active: Callable[[], bool]) -> str | Non
         return None
     status = runs.status_of(run_dir)
     return None if status == "running" else status
+
+
+def _look(
+    run_dir: RunDir, cursor: _Cursor, is_active: Callable[[], bool]
+) -> tuple[str | None, list[Event]]:
+    """Decide "over" before reading, so nothing appended before that is missed."""
+    return _settled_status(run_dir, is_active), _poll(run_dir, cursor)
 
 
 async def stream(
@@ -106,9 +122,7 @@ async def stream(
     finished_status = "completed"
     try:
         while True:
-            # Decide "over" before reading, so nothing appended before that is missed.
-            status = await asyncio.to_thread(_settled_status, run_dir, is_active)
-            fresh = await asyncio.to_thread(_poll, run_dir, cursor)
+            status, fresh = await asyncio.to_thread(_look, run_dir, cursor, is_active)
             for event in fresh:
                 await response.write(format_event(event))
                 last_write = loop.time()

@@ -17,6 +17,7 @@ Pure functions over plain strings; callers decide what to drop.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -43,6 +44,7 @@ _META = re.compile(
     r"|\bpursuant to (?:the requirements of|section|rule)\b",
     re.IGNORECASE,
 )
+_KEY_WORD = re.compile(r"[a-z0-9]+")
 _COVER_DATE = re.compile(
     r"^\s*(?:date[d:]?\s*)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},"
     r"\s+\d{4}\s*$",
@@ -64,6 +66,7 @@ def _contents_row(text: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1 << 15)  # a crew process sees the same pages' units run after run
 def shape_of(text: str) -> str | None:
     """The boilerplate shape ``text`` has ("certification", "signature", ...), or None."""
     if _contents_row(text):
@@ -83,8 +86,9 @@ def shape_of(text: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def _key(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    return " ".join(_KEY_WORD.findall(text.lower()))
 
 
 def repeated(units: Sequence[tuple[str, str]], min_words: int = 8) -> set[str]:

@@ -52,6 +52,7 @@ def has_figure(text: str) -> bool:
     return bool(FIGURE.search(text) or _PARENTHESIZED.search(text))
 
 
+@lru_cache(maxsize=1 << 15)  # asked of every unit of every page read, run after run
 def states_figure(text: str) -> bool:
     """A quantity or a decimal: what keeps a sentence from being figure-free boilerplate."""
     return bool(FIGURE.search(text) or _DECIMAL.search(text))

@@ -16,6 +16,7 @@ column of its own and kept nowhere, the unit line says the currency and scale.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -57,6 +58,7 @@ def format_row(row: TableRow) -> str:
     return f"{head}{_clean(row.label) or '(row)'}: {cells}"
 
 
+@functools.lru_cache(maxsize=1 << 15)  # asked of every line of every page read (rows are frozen)
 def parse_row(text: str) -> TableRow | None:
     """The ``TableRow`` a ``format_row`` line holds, or None for any other text."""
     match = _ROW_RE.match(text.strip())

@@ -74,7 +74,13 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Stemmed content terms of ``text`` (stopwords dropped, numbers kept without commas)."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    return list(_terms(text))
+
+
+# Memoized too: a crew process reads the same pages for run after run (pure: the cache is exact).
+@functools.lru_cache(maxsize=1 << 15)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
 
 
 __all__ = [

@@ -9,6 +9,7 @@ query's names and rare terms?) and, for "latest ..." queries, by the document's 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -46,15 +47,16 @@ from deepresearch.providers.search.corpus_store import (
     atomic_write,
     gather_documents,
     inside,
-    passage_table,
     read_json,
     scan_corpus,
 )
-from deepresearch.providers.search.passages import snippet, tokenize
+from deepresearch.providers.search.passages import passage_table, snippet, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
 from deepresearch.text.line_items import LabelIndex, best_pages
 
 INDEX_VERSION = 3  # 3: table headers carried over pages, whole-sentence titles (text.pdf_tables)
+KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
+_LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,9 @@ class CorpusIndex:
         docs = gather_documents(files, hashes, cache, pool_factory, warn)
         if not docs:
             raise CorpusError(str(corpus_dir), f"no readable document among {len(files)} files")
-        meta = passage_table(docs, passage_chars)
+        meta = passage_table(
+            [(f.relpath, sha, f.kind, d.pages) for f, sha, d in docs], passage_chars
+        )
         if not meta["passages"]["text"]:
             raise CorpusError(str(corpus_dir), "no text could be extracted from any document")
         try:
@@ -189,14 +193,26 @@ class CorpusIndex:
     def _load(
         cls, corpus_dir: Path, root: Path, cache: CorpusCache, index_dir: Path
     ) -> CorpusIndex | None:
+        """The index in ``index_dir``; one this process loaded before is shared (a service opens
+        the same corpus for every run), unless its ``meta.json`` was rewritten since."""
+        try:
+            info = (index_dir / "meta.json").stat()
+        except OSError:
+            return None
+        key = (str(corpus_dir), str(index_dir), info.st_ino, info.st_size, info.st_mtime_ns)
+        if key in _LOADED:
+            return copy.copy(_LOADED[key])  # its own ``built`` flag, the same data
         meta = read_json(index_dir / "meta.json")
         if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
             return None
         try:
             retriever = bm25s.BM25.load(str(index_dir), mmap=True, show_progress=False)
-            return cls(corpus_dir, root, cache, retriever, meta)
+            index = _LOADED[key] = cls(corpus_dir, root, cache, retriever, meta)
         except (OSError, ValueError, KeyError, TypeError):
             return None
+        while len(_LOADED) > KEPT_INDEXES:
+            _LOADED.pop(next(iter(_LOADED)))
+        return copy.copy(index)
 
     def _cached_failures(
         self, files: list[CorpusFile], hashes: dict[str, str]

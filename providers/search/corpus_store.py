@@ -26,7 +26,6 @@ from deepresearch.providers.extract import (
     ExtractionPool,
     kind_of,
 )
-from deepresearch.providers.search.passages import split_passages
 
 EXTRACT_VERSION = 3  # bump when extraction output changes, so cached text is re-extracted
 Warn = Callable[[str, str], None]
@@ -272,16 +271,3 @@ def gather_documents(
         elif got is not None:
             docs.append((f, hashes[f.relpath], got))
     return docs
-
-
-def passage_table(docs: list[tuple[CorpusFile, str, ExtractedDoc]], size: int) -> dict[str, Any]:
-    """Per document its entry, and every passage with its document and page: the index's meta."""
-    entries, p_doc, p_page, p_text = [], [], [], []
-    for d, (f, sha, extracted) in enumerate(docs):
-        entries.append([f.relpath, sha, f.kind, len(extracted.pages)])
-        for page, text in enumerate(extracted.pages, start=1):
-            for passage in split_passages(text, size):
-                p_doc.append(d)
-                p_page.append(page)
-                p_text.append(passage)
-    return {"docs": entries, "passages": {"doc": p_doc, "page": p_page, "text": p_text}}

@@ -6,6 +6,8 @@ Index and query must tokenize the same way, so both go through ``tokenize`` here
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 import bm25s
 
@@ -90,3 +92,16 @@ def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     if end < len(flat):
         end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
     return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
+
+
+def passage_table(docs: Sequence[tuple[str, str, str, Sequence[str]]], size: int) -> dict[str, Any]:
+    """The index's ``meta``: each (relpath, sha256, kind, pages) document and its passages."""
+    entries, p_doc, p_page, p_text = [], [], [], []
+    for d, (relpath, sha, kind, pages) in enumerate(docs):
+        entries.append([relpath, sha, kind, len(pages)])
+        for page, text in enumerate(pages, start=1):
+            for passage in split_passages(text, size):
+                p_doc.append(d)
+                p_page.append(page)
+                p_text.append(passage)
+    return {"docs": entries, "passages": {"doc": p_doc, "page": p_page, "text": p_text}}

@@ -286,3 +286,43 @@ async def test_a_run_whose_driver_died_is_stopped_released_and_left_resumable(
         await running["b"]
     assert await host.held() == []
     assert not (runs_dir / "b" / "summary.json").exists()
+
+
+def test_a_context_is_pickled_once_and_decoded_once_per_run_until_released() -> None:
+    """Every crew call carries its run's context: its settings and keys are not re-encoded per
+    call, nor re-decoded by a process that already holds them; release drops them."""
+    import pickle
+
+    sent = RunContext("r-pickle", Settings(), None, None, LLMKeys(openai_api_key=SecretStr("k1")))
+    first, second = pickle.loads(pickle.dumps(sent)), pickle.loads(pickle.dumps(sent))
+    assert first == sent and first.keys.openai_api_key.get_secret_value() == "k1"
+    assert second.settings is first.settings  # decoded once in this process
+    assert pickle.dumps(first) == pickle.dumps(sent)  # passed on (to the gateway) as it came
+    other = RunContext("r-other", Settings(), None, None)
+    assert pickle.loads(pickle.dumps(other)).settings is not first.settings
+    RunModels().release("r-pickle")  # the run ended: what was decoded of it goes
+    assert pickle.loads(pickle.dumps(sent)).settings is not first.settings
+    assert "k1" not in repr(first)
+
+
+async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> None:
+    """A service warms its crew: the first run finds the corpus index open in the researchers
+    and the gateway; a corpus with no index yet is left for the first run to report."""
+    from deepresearch import assembly, driver
+    from deepresearch.actors.hosted import CrewGateway, CrewResearcher, fetcher_key
+    from deepresearch.config.settings import load_settings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nACME Corp net sales were $1,234 million.\n")
+    flags = {"corpus": {"path": str(docs), "cache_dir": str(tmp_path / "cache")}}
+    settings = driver.run_settings(load_settings(None, flags, env={}))
+    researcher, gateway = CrewResearcher(), CrewGateway()
+    await researcher.ready(settings)  # nothing built yet: no error, nothing kept
+    assert not researcher._fetchers
+    driver.build_index(settings)
+    await researcher.ready(settings)
+    await gateway.ready(settings)
+    assert fetcher_key(settings) in researcher._fetchers
+    opened = (str(settings.corpus.path), str(settings.resolved_cache_dir()))
+    assert any(k[:2] == opened for k in assembly._indexes)

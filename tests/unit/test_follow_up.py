@@ -165,7 +165,7 @@ async def test_deep_follow_up_researches_only_new_sub_questions(tmp_path: Path) 
     )
     reused = [e["payload"] for e in ev2 if e["type"] == "subtask_reused"]
     assert [(r["question"], r["earlier_subtask"]) for r in reused] == [
-        ("What was Widget sales in 2024?", "t1")
+        ("What were Widget sales in 2024?", "t1")
     ]
     researched = [e["payload"]["question"] for e in ev2 if e["type"] == "researcher_started"]
     assert researched == ["What was plant count in 2024?"]

@@ -207,6 +207,27 @@ def test_warm_open_does_no_extraction_and_no_indexing(
     assert builds == []
 
 
+def test_a_process_loads_an_unchanged_index_once(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A service prepares every run with an open: the index it loaded is shared, not re-read."""
+    cache = tmp_path / "cache"
+    first = open_index(corpus, cache, inline([]), [])
+    loads: list[str] = []
+    real_load = bm25s.BM25.load
+    monkeypatch.setattr(
+        bm25s.BM25, "load", lambda *a, **k: loads.append("bm25") or real_load(*a, **k)
+    )
+    warnings: list[tuple[str, str]] = []
+    again = open_index(corpus, cache, no_pool, warnings)
+    assert loads == [] and not again.built
+    assert [k for k, _ in warnings] == ["extract_failed"]  # still checked and reported
+    assert again.search("gross margin", 3) == first.search("gross margin", 3)
+    (corpus / "guide.txt").write_text("Wind turbines produce more power in winter.\n")
+    changed = open_index(corpus, cache, inline([]), [])  # a changed corpus: a new index
+    assert changed.search("wind turbines", 1)[0].url == "doc:guide.txt"
+
+
 def test_renamed_file_is_not_reextracted_but_changed_file_is(corpus: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     open_index(corpus, cache, inline([]), [])

@@ -179,3 +179,89 @@ def test_wall_time_and_research_time_are_both_reported(tmp_path: Path) -> None:
     footer = text.split("\n---\n")[-1]
     assert f"Duration: {summary.duration_s:.1f} s total, research 3.0 s" in footer
     assert "Duration" not in body_of(text)  # run-varying facts stay below the final rule
+
+
+def test_a_process_joins_the_crew_once_and_again_after_a_failed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A service runs many runs: the crew's handles are asked for once, not per run and member."""
+    from deepresearch import crew
+
+    asked: list[str] = []
+    monkeypatch.setattr(runtime, "session", lambda: "job/node")
+    monkeypatch.setattr(runtime, "node_id", lambda: "")
+    monkeypatch.setattr(
+        runtime, "named", lambda _c, _k, name, *_a, **_o: asked.append(name) or mock.MagicMock()
+    )
+    crew.forget()
+    settings = make_settings(tmp_path)
+    first = crew.join(settings, detached=True)
+    members = len(asked)
+    assert members == settings.ray.crew.hosts + settings.ray.crew.researchers + 1
+    assert crew.join(settings, detached=True) is first and len(asked) == members
+    crew.join(settings, detached=True, evaluator=True)  # another set of members: asked
+    assert len(asked) == 2 * members + 1
+    monkeypatch.setattr(runtime, "session", lambda: "another-job/node")  # Ray restarted
+    crew.join(settings, detached=True)
+    assert len(asked) == 3 * members + 1
+
+    prep = prepared(tmp_path)
+    monkeypatch.setattr(runtime, "connect", lambda _s: runtime.Connection(False, "fake"))
+    monkeypatch.setattr(runtime, "disconnect", lambda _c: None)
+    monkeypatch.setattr("ray.get", lambda *a, **k: None)
+    monkeypatch.setattr(driver, "_follow", mock.Mock(side_effect=LLMUnavailable("w", (), "down")))
+    with pytest.raises(LLMUnavailable):
+        driver.execute(prep)  # a failed run may have lost a member for good: ask again
+    before = len(asked)
+    crew.join(settings, detached=True)
+    assert len(asked) == before + members
+    crew.forget()
+
+
+def test_a_run_nobody_watches_sends_no_event_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service's runs are followed through events.jsonl: the host is not polled for events."""
+    host = mock.MagicMock()
+    waits: list[float] = []
+
+    def wait(refs: list[Any], timeout: float) -> tuple[list[Any], list[Any]]:
+        waits.append(timeout)
+        return (refs, []) if len(waits) == 3 else ([], refs)
+
+    result = mock.sentinel.result
+    monkeypatch.setattr("ray.wait", wait)
+    monkeypatch.setattr("ray.get", lambda ref, **_k: result)
+    got, _last = driver._follow(host, "r", object(), None, lambda: False)
+    assert got is result and not host.log.remote.called
+    assert waits == [driver.FOLLOW_GAP_S] * 3  # it waits on the result, not in a busy loop
+
+
+def test_warming_the_crew_waits_for_every_member_and_needs_ray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deepresearch import crew
+
+    made: dict[str, mock.MagicMock] = {}
+
+    def named(_cls: Any, _kind: str, name: str, *_a: Any, **_k: Any) -> mock.MagicMock:
+        made[name] = mock.MagicMock()
+        return made[name]
+
+    monkeypatch.setattr(runtime, "named", named)
+    monkeypatch.setattr(runtime, "session", lambda: "warm/node")
+    monkeypatch.setattr(runtime, "node_id", lambda: "")
+    waited: list[Any] = []
+    monkeypatch.setattr("ray.get", waited.extend)
+    monkeypatch.setattr("ray.is_initialized", lambda: False)
+    crew.forget()
+    settings = make_settings(tmp_path)
+    crew.warm(settings)
+    assert made == {}  # no Ray: nothing to start (nor a Ray to start by accident)
+    monkeypatch.setattr("ray.is_initialized", lambda: True)
+    crew.warm(settings)
+    size = settings.ray.crew
+    assert len(made) == size.hosts + size.researchers + 2  # with the gateway and the evaluator
+    assert any(name.endswith("-evaluator") for name in made)
+    assert len(waited) == len(made)
+    assert all(m.held.remote.called or m.ready.remote.called for m in made.values())
+    assert sum(m.ready.remote.called for m in made.values()) == size.researchers + 1
+    crew.forget()

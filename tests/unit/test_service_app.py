@@ -240,3 +240,20 @@ async def test_events_read_in_a_thread_do_not_block_the_loop(tmp_path: Path) -> 
     fresh = await asyncio.to_thread(sse._poll, run_dir, cursor)
     assert [e.seq for e in fresh] == [2, 3] and cursor.after == 3
     assert await asyncio.to_thread(sse._poll, run_dir, cursor) == []  # unchanged file
+
+
+def test_a_poll_reads_only_the_lines_appended_since_the_last(tmp_path: Path) -> None:
+    """A stream polls all run long: lines it has read are never read (or parsed) again."""
+    run_dir = make_run(settings_in(tmp_path), 3, finished=False)
+    cursor = sse._Cursor(after=0)
+    assert [e.seq for e in sse._poll(run_dir, cursor)] == [1, 2, 3]
+    path = run_dir.path("events.jsonl")
+    read = path.read_bytes()
+    path.write_bytes(b"x" * (len(read) - 1) + b"\n")  # what was read is no longer parseable
+    with path.open("ab") as fh:
+        event = Event(seq=4, ts=time.time(), run_id=RUN, type="researcher_progress")
+        fh.write(event.model_dump_json().encode() + b"\n" + b'{"seq": 5, "ts"')  # 5: half written
+    assert [e.seq for e in sse._poll(run_dir, cursor)] == [4]
+    with path.open("ab") as fh:
+        fh.write(b': 1.0, "run_id": "' + RUN.encode() + b'", "type": "x"}\n')
+    assert [e.seq for e in sse._poll(run_dir, cursor)] == [5] and cursor.after == 5

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from deepresearch.config.settings import load_settings
+from deepresearch.config.settings import Settings, load_settings
 from deepresearch.service.app import create_app
 from deepresearch.service.connections import ConnectionGate, RepeatFilter, quiet_repeats, unquiet
 
@@ -109,6 +109,8 @@ async def test_serve_listens_through_the_gate(
 
     monkeypatch.setattr(runtime, "connect", lambda settings: None)
     monkeypatch.setattr(runtime, "disconnect", lambda connection: None)
+    warmed: list[Settings] = []  # the crew is up before the first request can arrive
+    monkeypatch.setattr("deepresearch.crew.warm", warmed.append)
     flags = {"state_dir": tmp_path / "state", "service": {"max_connections": 1}}
     settings = load_settings(None, flags, env={})
     stop = asyncio.Event()
@@ -118,6 +120,7 @@ async def test_serve_listens_through_the_gate(
     )
     try:
         url = await asyncio.wait_for(listening.get(), 30)
+        assert warmed == [settings]
         port = int(url.rsplit(":", 1)[1])
         held = await asyncio.open_connection("127.0.0.1", port)
         refused = await asyncio.wait_for(get_runs(port), 10)

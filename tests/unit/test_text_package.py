@@ -60,3 +60,13 @@ def test_periods_are_found_verbatim_and_months_numbered() -> None:
         "Q3 2022",
     ]
     assert [month_number(m) for m in ("Jan", "Sept.", "december")] == [1, 9, 12]
+
+
+def test_memoized_terms_hand_out_a_fresh_list_each_time() -> None:
+    """``terms`` is cached for crew processes that read the same pages run after run: a caller
+    that changes its list must not change what the next caller gets."""
+    from deepresearch.text.terms import terms
+
+    first = terms("Total net sales rose in the quarter")
+    first.append("intruder")
+    assert "intruder" not in terms("Total net sales rose in the quarter")
