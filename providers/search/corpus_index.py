@@ -52,7 +52,7 @@ from deepresearch.providers.search.corpus_store import (
 from deepresearch.providers.search.passages import snippet, split_passages, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
 
-INDEX_VERSION = 3  # 3: table headers carried over pages, whole-sentence titles (text.pdf_tables)
+INDEX_VERSION = 4  # 4: running heads, wrapped labels, unlabelled totals (text.pdf_tables)
 _TRANSIENT = ("timed out", "extraction worker crashed", "over the memory limit")
 
 

@@ -22,7 +22,7 @@ from deepresearch.errors import CorpusError
 from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.providers.extract import SUPPORTED_SUFFIXES, ExtractedDoc, kind_of
 
-EXTRACT_VERSION = 3  # bump when extraction output changes, so cached text is re-extracted
+EXTRACT_VERSION = 4  # bump when extraction output changes, so cached text is re-extracted
 Warn = Callable[[str, str], None]
 
 
