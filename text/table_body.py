@@ -141,10 +141,14 @@ def body_rows(
 def labels_wrapped_as_values(rows: list[VisualRow]) -> None:
     """A "value" starting where row labels start is the wrapped end of a label ("$(10)" after
     "... net of tax of $0 and"): values never sit at the label margin. It becomes label text."""
-    starts = [r.frags[0].x0 for r in rows if r.kind == "data" and r.label]
+    labelled = [r for r in rows if r.kind == "data" and r.label]
+    if not labelled:
+        return
+    values_left = min(r.values[0].x0 for r in labelled)
+    starts = [r.frags[0].x0 for r in labelled if r.frags[0].x0 < values_left - 20]
     if not starts:
         return
-    margin = max(starts) + 2
+    margin = max(starts) + 2  # the deepest indent of a label
     for row in rows:
         if row.kind != "data" or row.values[0].x0 > margin:
             continue
