@@ -92,10 +92,11 @@ def assign_headers(
         for i, span in enumerate(columns):
             if not out[i]:
                 out[i].append(min(frags, key=lambda f: _gap(f, span)))
-    if stubs and frags and all(_dated([f.text]) for f in frags):
-        for cell in out:  # a stub over the labels ("Three Months Ended June 30,") heads each
-            cell[:0] = stubs  # date of its row; over other headers it names the label column
-    return unit
+    dated = [bool(cell) and all(_dated([f.text]) for f in cell) for cell in out]
+    for i, cell in enumerate(out if stubs and any(dated) else []):
+        if dated[i] or not cell:  # a stub over the labels ("Three Months Ended June 30,")
+            cell[:0] = stubs  # heads the dates of its row; over other headers it names the
+    return unit  # label column ("Period") and heads none
 
 
 def staggered(heads: list[VisualRow], slots: list[tuple[float, float]]) -> bool:
