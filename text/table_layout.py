@@ -351,9 +351,11 @@ def _build(
         row = above[i - 1]
         if row.centre - below.centre > 3 * pitch:  # a page's running head is no column header
             break
-        if unit_row(row) and not heads:
-            unit = unit_text(row.text)
-        elif row.kind != "head" or unit_row(row):
+        if unit_row(row):  # the unit line: under the headers, or a stub among them
+            if heads and not (row.right < slots[0][0] and i >= 2 and above[i - 2].kind == "head"):
+                break
+            unit = unit or unit_text(row.text)
+        elif row.kind != "head":
             break
         else:
             heads.insert(0, row)

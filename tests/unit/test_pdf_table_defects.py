@@ -204,3 +204,19 @@ def test_a_wrapped_section_label_and_an_unaudited_line_under_the_caption(
         "unrealized gains on available-for-sale debt securities - Unrealized gains: "
         "2022 = (662); 2023 = 95"
     )
+
+
+def test_a_unit_line_at_the_left_between_header_lines_keeps_the_headers_above(
+    tmp_path: Path,
+) -> None:
+    page: list[Placed] = [(LEFT, 780, "Results of Operations")]
+    page.append(centred((R2[0] + R2[1]) / 2 - 20, 762, "Three Months Ended"))
+    page += _right(R2, 750, ["Q2 2023", "Q2 2022"])
+    page.append((LEFT, 744, "(In millions)"))  # set between two header lines
+    page += _right(R2, 738, ["Amount", "Amount"])
+    page += row(724, "Net revenue", ["$ 12,949", "$ 15,321"], R2)
+    page += row(712, "Cost of sales", ["8,311", "9,734"], R2)
+    assert rows_of(_pages(tmp_path, page)[0])["Net revenue"] == (
+        "Results of Operations (in millions): Net revenue: "
+        "Three Months Ended Q2 2023 Amount = 12,949; Three Months Ended Q2 2022 Amount = 15,321"
+    )
