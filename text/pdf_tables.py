@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
+from deepresearch.text.table_headers import UNIT_RE
 from deepresearch.text.table_layout import Table, Word, find_tables
 from deepresearch.text.tables import format_row
 
@@ -27,6 +30,11 @@ _NUMERIC_TAIL = re.compile(
 _MAX_GAP = 4  # non-tabular lines allowed inside one candidate block (section labels, wraps)
 _LOOKBACK = 24  # lines above a block searched for headers, unit line and title
 _PROSE_WORDS = 40
+_EDGE_LINES = 2  # lines at a page's top and foot where running heads and feet are printed
+_RUNNING_PAGES = 2  # earlier pages that printed a line there: a running head
+_DIGITS = re.compile(r"\d+")
+_AMOUNT = re.compile(r"[$€£%]|\d,\d\d\d")
+_PERIOD_HEAD = re.compile(r"\b(?:weeks|months|quarters?|years?)\s+end(?:ed|ing)\b", re.IGNORECASE)
 
 
 class DocumentTables:
@@ -35,19 +43,26 @@ class DocumentTables:
 
     def __init__(self) -> None:
         self.last: Table | None = None
+        self.edges: Counter[tuple[str, int, str]] = (
+            Counter()
+        )  # lines seen at the top or foot of earlier pages
 
     def page_text(self, textpage: Any) -> str:
         """The page's text (lines joined by ``\\n``) with table rows formatted."""
         raw_text: str = textpage.get_text_range()
         lines, starts = _split_lines(raw_text)
-        candidates = [i for i, line in enumerate(lines) if _NUMERIC_TAIL.search(line)]
-        blocks = _blocks(candidates, lines)
+        running = self._running(lines)
+        candidates = [
+            i for i, line in enumerate(lines) if i not in running and _NUMERIC_TAIL.search(line)
+        ]
+        blocks = _blocks(candidates, lines, running)
         if not blocks:
             return "\n".join(lines)
         replaced: dict[int, list[str]] = {}
         dropped: set[int] = set()
         for first, last in blocks:
-            words = _words(textpage, raw_text, lines, starts, range(first, last + 1))
+            which = [i for i in range(first, last + 1) if i not in running]
+            words = _words(textpage, raw_text, lines, starts, which)
             for table in find_tables(words, self.last):
                 _apply(table, words, replaced, dropped)
                 self.last = table
@@ -58,6 +73,25 @@ class DocumentTables:
             elif i not in dropped:
                 out.append(line)
         return "\n".join(out)
+
+    def _running(self, lines: list[str]) -> set[int]:
+        """Lines that earlier pages printed at the same place at their top or foot (a running
+        head such as "Table of Contents" or "Company | Form 10-Q | 12", page numbers aside):
+        no table's title, header or row. Unit lines, period headers ("Three Months Ended") and
+        lines holding amounts stay the tables' they are printed in."""
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        edge = {i: ("top", n) for n, i in enumerate(filled[:_EDGE_LINES])}
+        edge |= {i: ("foot", n) for n, i in enumerate(reversed(filled[-_EDGE_LINES:]))}
+        keys = {
+            i: (*place, _DIGITS.sub("#", " ".join(lines[i].split()).lower()))
+            for i, place in edge.items()
+            if not _AMOUNT.search(lines[i])
+            and not UNIT_RE.match(lines[i].strip())
+            and not _PERIOD_HEAD.search(lines[i])
+        }
+        running = {i for i, key in keys.items() if self.edges[key] >= _RUNNING_PAGES}
+        self.edges.update(set(keys.values()))
+        return running
 
 
 def page_text(textpage: Any) -> str:
@@ -78,7 +112,7 @@ def _split_lines(text: str) -> tuple[list[str], list[int]]:
     return lines, starts
 
 
-def _blocks(candidates: list[int], lines: list[str]) -> list[tuple[int, int]]:
+def _blocks(candidates: list[int], lines: list[str], running: set[int]) -> list[tuple[int, int]]:
     """Line ranges holding at least two tabular-looking lines, widened upwards to the headers."""
     runs: list[list[int]] = []
     for i in candidates:
@@ -91,7 +125,7 @@ def _blocks(candidates: list[int], lines: list[str]) -> list[tuple[int, int]]:
         if len(run) < 2:
             continue
         first = run[0]
-        while first > 0 and run[0] - first < _LOOKBACK:
+        while first > 0 and run[0] - first < _LOOKBACK and first - 1 not in running:
             above = lines[first - 1].rstrip()
             if len(above.split()) >= _PROSE_WORDS or (
                 len(above.split()) >= 8 and above.endswith(".")
@@ -107,7 +141,7 @@ def _blocks(candidates: list[int], lines: list[str]) -> list[tuple[int, int]]:
 
 
 def _words(
-    textpage: Any, text: str, lines: list[str], starts: list[int], which: range
+    textpage: Any, text: str, lines: list[str], starts: list[int], which: Iterable[int]
 ) -> list[Word]:
     import pypdfium2.raw as pdfium_c
 

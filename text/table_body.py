@@ -5,6 +5,7 @@ values placed under their columns' headers.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,7 @@ def _value_text(frag: Frag) -> str:
 
 
 _JOINS_NEXT = re.compile(r"(?:\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|at|as))$", re.I)
-_FOOTNOTES = re.compile(r"(?:\s*\(\d{1,2}\))+\s*:?$")
+_FOOTNOTES = re.compile(r"(?<![$€£\s])(?:\s*\(\d{1,2}\))+\s*:?$")  # not "$ (10)"
 
 
 def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) -> bool:
@@ -41,6 +42,40 @@ def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) 
         or text.count("(") > text.count(")")
         or bool(_JOINS_NEXT.search(text))
     )
+
+
+def _number(text: str) -> float | None:
+    digits = text.replace(",", "").replace("$", "").strip()
+    negative = digits.startswith("(") and digits.endswith(")")
+    try:
+        value = float(digits.strip("()").strip())
+    except ValueError:
+        return None
+    return -value if negative else value
+
+
+def _sums_up(
+    cells: dict[int, list[str]], above: list[tuple[VisualRow, TableRow]], names: list[str]
+) -> bool:
+    """A row printed without a label whose values each add up the rows right above them
+    (under the rule a total is printed with): the total line."""
+    if not cells:
+        return False
+    for slot, texts in cells.items():
+        value = _number(" ".join(texts))
+        column = [dict(row.cells).get(names[slot], "") for _, row in above]
+        numbers = [_number(v) for v in column if v]
+        if value is None or not numbers or value == 0:
+            return False
+        total, matched = 0.0, False
+        for count, n in enumerate(reversed(numbers), start=1):
+            if n is None:
+                break
+            total += n
+            matched = matched or (count >= 2 and abs(total - value) <= 0.5)
+        if not matched:
+            return False
+    return True
 
 
 def body_rows(
@@ -67,6 +102,14 @@ def body_rows(
                 out[-1] = (prev_row, TableRow(title, unit, f"{prev.label} {text}", prev.cells))
             elif _joins_next(text, nxt, pitch, row):
                 carry = text
+            elif (
+                text[:1].islower()
+                and section
+                and i
+                and body[i - 1].kind != "data"
+                and adjacent(body[i - 1], row, pitch)
+            ):  # the wrapped end of a section label ("... available-for-sale debt / securities:")
+                section = f"{section} {text.rstrip(':').strip()}"
             else:
                 section, section_x, carry = text.rstrip(":").strip(), row.frags[0].x0, ""
             continue
@@ -82,6 +125,8 @@ def body_rows(
         cells: dict[int, list[str]] = {}
         for frag in row.values:
             cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
+        if not label and _sums_up(cells, out, names):
+            label = "Total"
         out.append(
             (
                 row,
@@ -91,3 +136,33 @@ def body_rows(
             )
         )
     return out
+
+
+def labels_wrapped_as_values(rows: list[VisualRow]) -> None:
+    """A "value" starting where row labels start is the wrapped end of a label ("$(10)" after
+    "... net of tax of $0 and"): values never sit at the label margin. It becomes label text."""
+    labelled = [r for r in rows if r.kind == "data" and r.label]
+    if not labelled:
+        return
+    values_left = min(r.values[0].x0 for r in labelled)
+    starts = [r.frags[0].x0 for r in labelled if r.frags[0].x0 < values_left - 20]
+    if not starts:
+        return
+    margin = max(starts) + 2  # the deepest indent of a label
+    for row in rows:
+        if row.kind != "data" or row.values[0].x0 > margin:
+            continue
+        moved = list(itertools.takewhile(lambda f: f.x0 <= margin, row.values))
+        row.label = " ".join([row.label, *(f.text for f in moved)]).strip()
+        row.values = row.values[len(moved) :]
+        if not row.values:
+            row.kind, row.label = "text", ""
+
+
+def without_footer(rows: list[VisualRow], end: int, stop: int, pitch: float) -> int:
+    """The body's end before a last data row printed far below the others: a page footer
+    ending in its page number ("Financial Statements  5") is no row of the table."""
+    data = [i for i in range(end, stop) if rows[i].kind == "data"]
+    if len(data) > 2 and rows[data[-2]].centre - rows[data[-1]].centre > 4 * pitch:
+        return data[-1]
+    return stop

@@ -25,6 +25,7 @@ _DATE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
 )
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_PERIOD = re.compile(r"\b(?:weeks|months|quarters?|years?)\s+end(?:ed|ing)\b", re.IGNORECASE)
 _MONTHS = frozenset(
     {
         *("january", "february", "march", "april", "may", "june", "july", "august"),
@@ -91,9 +92,27 @@ def assign_headers(
         for i, span in enumerate(columns):
             if not out[i]:
                 out[i].append(min(frags, key=lambda f: _gap(f, span)))
-    for cell in out if stubs else []:  # a stub over the labels ("Three Months Ended June 30,")
-        cell[:0] = stubs  # heads each column of its row
-    return unit
+    dated = [bool(cell) and all(_dated([f.text]) for f in cell) for cell in out]
+    for i, cell in enumerate(out if stubs and any(dated) else []):
+        if dated[i] or not cell:  # a stub over the labels ("Three Months Ended June 30,")
+            cell[:0] = stubs  # heads the dates of its row; over other headers it names the
+    return unit  # label column ("Period") and heads none
+
+
+def staggered(heads: list[VisualRow], slots: list[tuple[float, float]]) -> bool:
+    """Column headers of different heights, bottom-aligned: a column the top header row leaves
+    empty gets its own words lower down ("Total Number / of Shares / Purchased" beside a taller
+    header). The top row's words then head their own columns only, spanning none."""
+
+    def over(row: VisualRow) -> list[Frag]:
+        return [f for f in row.frags if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text)]
+
+    if all(_dated([f.text]) or _PERIOD.search(f.text) for f in over(heads[0])):
+        return False  # dates or periods over their columns' own headers span as printed
+    top = {slot_of(f, slots) for f in over(heads[0])}
+    return any(
+        slot_of(f, slots) not in top and not _dated([f.text]) for r in heads[1:] for f in over(r)
+    )
 
 
 def share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
@@ -121,11 +140,23 @@ def _dated(parts: list[str]) -> bool:
     return bool(_YEAR.search(text)) or any(w.strip(",.").lower() in _MONTHS for w in text.split())
 
 
+def _only_dates(parts: list[str]) -> bool:
+    """Dates alone ("July 1," / "2023"): no period of their own ("Three Months Ended ...")."""
+    words = " ".join(parts).replace(",", " ").split()
+    return _dated(parts) and all(_month(w) or w.isdigit() for w in words)
+
+
+def _month(word: str) -> bool:
+    word = word.lower().strip(".")
+    return word in _MONTHS or (3 <= len(word) <= 4 and any(m.startswith(word) for m in _MONTHS))
+
+
 def spread_period(headers: list[list[str]], tops: list[Frag | None]) -> None:
     """A lone top header ("Three Months Ended", right-aligned over the second of its two date
     columns) also heads the dated columns next to the ones it overlaps: a date column is never
-    left without the period it belongs to. Non-date columns ("Change") are left alone, unless
-    the lone header is a date itself: then it dates the whole table."""
+    left without the period it belongs to. Non-date columns ("Change") and columns under a
+    period of their own (a "Three Months Ended" set a little lower) are left alone, unless the
+    lone header is a date itself: then it dates the whole table."""
     found = {id(t): t for t in tops if t is not None}
     if len(found) != 1:
         return
@@ -136,7 +167,7 @@ def spread_period(headers: list[list[str]], tops: list[Frag | None]) -> None:
         return
     for step in (-1, 1):
         i = (covered[0] if step < 0 else covered[-1]) + step
-        while 0 <= i < len(tops) and tops[i] is None and (whole or _dated(headers[i])):
+        while 0 <= i < len(tops) and tops[i] is None and (whole or _only_dates(headers[i])):
             headers[i].insert(0, top.text)
             i += step
 
@@ -233,6 +264,8 @@ def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
         text = above[i].text.strip()
         if UNIT_RE.match(text):
             unit = unit or unit_text(text)
+            continue
+        if _UNAUDITED.fullmatch(text):  # "(unaudited)" under the caption names nothing
             continue
         if _NOTE_MARK.match(text):  # a note under the table above ("(1) Includes ...")
             return "", unit

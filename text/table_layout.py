@@ -13,7 +13,12 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from deepresearch.text.table_body import adjacent, body_rows
+from deepresearch.text.table_body import (
+    adjacent,
+    body_rows,
+    labels_wrapped_as_values,
+    without_footer,
+)
 from deepresearch.text.table_headers import (
     UNIT_RE,
     assign_headers,
@@ -22,6 +27,7 @@ from deepresearch.text.table_headers import (
     lone_header,
     share_in_spans,
     spread_period,
+    staggered,
     title_and_unit,
     unit_row,
     unit_text,
@@ -70,7 +76,9 @@ class Frag:
 
     @property
     def is_value(self) -> bool:
-        return bool(_VALUE_RE.match(self.text))
+        """A value, not a label's wrapped end: "2021)" closes a parenthesis the label opened."""
+        text = self.text
+        return bool(_VALUE_RE.match(text)) and text.count(")") <= text.count("(")
 
 
 @dataclass
@@ -233,6 +241,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
     rows = visual_rows(words)
     for row in rows:
         _classify(row)
+    labels_wrapped_as_values(rows)
     data = [r for r in rows if r.kind == "data"]
     if len(data) < 2:
         return []
@@ -273,6 +282,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             and not _ends_body(rows[stop], value_left)
         ):
             stop += 1
+        stop = without_footer(rows, end, stop, pitch)
         while rows[stop - 1].kind != "data":  # rows after the last data row are not the table's
             stop -= 1
         if (
@@ -341,9 +351,11 @@ def _build(
         row = above[i - 1]
         if row.centre - below.centre > 3 * pitch:  # a page's running head is no column header
             break
-        if unit_row(row) and not heads:
-            unit = unit_text(row.text)
-        elif row.kind != "head" or unit_row(row):
+        if unit_row(row):  # the unit line: under the headers, or a stub among them
+            if heads and not (row.right < slots[0][0] and i >= 2 and above[i - 2].kind == "head"):
+                break
+            unit = unit or unit_text(row.text)
+        elif row.kind != "head":
             break
         else:
             heads.insert(0, row)
@@ -355,9 +367,10 @@ def _build(
     headers: list[list[str]] = [[] for _ in slots]
     parents: list[Frag | None] = [None] * len(slots)
     tops: list[Frag | None] = [None] * len(slots)
+    spans = bool(heads) and not staggered(heads, slots)
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
-        top = row is heads[0]
+        top = row is heads[0] and spans
         unit = assign_headers(row, slots, columns, level, top, label_left) or unit
         share_in_spans(level, parents)
         for i, cell in enumerate(level):
@@ -371,6 +384,8 @@ def _build(
         title, unit = title or previous.title, unit or previous.unit
     elif len(names) == 1 and not names[0]:
         names = [lone_header(title)]
+    if len(names) > 1 and not any(names):
+        return None  # no column has a header (an infographic's figures): text as printed
     names = [name or f"column {i + 1}" for i, name in enumerate(names)]
     return Table(
         body_rows(body, slots, names, title, unit, pitch),

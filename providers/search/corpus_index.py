@@ -54,7 +54,7 @@ from deepresearch.providers.search.passages import passage_table, snippet, token
 from deepresearch.schemas import FetchedDoc, SearchHit
 from deepresearch.text.line_items import LabelIndex, best_pages
 
-INDEX_VERSION = 3  # 3: table headers carried over pages, whole-sentence titles (text.pdf_tables)
+INDEX_VERSION = 4  # 4: running heads, wrapped labels, unlabelled totals (text.pdf_tables)
 KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
 _LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
 
