@@ -280,12 +280,8 @@ class Coordinator:
         """Rendered in the background when its turn comes (a newer finish replaces it), in a
         thread: verifying every finished report must not hold up the next step's commands."""
         try:
-            markdown = await asyncio.to_thread(
-                synthesis.partial_markdown,
-                self._request.query,
-                self._ordered(),
-                self._s.verify.min_support,
-            )
+            args = (self._request.query, self._ordered(), self._s.verify.min_support)
+            markdown = await asyncio.to_thread(synthesis.partial_markdown, *args)
             await self._log.write_text("report.partial.md", markdown)
         except Exception as exc:  # a progress file must never stall the lifecycle
             await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
