@@ -19,10 +19,11 @@ import numpy as np
 from deepresearch.policies.urls import normalize_url
 from deepresearch.schemas import SearchHit
 from deepresearch.text.names import CAPITALIZED
-from deepresearch.text.periods import FULL_DATE, month_number
+from deepresearch.text.periods import FULL_DATE, MONTH, month_number
 from deepresearch.text.terms import FUNCTION_WORDS
 
 RRF_K = 60
+_MONTH = re.compile(MONTH, re.IGNORECASE)
 T = TypeVar("T")
 
 
@@ -76,11 +77,14 @@ def name_words(query: str) -> list[str]:
 def name_tokens(text: str) -> frozenset[str]:
     """Lower-cased word parts of the capitalized words of ``text`` ("AMAZON.COM, INC." ->
     amazon, com, inc; "Apple's" -> apple): names compared case- and punctuation-blind. A
-    function word is no name, capitalized or not ("If so, ..." starts a sentence)."""
+    function word is no name, capitalized or not ("If so, ..." starts a sentence), and neither
+    is a month ("July 1, 2023" is a period: it would tell apart the covers of one quarter)."""
     out: set[str] = set()
     for word in CAPITALIZED.findall(text):
         out.update(t for t in re.findall(r"[a-z0-9]+", word.lower()) if len(t) > 1)
-    return frozenset(t for t in out if not t.isdigit() and t not in FUNCTION_WORDS)
+    return frozenset(
+        t for t in out if not t.isdigit() and t not in FUNCTION_WORDS and not _MONTH.fullmatch(t)
+    )
 
 
 def cover_names(first_page: str) -> frozenset[str]:

@@ -266,7 +266,7 @@ class CorpusIndex:
                 break
         # a comparison ("Acme and Zeta"): each entity's best pages in turn, not one entity's
         keys = round_robin(list(best), [groups[d] for d, _ in best])
-        items = self._line_item_pages(query, identity, limit // 2)
+        items = self._line_item_pages(query, identity, prior, limit // 2)
         keys = list(dict.fromkeys([*items, *keys]))[:limit]
         terms = [t for t in tokens if len(t) > 2] or tokens
         return [
@@ -277,10 +277,11 @@ class CorpusIndex:
         ]
 
     def _line_item_pages(
-        self, query: str, identity: np.ndarray, limit: int
+        self, query: str, identity: np.ndarray, prior: np.ndarray, limit: int
     ) -> dict[tuple[int, int], tuple[int, str]]:
         """Up to ``limit`` pages holding a table row the query names (``text.line_items``), each
-        document's best page in turn, of the documents the query is about; -> (passage, row)."""
+        document's best page in turn, of the documents the query is about (by their cover, and
+        at least half as much as the one most about it, by ``doc_prior``); -> (passage, row)."""
         if limit <= 0:
             return {}
         if self._labels is None:
@@ -289,8 +290,11 @@ class CorpusIndex:
         pages = best_pages(
             scores, ((i, (int(self._p_doc[i]), int(self._p_page[i]))) for i in scores)
         )
+        about = (identity >= 1.0) & (prior >= 0.5 * float(prior.max(initial=0.0)))
+        weight = 1.0 + DOC_PRIOR_WEIGHT * prior
         ranked = sorted(
-            (k for k in pages if identity[k[0]] >= 1.0), key=lambda k: (-scores[pages[k]][0], k)
+            (k for k in pages if about[k[0]]),
+            key=lambda k: (-scores[pages[k]][0] * weight[k[0]], k),
         )
         out: dict[tuple[int, int], tuple[int, str]] = {}
         for key in round_robin(ranked, [d for d, _ in ranked])[:limit]:

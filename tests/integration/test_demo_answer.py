@@ -13,7 +13,14 @@ import pytest
 from deepresearch import driver
 
 DOCS = Path(__file__).resolve().parents[2] / "../shared/data/sec-10q/docs"
-FILINGS = ("2022 Q3 AAPL.pdf", "2023 Q2 AAPL.pdf", "2023 Q3 AAPL.pdf", "2023 Q3 MSFT.pdf")
+# another company whose quarter ended the same day (July 1, 2023) competes too
+FILINGS = (
+    "2022 Q3 AAPL.pdf",
+    "2023 Q2 AAPL.pdf",
+    "2023 Q3 AAPL.pdf",
+    "2023 Q3 MSFT.pdf",
+    "2023 Q2 INTC.pdf",
+)
 
 pytestmark = [
     pytest.mark.usefixtures("ray_session"),

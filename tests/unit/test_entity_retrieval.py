@@ -171,3 +171,14 @@ def test_a_capitalized_function_word_is_no_name() -> None:
     covers.append(cover_names("OMEGA"))
     weights = identity_weights("Contoso spending If drivers", covers)
     assert weights.tolist() == [1.0, IDENTITY_PENALTY, IDENTITY_PENALTY]
+
+
+def test_a_month_is_no_name() -> None:
+    # a quarter-end month is on the cover of every filing of that quarter, whoever filed it
+    covers = [
+        cover_names("ACME CORPORATION\nFor the quarterly period ended July 1, 2023"),
+        cover_names("ZETA INC\nFor the quarterly period ended July 1, 2023"),
+        *(cover_names(f"{n}\nFor the quarterly period ended April 1, 2023") for n in "XYZ"),
+    ]
+    weights = identity_weights("Acme total net sales quarter ended July 1, 2023", covers)
+    assert weights.tolist() == [1.0] + [IDENTITY_PENALTY] * 4
