@@ -185,7 +185,7 @@ def test_deep_review_plan_ctrl_c_then_resume(small_corpus: Path, tmp_path: Path)
         "run", DEEP, "--mode", "Deep", "--review-plan", "--corpus", str(small_corpus), "--json",
         cwd=tmp_path, pipe_stdout=True, **slow,
     )  # fmt: skip
-    term.expect(r"1\. What is ACME Corp sales\?\s+\[k\]eep, \[d\]rop or \[e\]dit")
+    term.expect(r"1\. What are ACME Corp sales\?\s+\[k\]eep, \[d\]rop or \[e\]dit")
     term.send("x\r")
     term.expect(r"Please answer k \(keep\), d \(drop\) or e \(edit\)")
     term.expect(r"\[k\]eep, \[d\]rop or \[e\]dit")  # asked again, not taken as keep
@@ -196,7 +196,7 @@ def test_deep_review_plan_ctrl_c_then_resume(small_corpus: Path, tmp_path: Path)
     term.send("\r")
     term.expect(r"Add a sub-question")
     term.send("\r")
-    term.expect(r"Researching:\s+1\. What is ACME Corp sales\?\s+2\. What is ACME dividend\?")
+    term.expect(r"Researching:\s+1\. What are ACME Corp sales\?\s+2\. What is ACME dividend\?")
     term.expect(r"sources [1-9]")  # the first researcher is reading
     run_id = wait_for_event(tmp_path, "researcher_finished")
     term.send("\x03")  # Ctrl-C, typed
@@ -215,7 +215,7 @@ def test_deep_review_plan_ctrl_c_then_resume(small_corpus: Path, tmp_path: Path)
     assert report.is_file() and report.name.startswith("deep-research-compare-acme")
     record = json.loads((tmp_path / "state" / "runs" / run_id / "run.json").read_text())
     assert record["request"]["mode"] == "deep"  # "Deep" was taken in any case
-    assert record["request"]["plan"] == ["What is ACME Corp sales?", "What is ACME dividend?"]
+    assert record["request"]["plan"] == ["What are ACME Corp sales?", "What is ACME dividend?"]
 
 
 def wait_for_event(cwd: Path, event_type: str, timeout: float = 240) -> str:
