@@ -56,7 +56,9 @@ class LabelIndex:
                 row = parse_row(line)
                 if row is None:
                     continue
-                parts = {row.label, row.label.rsplit(" - ", 1)[-1]}
+                # and the table's title: "Inventories (in millions): Finished goods: ..." is
+                # what "inventory levels" asks for, though its label never says so
+                parts = {row.label, row.label.rsplit(" - ", 1)[-1], row.title}
                 for part in parts:
                     words = frozenset(t for t in terms(part) if not t.isdigit())
                     if words:

@@ -118,12 +118,31 @@ def _scan_right(tokens: list[Token], j: int, comparative: bool, limit: int) -> l
     return out
 
 
+# "X and Y" that name one thing (a line item), never two: "research and development" split into
+# "research" and "development" lost both the item and, in the second half, the company
+_COMPOUNDS = frozenset(
+    {
+        ("research", "development"),
+        ("general", "administrative"),
+        ("sales", "marketing"),
+        ("cash", "cash"),
+        ("property", "equipment"),
+        ("plant", "equipment"),
+        ("mergers", "acquisitions"),
+        ("gains", "losses"),
+        ("profit", "loss"),
+    }
+)
+
+
 def find_coordination(tokens: list[Token]) -> tuple[int, int, list[list[Token]]] | None:
     """The first coordination as (start, end, conjuncts) over ``tokens[start:end]``."""
     comparative = any(t.lower() in _COMPARE_WORDS for t in tokens)
     for i, tok in enumerate(tokens):
         low = tok.lower()
         if low not in _CONJ and not (comparative and low in _COMPARE_CONJ):
+            continue
+        if 0 < i < len(tokens) - 1 and (tokens[i - 1].lower(), tokens[i + 1].lower()) in _COMPOUNDS:
             continue
         k = i - 1
         if k >= 0 and tokens[k] == ",":

@@ -88,3 +88,13 @@ def test_evidence_leads_with_the_asked_for_row() -> None:
     question = "How much did Contoso allocate to research and development in Q1 2023?"
     draft = answer_findings(FindingsTask(question=question, sources=sources, max_findings=2))
     assert "1,875" in draft.findings[0].text, [f.text for f in draft.findings]
+
+
+def test_a_table_titled_by_the_question_matches_through_its_title() -> None:
+    rows = [
+        "Inventories (in millions): Raw materials: Oct 1, 2022 = 1,635",
+        "Inventories (in millions): Finished goods: Oct 1, 2022 = 4,166",
+        *ROWS,
+    ]
+    matched = LabelIndex.build(rows).passage_scores("What were Contoso's inventory levels?")
+    assert {0, 1} <= set(matched), matched

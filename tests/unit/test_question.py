@@ -158,3 +158,12 @@ def test_a_plural_line_item_takes_a_plural_verb_in_the_plan() -> None:
     assert rules.sub_questions("Compare Contoso and Fabrikam revenue in 2023", 4)[0] == (
         "What was Contoso revenue in 2023?"
     )
+
+
+def test_a_compound_line_item_is_not_split_into_two_questions() -> None:
+    question = "How much did Contoso allocate to research and development in Q1 2023?"
+    assert rules.sub_questions(question, 4) == [question]  # not "How much did development ..."
+    planned = rules.sub_questions(
+        "Compare Contoso and Fabrikam research and development in 2023", 4
+    )
+    assert all("research and development" in q for q in planned), planned
