@@ -288,8 +288,8 @@ class RunHost:
     async def log_many(
         self, bursts: Sequence[tuple[str, list[tuple[str, dict[str, JsonValue]]]]]
     ) -> list[BaseException | None]:
-        """Bursts of many runs from one crew process (``run_context.HostMail``), each appended to its run's
-        log in the order given; what appending one raised is returned in its place."""
+        """Bursts of many runs from one crew process (``run_context.HostMail``), each appended
+        to its run's log in the order given; what appending one raised is returned in its place."""
 
         async def append(run_id: str, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
             await self.log(run_id, "append_many", events)

@@ -70,6 +70,21 @@ async def test_bursts_of_many_runs_during_a_call_go_in_the_next_one() -> None:
     ]
 
 
+async def test_a_cancelled_sender_does_not_hold_up_the_others() -> None:
+    host = FakeHost()
+    sinks = [RunSink(Handle(host), run) for run in ("r1", "r2", "r3")]
+    first = asyncio.ensure_future(sinks[0].emit_many([("a", {})]))
+    await asyncio.sleep(0)
+    gone = asyncio.ensure_future(sinks[1].emit_many([("b", {})]))
+    kept = asyncio.ensure_future(sinks[2].emit_many([("c", {})]))
+    await asyncio.sleep(0)
+    gone.cancel()
+    host.gate.set()
+    await asyncio.gather(first, kept)
+    assert gone.cancelled()
+    assert host.calls[-1] == [("r2", ["b"]), ("r3", ["c"])]  # sent, its sender no longer waits
+
+
 async def test_one_mail_per_host() -> None:
     host = FakeHost()
     assert mail_for(Handle(host)) is mail_for(Handle(host))
