@@ -46,7 +46,7 @@ class LabelIndex:
     labels: tuple[tuple[int, int, frozenset[str]], ...]  # (passage, line, label terms)
     idf: dict[str, float]
     # label numbers by the words they hold: a query is scored against the labels sharing a word
-    # with it only (in label order, as a scan of all labels would meet them), not every row
+    # with it (in label order, as a scan of all labels would meet them), not against every row
     by_term: dict[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -92,7 +92,8 @@ class LabelIndex:
         out: dict[int, tuple[float, int]] = {}
         if not wanted:
             return out
-        hits = sorted({n for t in wanted for n in self.by_term.get(t, ())})
+        # a label that shares only ``STRUCTURE`` words with the query scores 0: never looked at
+        hits = sorted({n for t in wanted - STRUCTURE for n in self.by_term.get(t, ())})
         for passage, line, label in (self.labels[n] for n in hits):
             s = self.score(label, wanted)
             if s > out.get(passage, (0.0, 0))[0]:
