@@ -173,7 +173,9 @@ def _subject(q: Question) -> str:
 
 
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
-    """``| Period | <entity>: <label> (<unit>) |`` with one line per quarter, oldest first."""
+    """``| <headers' common start> | <entity>: <label> (<unit>) |`` with one line per quarter,
+    oldest first. Without a common start the first header cell stays empty: a word of ours
+    ("Period") is not in the cited rows, and the verifier would take the line as unsupported."""
     best = _best(rows, _metric_terms(q))
     if not best:
         return None
@@ -194,7 +196,7 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     if len(points) < 2:
         return None
     ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
-    first = _common_prefix([h for h, _, _ in ordered]) or "Period"
+    first = _common_prefix([h for h, _, _ in ordered])
     lines = [f"| {first} | {_subject(q)}{top.row.label}{_unit(top.row)} |", "| --- | --- |"]
     lines += [f"| {h} | {v} {_cite(r.sources)}" for h, v, r in ordered]
     used = list({id(r): r for _, _, r in ordered}.values())
