@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -93,6 +93,7 @@ class _Lane:
 class Background:
     def __init__(self, sink: EventSink) -> None:
         self._sink = sink
+        self._batch = isinstance(sink, BatchSink)  # a protocol check is slow: once per sink
         self._lanes: dict[str, _Lane] = {}
         self._events: list[Pending] = []
         self._send_waiting = False
@@ -111,8 +112,8 @@ class Background:
 
     async def _send(self) -> None:
         batch, self._events, self._send_waiting = self._events, [], False
-        if isinstance(self._sink, BatchSink):
-            await self._sink.emit_many(batch)
+        if self._batch:
+            await cast(BatchSink, self._sink).emit_many(batch)
         else:
             for type, payload in batch:
                 await self._sink.emit(type, payload)

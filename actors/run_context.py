@@ -8,6 +8,7 @@ only unwrapped where a provider is built; a context never reaches an event, a lo
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,66 @@ def forget(run_id: str) -> None:
     _decoded.pop(run_id, None)
 
 
+Burst = list[tuple[str, dict[str, JsonValue]]]  # (type, payload) of one sender's events
+
+
+class HostMail:
+    """Event bursts of every run this process serves, to one run host: one call in flight, the
+    bursts that arrive meanwhile (from any run) go together in the next (``RunHost.log_many``).
+
+    A crew process serves dozens of runs at once; one call per researcher burst would pay Ray's
+    per-call cost on both sides for each. A sender still waits until its own burst has landed and
+    learns only its own failure; the host appends each run's bursts in the order they came."""
+
+    def __init__(self, host: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._host = host
+        self.loop = loop
+        self._waiting: list[tuple[str, Burst, asyncio.Future[None]]] = []
+        self._pump: asyncio.Task[None] | None = None
+
+    async def send(self, run_id: str, events: Burst) -> None:
+        """Deliver ``events`` to ``run_id``'s log; raises what appending them raised."""
+        landed: asyncio.Future[None] = self.loop.create_future()
+        self._waiting.append((run_id, events, landed))
+        if self._pump is None or self._pump.done():
+            self._pump = self.loop.create_task(self._run())
+        await landed
+
+    async def _run(self) -> None:
+        batch: list[tuple[str, Burst, asyncio.Future[None]]] = []
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                outcomes: list[BaseException | None]
+                try:
+                    outcomes = await self._host.log_many.remote([(r, e) for r, e, _ in batch])
+                except Exception as exc:  # the call itself failed: every sender in it learns so
+                    outcomes = [exc] * len(batch)
+                for (_, _, landed), outcome in zip(batch, outcomes, strict=True):
+                    if landed.done():  # its sender was cancelled meanwhile
+                        continue
+                    if outcome is None:
+                        landed.set_result(None)
+                    else:
+                        landed.set_exception(outcome)
+        finally:  # the pump itself cancelled (the process stopping): nobody waits forever
+            for _, _, landed in (*batch, *self._waiting):
+                if not landed.done():
+                    landed.cancel()
+
+
+_mail: dict[Any, HostMail] = {}  # by run host handle (equal handles name the same actor)
+
+
+def mail_for(host: Any) -> HostMail:
+    """This process's mail to ``host``, bound to the running event loop."""
+    loop = asyncio.get_running_loop()
+    mail = _mail.get(host)
+    if mail is None or mail.loop is not loop:
+        mail = _mail[host] = HostMail(host, loop)
+    return mail
+
+
 class RunSink:
     """The run's event log, held by its run host: an ``EventSink`` (and ``BatchSink``)."""
 
@@ -93,9 +154,9 @@ class RunSink:
         await self._host.log.remote(self._run_id, "append", type, payload or {})
 
     async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
-        """A burst (type, payload) in one call, as ``actors.background`` sends them; the log
-        stamps each as it arrives."""
-        await self._host.log.remote(self._run_id, "append_many", events)
+        """A burst (type, payload), as ``actors.background`` sends them; the log stamps each as
+        it arrives. Bursts of every run this process serves share calls (``HostMail``)."""
+        await mail_for(self._host).send(self._run_id, events)
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
         await self._host.log.remote(self._run_id, "checkpoint", data)

@@ -285,6 +285,18 @@ class RunHost:
             raise ValueError(f"not an event log method: {method}")
         return await getattr(self._run(run_id).events, method)(*args)
 
+    async def log_many(
+        self, bursts: Sequence[tuple[str, list[tuple[str, dict[str, JsonValue]]]]]
+    ) -> list[BaseException | None]:
+        """Bursts of many runs from one crew process (``run_context.HostMail``), each appended
+        to its run's log in the order given; what appending one raised is returned in its place."""
+
+        async def append(run_id: str, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
+            await self.log(run_id, "append_many", events)
+
+        outcomes = await asyncio.gather(*(append(r, e) for r, e in bursts), return_exceptions=True)
+        return [o if isinstance(o, BaseException) else None for o in outcomes]
+
     async def pool(self, run_id: str, method: str, *args: Any) -> Any:
         if method not in POOL_METHODS:
             raise ValueError(f"not a URL pool method: {method}")

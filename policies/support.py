@@ -80,13 +80,12 @@ class Support:
 
 
 def _score(
-    wanted: list[str],
+    wanted: list[str] | tuple[str, ...],
     claim_figures: list[Figure],
     have: set[str] | frozenset[str],
-    seen: list[Figure],
+    missing: list[str] | tuple[str, ...],
     weigh: Weights,
 ) -> Support:
-    missing = missing_figures(claim_figures, seen)
     total = sum(weigh(t) for t in wanted) + FIGURE_WEIGHT * len(claim_figures)
     if total == 0:
         return Support(1.0, ())
@@ -98,12 +97,19 @@ def _score(
 def support(claim: str, passage: str, weights: Weights | None = None) -> Support:
     """How well ``passage`` supports ``claim``."""
     return _score(
-        list(_content_terms(claim)),
+        _content_terms(claim),
         figures(claim),
         _term_set(passage),
-        figures(passage),
+        _missing(claim, passage),
         weights or Weights(),
     )
+
+
+# Every claim is checked against every passage its sources hold, and again each time the partial
+# report is rendered: which figures a passage lacks is kept by the two texts (pure, exact).
+@lru_cache(maxsize=4096)
+def _missing(claim: str, passage: str) -> tuple[str, ...]:
+    return tuple(missing_figures(claim, passage))
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,8 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
     flat = " ".join(claim.split())
     for i, unit in enumerate(units.texts):  # a quoted claim: its own sentence is the passage
         if flat and flat in unit:
-            s = _score(wanted, claim_figures, units.terms[i], list(units.figures[i]), units.weights)
+            missing = missing_figures(claim_figures, list(units.figures[i]))
+            s = _score(wanted, claim_figures, units.terms[i], missing, units.weights)
             if not s.missing and s.score >= 1.0:
                 return _clip(unit, flat, 2 * max_chars)
             break
@@ -158,7 +165,9 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
                 continue
             have = frozenset().union(*units.terms[start:stop])
             seen = [f for figs in units.figures[start:stop] for f in figs]
-            s = _score(wanted, claim_figures, have, seen, units.weights)
+            s = _score(
+                wanted, claim_figures, have, missing_figures(claim_figures, seen), units.weights
+            )
             key = (float(not s.missing), s.score, -size, -start)
             if best is None or key > best:
                 best, best_text = key, window

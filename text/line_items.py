@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from deepresearch.text.question import SYNONYMS
@@ -45,6 +45,16 @@ class LabelIndex:
     # development") also as its last part, which names the line item on its own
     labels: tuple[tuple[int, int, frozenset[str]], ...]  # (passage, line, label terms)
     idf: dict[str, float]
+    # label numbers by the words they hold: a query is scored against the labels sharing a word
+    # with it (in label order, as a scan of all labels would meet them), not against every row
+    by_term: dict[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_term: dict[str, list[int]] = {}
+        for n, (_, _, words) in enumerate(self.labels):
+            for t in words:
+                by_term.setdefault(t, []).append(n)
+        object.__setattr__(self, "by_term", {t: tuple(ns) for t, ns in by_term.items()})
 
     @classmethod
     def build(cls, passages: Sequence[str]) -> LabelIndex:
@@ -84,11 +94,12 @@ class LabelIndex:
         out: dict[int, tuple[float, int]] = {}
         if not wanted:
             return out
-        for passage, line, label in self.labels:
-            if label & wanted:
-                s = self.score(label, wanted)
-                if s > out.get(passage, (0.0, 0))[0]:
-                    out[passage] = (s, line)
+        # a label that shares only ``STRUCTURE`` words with the query scores 0: never looked at
+        hits = sorted({n for t in wanted - STRUCTURE for n in self.by_term.get(t, ())})
+        for passage, line, label in (self.labels[n] for n in hits):
+            s = self.score(label, wanted)
+            if s > out.get(passage, (0.0, 0))[0]:
+                out[passage] = (s, line)
         return out
 
 

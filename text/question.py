@@ -9,6 +9,7 @@ metrics, dates and quarter labels are periods. It names no company and no docume
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -164,6 +165,9 @@ def _year(text: str) -> int:
     return value + 2000 if value < 100 else value
 
 
+# Asked of every column header of every table row a report weighs, run after run: memoized (the
+# answer is a tuple of frozen periods, so sharing it is safe).
+@functools.lru_cache(maxsize=1 << 14)
 def periods_of(text: str) -> tuple[Period, ...]:
     """Every period expression of ``text``: dates, quarters, fiscal years, bare years."""
     found: list[tuple[int, Period]] = []

@@ -99,7 +99,7 @@ def _keep(text: str, table: bool) -> bool:
     return len(words) >= 4
 
 
-def _source_units(n: int, text: str, boilerplate: set[str]) -> list[tuple[str, bool]]:
+def _source_units(text: str, boilerplate: frozenset[str]) -> list[tuple[str, bool]]:
     units: list[tuple[str, bool]] = []
     paragraph: list[str] = []
 
@@ -134,11 +134,28 @@ def _source_units(n: int, text: str, boilerplate: set[str]) -> list[tuple[str, b
     return [(t, table) for t, table in units if _keep(t, table)]
 
 
+# A crew process splits the same pages run after run: the lines of a text and its units (given
+# the boilerplate lines it holds) are kept, keyed by the text itself (pure, so the cache is exact).
+KEPT_TEXTS = 512
+
+
+@functools.lru_cache(maxsize=KEPT_TEXTS)
+def _lines(text: str) -> frozenset[str]:
+    return frozenset(" ".join(line.split()) for line in text.splitlines())
+
+
+@functools.lru_cache(maxsize=KEPT_TEXTS)
+def _units_of(
+    text: str, boilerplate: frozenset[str]
+) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
+    return tuple((t, table, tuple(terms(t))) for t, table in _source_units(text, boilerplate))
+
+
 def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
     """Candidate units of every source; short lines repeated across sources count as boilerplate."""
     seen: Counter[str] = Counter()
     for _, text in sources:
-        seen.update({" ".join(line.split()) for line in text.splitlines()})
+        seen.update(_lines(text))
     boilerplate = {
         line
         for line, count in seen.items()
@@ -146,8 +163,8 @@ def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
     }
     units: list[Unit] = []
     for n, text in sources:
-        for unit_text, table in _source_units(n, text, boilerplate):
-            units.append(Unit(unit_text, n, len(units), table, tuple(terms(unit_text))))
+        for unit_text, table, unit_terms in _units_of(text, _lines(text) & boilerplate):
+            units.append(Unit(unit_text, n, len(units), table, unit_terms))
     return units
 
 

@@ -16,7 +16,7 @@ from test_local_search import inline
 from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.providers.search.corpus_index import CorpusIndex
-from deepresearch.text.line_items import LabelIndex
+from deepresearch.text.line_items import LabelIndex, query_terms
 
 _UNIT = "Statements of income (in millions)"
 
@@ -98,3 +98,28 @@ def test_a_table_titled_by_the_question_matches_through_its_title() -> None:
     ]
     matched = LabelIndex.build(rows).passage_scores("What were Contoso's inventory levels?")
     assert {0, 1} <= set(matched), matched
+
+
+def _scan(index: LabelIndex, query: str) -> dict[int, tuple[float, int]]:
+    """Every label scored in turn: what ``passage_scores`` must equal, however it finds them."""
+    wanted = query_terms(query)
+    out: dict[int, tuple[float, int]] = {}
+    for passage, line, label in index.labels:
+        if label & wanted:
+            s = index.score(label, wanted)
+            if s > out.get(passage, (0.0, 0))[0]:
+                out[passage] = (s, line)
+    return out
+
+
+def test_scores_equal_a_scan_of_every_label() -> None:
+    rows = [*ROWS, *(_row(f"Total {w} assets", "1") for w in ("current", "fixed", "other"))]
+    index = LabelIndex.build(["\n".join(rows), "\n".join(reversed(rows)), "\n".join(ROWS[:3])])
+    for query in (
+        "How has Contoso's total net sales trended?",
+        "Contoso research and development in Q1",
+        "What were total current assets and other income?",
+        "interest income, revenue and cost of revenue",
+        "What was the total?",
+    ):
+        assert index.passage_scores(query) == _scan(index, query)
