@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import signal
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,17 @@ from pdf_layout import assemble_pdf
 
 REPO = Path(__file__).resolve().parents[1]
 SEC_DOCS = REPO.parent / "shared" / "data" / "sec-10q" / "docs"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Tests that type Ctrl-C into a CLI they start need it to start with SIGINT's default
+    action. A suite run as a background job (``make test &``) has SIGINT ignored, every child
+    inherits that, and Python then installs no KeyboardInterrupt handler: the run ignores the
+    test's Ctrl-C and finishes. A handler here is reset to the default in each child at exec."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
 
 
 def _escape(text: str) -> str:
