@@ -32,14 +32,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import fnmatch
 import json
 import re
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,138 +47,23 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DOCS = REPO / "../shared/data/sec-10q/docs"
 DEFAULT_QNA = REPO / "../shared/data/sec-10q/qna_data.csv"
 
-# ----------------------------------------------------------------------------- pure metrics
-
-_MONTH = (
-    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the metrics module beside this one
+from sec10q_metrics import (  # noqa: E402  (re-exported: other benchmarks import them from here)
+    VERIFY_KEYS,
+    answer_section,
+    answered,
+    cites_gold,
+    evidence_text,
+    figure_recall,
+    figures,
+    gold_globs,
+    mean,
+    ratio,
+    report_text,
+    verification_counts,
 )
-# "June 25, 2022" / "25 June 2022": the day of a date is not a figure.
-_DATE_DAY = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}\b|\b\d{{1,2}}\s+{_MONTH}\b", re.IGNORECASE)
-# "1. ", "2) " at the start of a line: list numbering, not a figure.
-_LIST_NUMBER = re.compile(r"(?m)^\s*(?:[-*]\s*)?\d{1,3}[.)]\s")
-# A number not glued to a word ("Q3", "10-Q", "FY23", "H1" are labels, not figures).
-_NUMBER = re.compile(r"(?<![\w.,\-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s?(%|percent\b))?(?![\w-])")
 
-
-def _canonical(integer: str, fraction: str) -> str:
-    whole = integer.replace(",", "").lstrip("0") or "0"
-    frac = fraction.rstrip("0").rstrip(".") if fraction else ""
-    return whole + frac
-
-
-def figures(text: str) -> set[str]:
-    """The figures of ``text`` in canonical form (``"81,797"`` -> ``"81797"``, ``"2.40"`` -> ``"2.4"``).
-
-    A figure is a number that has a decimal part or a percent sign, or at least two significant
-    digits (``"$2.4 billion"`` -> ``"2.4"``, ``"5%"`` -> ``"5"``, ``"81,797"``; a bare ``"5"`` is not).
-    Thousands separators are dropped and units ignored, so ``$81,797 million`` and ``81,797``
-    match. Not figures: plain years 1990–2035, days inside dates (``June 25``), list numbering at
-    a line start (``1.``), and numbers glued to letters (``Q3``, ``10-Q``, ``FY23``).
-    """
-    text = _LIST_NUMBER.sub(" ", text)
-    text = _DATE_DAY.sub(" ", text)
-    out: set[str] = set()
-    for m in _NUMBER.finditer(text):
-        integer, fraction, percent = m.group(1), m.group(2) or "", m.group(3)
-        value = _canonical(integer, fraction)
-        plain = not fraction and not percent and "," not in integer
-        if plain and len(integer) == 4 and 1990 <= int(integer) <= 2035:
-            continue
-        if fraction or percent or len(integer.replace(",", "").lstrip("0")) >= 2:
-            out.add(value)
-    return out
-
-
-def figure_recall(answer: str, report_body: str) -> float | None:
-    """Share of the answer's figures found in the report body; ``None`` when it has none."""
-    wanted = figures(answer)
-    if not wanted:
-        return None
-    return len(wanted & figures(report_body)) / len(wanted)
-
-
-_HEADING = re.compile(r"(?m)^## ")
-
-
-def answer_section(markdown: str) -> str:
-    """The text of a rendered report's ``## Answer`` section ("" when it has none)."""
-    start = re.search(r"(?m)^## Answer[ \t]*$", markdown)
-    if start is None:
-        return ""
-    rest = markdown[start.end() :]
-    nxt = _HEADING.search(rest)
-    return rest[: nxt.start()] if nxt else rest.split("\n---\n", 1)[0]
-
-
-def answered(answer: str, section: str) -> bool | None:
-    """True when ``section`` states at least one of the answer's figures; ``None`` without any."""
-    wanted = figures(answer)
-    return bool(wanted & figures(section)) if wanted else None
-
-
-def evidence_text(checkpoint: dict[str, Any]) -> str:
-    """Every finding the researchers handed to the writer, from a run's checkpoint data."""
-    lines: list[str] = []
-    for report in checkpoint.get("completed", []):
-        lines.extend(str(f.get("text", "")) for f in report.get("findings", []))
-    return "\n".join(lines)
-
-
-def mean(values: Sequence[float]) -> float | None:
-    return round(sum(values) / len(values), 4) if values else None
-
-
-def gold_globs(cell: str) -> list[str]:
-    """The ``Source Docs`` cell as a list of globs (comma- or newline-separated)."""
-    return [g.strip() for g in re.split(r"[,\n]", cell) if g.strip()]
-
-
-def source_file_name(title: str, url: str) -> list[str]:
-    """File names a cited source can be matched by: its title and the path inside its doc id."""
-    names = [title] if title else []
-    if url.startswith("doc:"):
-        path = url[4:].split("#", 1)[0]
-        names.append(path.rsplit("/", 1)[-1])
-    return names
-
-
-def cites_gold(globs: Sequence[str], sources: Iterable[tuple[str, str]]) -> bool:
-    """True when any cited (title, url) has a file name matching any gold glob."""
-    names = [n for title, url in sources for n in source_file_name(title, url)]
-    return any(fnmatch.fnmatch(n, g) for g in globs for n in names)
-
-
-_VERIFY_LINE = re.compile(
-    r"Claims: (\d+) · cited: (\d+) · verified: (\d+) · rewritten: (\d+) · dropped: (\d+)"
-)
-_FIGURES_LINE = re.compile(r"found in their cited passages \(as drafted\): (\d+) of (\d+)")
-VERIFY_KEYS = ("claims", "cited", "verified", "rewritten", "dropped")
-
-
-def verification_counts(markdown: str) -> dict[str, int] | None:
-    """The citation verifier's counts from a report's footer; ``None`` when it has none."""
-    footer = markdown.rsplit("\n---\n", 1)[-1] if "\n---\n" in markdown else ""
-    match = _VERIFY_LINE.search(footer)
-    if match is None:
-        return None
-    counts = dict(zip(VERIFY_KEYS, (int(g) for g in match.groups()), strict=True))
-    figs = _FIGURES_LINE.search(footer)
-    counts["figures_supported"], counts["figures"] = (
-        (int(figs.group(1)), int(figs.group(2))) if figs else (0, 0)
-    )
-    return counts
-
-
-def ratio(part: int, whole: int) -> float | None:
-    return round(part / whole, 4) if whole else None
-
-
-def report_text(markdown: str) -> str:
-    """The part of a rendered report a reader takes figures from: above footer and source list."""
-    body = markdown.split("\n---\n", 1)[0]
-    return body.split("\n## Sources", 1)[0]
-
+__all__ = ["figures", "gold_globs", "main"]  # what other benchmarks import from here
 
 # ----------------------------------------------------------------------------- the run
 
