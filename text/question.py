@@ -118,6 +118,18 @@ _FRAME = {
     "summarize", "comparing", "shift", "shifts", "variations", "trended", "alterations",
     "one", "two", "four", "five", "seven", "eight", "ten", "higher",
     "lower", "larger", "smaller", "bigger", "past", "next", "then", "also",
+    # words about the analysis asked for, not about what is measured ("how does the discussion
+    # of X relate to Y", "what insights can be gleaned from X")
+    "analyze", "analyse", "analysis", "examine", "assess", "relationship", "relate", "relates",
+    "correlate", "correlates", "correlation", "connection", "discussion", "discussions",
+    "discussed", "discuss", "insight", "insights", "information", "detail", "details",
+    "section", "sections", "disclose", "discloses", "align", "aligns", "measure", "stack",
+    "glean", "gleaned", "discern", "discerned", "pattern", "patterns", "indicate", "suggest",
+    "reveal", "revealed", "highlight", "highlighted", "outlined", "announce", "announced",
+    "engage", "engaged", "combine", "understand", "implication", "implications", "impact",
+    "affect", "affected", "affecting", "effect", "effects", "influence", "influenced",
+    "reflect", "specific", "specifically", "particular", "particularly", "various", "diverse",
+    "elements", "correspond", "shared", "mention", "regarding",
 }  # fmt: skip
 # Plain-English equivalents of financial line items: a company reports "revenue" where the
 # question says "net sales", "net income" where it says "earnings".

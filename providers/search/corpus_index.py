@@ -26,6 +26,7 @@ import bm25s
 import numpy as np
 
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageError
+from deepresearch.policies.filing_periods import period_end, period_weights
 from deepresearch.policies.ranking import (
     DOC_PRIOR_WEIGHT,
     cover_date,
@@ -124,7 +125,7 @@ class CorpusIndex:
         self._p_page = np.asarray(meta["passages"]["page"], dtype=np.int32)
         self._p_text: list[str] = list(meta["passages"]["text"])
         self._pages_cache: dict[str, tuple[str, ...]] = {}
-        self._doc_dates, self._covers = self._first_pages()
+        self._doc_dates, self._covers, self._doc_ends = self._first_pages()
         self._labels: LabelIndex | None = None  # built on the first search that needs it
         self.built = False  # True when this open extracted or indexed anything
 
@@ -252,7 +253,7 @@ class CorpusIndex:
         scores = self._bm25.get_scores_from_ids(ids)
         names = set(self._bm25.get_tokens_ids(tokenize([" ".join(name_words(query))])[0]))
         prior = self.doc_prior(ids, names)
-        identity = identity_weights(query, self._covers)
+        identity = identity_weights(query, self._covers) * period_weights(query, self._doc_ends)
         scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc]) * identity[self._p_doc]
         if wants_latest(query):
             scores = scores * recency_weights(prior * identity, self._doc_dates)[self._p_doc]
@@ -326,17 +327,19 @@ class CorpusIndex:
             counts.append((np.bincount(self._p_doc[rows], minlength=len(self._docs)), t in names))
         return document_prior(counts) if counts else np.zeros(len(self._docs))
 
-    def _first_pages(self) -> tuple[np.ndarray, list[frozenset[str]]]:
-        """Per document, the cover date of its first page as an ordinal (0: none), and the names
-        on its cover (``ranking.cover_names``)."""
+    def _first_pages(self) -> tuple[np.ndarray, list[frozenset[str]], np.ndarray]:
+        """Per document, the cover date of its first page as an ordinal (0: none), the names
+        on its cover (``ranking.cover_names``) and the end of the period it covers
+        (``filing_periods.period_end``, 0: none)."""
         dates = np.zeros(len(self._docs), dtype=np.int64)
         first: dict[int, list[str]] = {}
         for i in np.flatnonzero(self._p_page == 1).tolist():
             d = int(self._p_doc[i])
             dates[d] = max(int(dates[d]), cover_date(self._p_text[i]))
             first.setdefault(d, []).append(self._p_text[i])
-        covers = [cover_names("\n".join(first.get(d, []))) for d in range(len(self._docs))]
-        return dates, covers
+        pages = ["\n".join(first.get(d, [])) for d in range(len(self._docs))]
+        ends = np.array([period_end(page) for page in pages], dtype=np.int64)
+        return dates, [cover_names(page) for page in pages], ends
 
     def page_text(self, url: str) -> FetchedDoc:
         """The full text of the page a ``doc:`` id names, from the cache; never reads outside."""

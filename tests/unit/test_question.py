@@ -167,3 +167,14 @@ def test_a_compound_line_item_is_not_split_into_two_questions() -> None:
         "Compare Contoso and Fabrikam research and development in 2023", 4
     )
     assert all("research and development" in q for q in planned), planned
+
+
+def test_words_about_the_analysis_asked_for_are_no_metrics() -> None:
+    """ "analyze", "correlates", "discussion", "disclose" say what to do with the filing, not what
+    is measured: a search for them finds boilerplate about disclosure."""
+    q = analyze(
+        "Analyze how Contoso's reported tax rate correlates with the discussion on tax matters"
+    )
+    assert q.metrics == ("tax rate", "tax matters")
+    q = analyze("What changes in debt and interest obligations did Contoso disclose in Q1 2023?")
+    assert q.metrics == ("debt", "interest obligations")
