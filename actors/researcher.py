@@ -363,8 +363,9 @@ class Researcher:
         if dropped:
             self._emit("citations_dropped", count=dropped)
         quoted = all(r.provider == "extractive" for r in replies)
-        texts_read = [f"{d.title}\n{d.text}" for d in docs]
-        check = check_findings(self._task.question, drafted, texts_read, self._s.scoring, quoted)
+        read = [f"{d.title}\n{d.text}" for d in docs]
+        titles = {d.url: d.title for d in docs}  # a table row is read with its filing's title
+        check = check_findings(self._task.question, drafted, read, self._s.scoring, quoted, titles)
         if check.dropped:
             self._emit(
                 "findings_filtered",

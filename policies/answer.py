@@ -15,11 +15,13 @@ Pure, no I/O.
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from deepresearch.text.line_items import LabelIndex
+from deepresearch.policies.filing_periods import quarter_readings
+from deepresearch.text.line_items import STRUCTURE, LabelIndex
 from deepresearch.text.question import SYNONYMS, Question, analyze, periods_of
 from deepresearch.text.tables import TableRow, format_row, parse_row
 from deepresearch.text.terms import terms
@@ -61,9 +63,8 @@ def match(row: TableRow, wanted: set[str]) -> float:
     title = set(terms(row.title))
     if not wanted or not (label & wanted):
         return 0.0
-    return (
-        2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(label - wanted)
-    )
+    extra = label - wanted - STRUCTURE  # "Total inventories" names inventories
+    return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
 
 
 def _date_key(header: str) -> tuple[int, int, int] | None:
@@ -118,6 +119,17 @@ def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
     return 0.5 if years and latest is not None and latest[0] in years else 0.0
 
 
+def cell_fit(header: str, q: Question) -> float:
+    """0.5 when a column's date falls in a quarter the question asks for (by any of the ways a
+    quarter is named: ``filing_periods.quarter_readings``): of two rows naming the item, the
+    one stating the asked quarter's balance, not a figure from a year before."""
+    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
+    date = _date_key(header)
+    if not asked or date is None:
+        return 0.0
+    return 0.5 if asked & quarter_readings(datetime.date(*date).toordinal()) else 0.0
+
+
 def _unit(row: TableRow) -> str:
     return f" ({row.unit})" if row.unit else ""
 
@@ -146,7 +158,7 @@ def figure_line(
             header = cell[0]
             # among equally named rows, the one that says its unit and its column's length
             score += 0.2 * bool(r.row.unit) + 0.2 * bool(_QUARTER_HEADER.search(header))
-            score += period_fit(r, q, titles)
+            score += period_fit(r, q, titles) + cell_fit(header, q)
             if not any(p.year for p in q.periods) and newest and _latest(r.row) == newest:
                 score += 0.3  # "latest quarter", or no period: the newest filing's figure
             cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))

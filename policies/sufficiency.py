@@ -10,7 +10,7 @@ searched, what failed and what to try instead. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.config.trust import ScoringSettings
@@ -37,6 +37,7 @@ def check_findings(
     source_texts: Sequence[str],
     cfg: ScoringSettings,
     quoted: bool = True,
+    titles: Mapping[str, str] | None = None,
 ) -> FindingCheck:
     """Keep findings relevant to ``question``; none when the sources are off-topic as a whole.
 
@@ -46,7 +47,8 @@ def check_findings(
     of an answer on export controls. A model's findings paraphrase ("bought back stock" for "share
     repurchases"), so word coverage says little about them: only the topic check applies.
     Boilerplate (a certification, a signature, a defined term; ``text.boilerplate``) is dropped
-    whoever drafted it.
+    whoever drafted it. A quote is read with the ``titles`` of the sources it cites (by URL): a
+    filing's table row never repeats the company or quarter its title names.
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
@@ -59,7 +61,13 @@ def check_findings(
         return FindingCheck((), boiler + len(findings), topic, True)
     if not quoted:
         return FindingCheck(tuple(findings), boiler, topic, False)
-    scores = [coverage(key, normalized_terms(f.text)) for f in findings]
+    titles = titles or {}
+    scores = [
+        coverage(
+            key, normalized_terms(" ".join([f.text, *(titles.get(u, "") for u in f.citations)]))
+        )
+        for f in findings
+    ]
     bar = max(cfg.finding_min_relevance, cfg.finding_relative * max(scores, default=0.0))
     kept = tuple(f for f, score in zip(findings, scores, strict=True) if score >= bar)
     return FindingCheck(kept, boiler + len(findings) - len(kept), topic, False)

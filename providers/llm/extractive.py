@@ -197,16 +197,13 @@ def answer_write(task: WriteTask) -> WriteDraft:
         {s.n: s.title for s in task.sources},
     )
     if composed is not None:  # the figure / table first, then the best quoted prose
-        asked = find_periods(task.query)  # prose about another period would mislead
         urls = {s.n: s.url for s in task.sources}
         # prose from another filing would speak of another company or quarter
         docs = {document_of(urls.get(n, "")) for n in composed[1]}
         prose = [
             t
             for t in picked
-            if not parse_row(t)
-            and all(p in t for p in asked[:1])
-            and any(document_of(urls.get(n, "")) in docs for n in picked[t])
+            if not parse_row(t) and any(document_of(urls.get(n, "")) in docs for n in picked[t])
         ][:2]
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))

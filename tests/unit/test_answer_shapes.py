@@ -434,3 +434,38 @@ def test_one_entitys_two_metrics_compared_get_one_line_each() -> None:
     lines = composed[0].split("\n\n")
     assert len(lines) == 2 and all(line.startswith("Initech: Total ") for line in lines)
     assert "14,316 [1]" in lines[0] and "117,154 [2]" in lines[1]
+
+
+def test_the_asked_quarters_balance_beats_an_older_row_of_the_same_item() -> None:
+    """ "Inventories" of a divested business a year before, against the total the quarter ended
+    with: the row whose column falls in the asked quarter answers, "Total" costs it nothing."""
+    older = format_row(
+        TableRow(
+            "Carrying amounts of assets sold",
+            "in millions",
+            "Inventories",
+            (("Dec 29, 2021", "941"),),
+        )
+    )
+    total = format_row(
+        TableRow(
+            "Inventories",
+            "in millions",
+            "Total inventories",
+            (("Oct 1, 2022", "12,831"), ("Dec 25, 2021", "10,776")),
+        )
+    )
+    composed = compose(
+        "What were Initech's inventories in Q3 2022?", [(older, (1,), 0), (total, (2,), 0)]
+    )
+    assert composed is not None and "12,831" in composed[0] and "941" not in composed[0]
+
+
+def test_prose_of_the_cited_rows_filing_follows_the_figure_though_it_names_no_period() -> None:
+    fx = "Weakness in foreign currencies had an unfavorable impact on total net sales of 2.4 billion."
+    task = _task(
+        "What was Initech's total net sales in Q3 2023, and how did currencies affect it?",
+        [(Q3, "doc:q3.pdf#page=4"), (fx, "doc:q3.pdf#page=17")],
+    )
+    paragraphs = answer_write(task).answer.split("\n\n")
+    assert paragraphs[0].startswith("Initech: Total net sales") and fx in paragraphs

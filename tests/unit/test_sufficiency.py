@@ -151,3 +151,23 @@ def test_a_models_paraphrase_is_judged_by_the_topic_of_its_sources_only() -> Non
     assert suf.check_findings(QUESTION, [para], texts, cfg, quoted=False).kept == (para,)
     off = suf.check_findings(QUESTION, [para], [GARDEN["roses.md"]], cfg, quoted=False)
     assert off.off_topic and off.kept == ()
+
+
+def test_a_quote_is_read_with_its_sources_title() -> None:
+    """A filing's table row never repeats the company or quarter its title names: without the
+    title, the row covers too little of the question beside a sentence that names both."""
+    cfg = load_settings(None, None, env={}).scoring
+    question = "What insights into inventory management can be gleaned from Initech's Q3 2022 inventory levels?"
+    row = Finding(
+        text="Inventories (in millions): Total inventories: Oct 1, 2022 = 12,831",
+        citations=("doc:a.pdf#page=7",),
+    )
+    bridge = Finding(
+        text="Q3 2022 gross margin fell on Initech inventory reserves and management charges.",
+        citations=("doc:a.pdf#page=30",),
+    )
+    texts = [f"{row.text}\n{bridge.text}"]
+    assert suf.check_findings(question, [row, bridge], texts, cfg).kept == (bridge,)
+    titles = {"doc:a.pdf#page=7": "2022 Q3 Initech.pdf", "doc:a.pdf#page=30": "2022 Q3 Initech.pdf"}
+    check = suf.check_findings(question, [row, bridge], texts, cfg, titles=titles)
+    assert check.kept == (row, bridge)
