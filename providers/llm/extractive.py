@@ -56,6 +56,9 @@ from deepresearch.text.terms import terms
 NO_PASSAGE = "No relevant passage was found in the sources"
 NO_ANSWER = "The sources did not contain information that answers this question."
 _TERMINAL = (".", "!", "?")
+# a finding stating a figure counts this much more for the Answer of a question that is not an
+# explanation: "our effective tax rate was 18%" answers, "the rate decreased due to ..." talks
+FIGURE_WEIGHT = 2.0
 # a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
 _FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 
@@ -171,7 +174,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
     scores = Scorer(units).score(task.query, find_periods(task.query)) if units else []
     if analyze(task.query).shape != "explanation":  # a figure answers more than talk of one
         scores = [
-            sc * (1.3 if _FIGURE.search(u.text) else 1.0)
+            sc * (FIGURE_WEIGHT if _FIGURE.search(u.text) else 1.0)
             for sc, u in zip(scores, units, strict=True)
         ]
     leaders: dict[int, int] = {}

@@ -469,3 +469,21 @@ def test_prose_of_the_cited_rows_filing_follows_the_figure_though_it_names_no_pe
     )
     paragraphs = answer_write(task).answer.split("\n\n")
     assert paragraphs[0].startswith("Initech: Total net sales") and fx in paragraphs
+
+
+def test_a_sentence_stating_the_rate_makes_the_answer_beside_sentences_about_its_change() -> None:
+    """No row to compose: a quoted sentence that states the figure makes the Answer, though the
+    sentences about why the rate changed repeat more of the question's words."""
+    query = (
+        "What effective tax rate has Initech reported and how does it differ from period to period?"
+    )
+    talk = [
+        "The increase in our effective tax rate was primarily due to a tax benefit.",
+        "The decrease in our effective tax rate was primarily due to tax law changes, as reported.",
+    ]
+    rate = "Our effective tax rate was 18% and 19% for the three months ended September 30, 2023."
+    found = [
+        *((t, f"doc:q.pdf#page={i}") for i, t in enumerate(talk, 2)),
+        (rate, "doc:q.pdf#page=9"),
+    ]
+    assert rate in answer_write(_task(query, found)).answer
