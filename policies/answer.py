@@ -217,6 +217,34 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     return "\n\n".join(lines), used
 
 
+def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+    """``| <entity>: <title> (<unit>) | <column> |`` with one line per row of the table the
+    breakdown asks for (three or more rows of one source and title; the title sharing most of the
+    question's metric words, then the most rows), each row's cell of the asked or current period."""
+    wanted = _metric_terms(q)
+    tables: dict[tuple[tuple[int, ...], str], list[Row]] = {}
+    for r in rows:
+        tables.setdefault((r.sources, r.row.title), []).append(r)
+    fits = {k: len(set(terms(k[1])) & wanted) for k, v in tables.items() if len(v) >= 3}
+    if not fits or max(fits.values()) == 0:
+        return None
+    parts = tables[max(fits, key=lambda k: (fits[k], len(tables[k])))]
+    first = pick_cell(parts[0].row, q)
+    if first is None:
+        return None
+    lines = [
+        f"| {_subject(q)}{parts[0].row.title}{_unit(parts[0].row)} | {first[0]} |",
+        "| --- | --- |",
+    ]
+    used: list[Row] = []
+    for r in parts[:MAX_TREND_ROWS]:
+        cell = next(((h, v) for h, v in r.row.cells if h == first[0] and v not in _BLANK), None)
+        if cell is not None:
+            lines.append(f"| {r.row.label} | {cell[1]} {_cite(r.sources)}")
+            used.append(r)
+    return ("\n\n".join(lines), used) if len(used) >= 3 else None
+
+
 def _common_prefix(headers: Sequence[str]) -> str:
     """The words every header starts with ("Three Months Ended"), without dates or figures."""
     split = [h.split() for h in headers]
@@ -301,10 +329,10 @@ def compose(
         rows = named_rows(question, rows)
     if not rows:
         return None
-    result: tuple[str, list[Row]] | None = None
-    if q.shape == "trend":
+    result = breakdown_table(rows, q) if q.breakdown else None
+    if result is None and q.shape == "trend":
         result = trend_table(rows, q)
-    elif q.shape == "comparison":
+    elif result is None and q.shape == "comparison":
         result = comparison_lines(rows, q, headings, titles)
     if result is None:
         found = figure_line(rows, q, _subject(q), titles)

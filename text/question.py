@@ -45,6 +45,15 @@ _LATEST = re.compile(
     re.IGNORECASE,
 )
 _YOY = re.compile(r"\byear[- ]over[- ]year\b|\bcompared (?:to|with) the (?:same|prior)", re.I)
+# the parts of a figure: "the revenue breakdown", "revenue distribution among product lines",
+# "net sales by segment", "each of its business segments"
+_BREAKDOWN = re.compile(
+    r"\bbreak\s?down\b|\bbroken down\b|\bdistribution\b|\bcomposition\b|\bby (?:segment|product"
+    r"|region|geograph\w*|category|business)\b|\b(?:each|every|various|different|diverse|its|their)"
+    r" (?:of (?:its|their|the) )?(?:\w+ ){0,2}(?:segments|product lines|offerings|categories"
+    r"|regions|businesses|business lines)\b",
+    re.IGNORECASE,
+)
 _TREND = re.compile(
     r"\b(?:across|over|through(?:out)?)\s+(?:the\s+)?(?:(?:last|past|recent|several|multiple"
     r"|different|\w+)\s+)?(?:quarters|periods|filings|years|time|reports)\b|\btrends?\b"
@@ -169,6 +178,7 @@ class Question:
     shape: Shape
     latest: bool = False  # "latest / most recent quarter"
     yoy: bool = False  # year over year
+    breakdown: bool = False  # the parts of a figure: its segments, products, regions
     metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
 
 
@@ -312,6 +322,7 @@ def analyze(text: str) -> Question:
         periods=periods,
         shape=_shape(text, entities, periods, metrics),
         latest=bool(_LATEST.search(text)),
+        breakdown=bool(_BREAKDOWN.search(text)),
         yoy=bool(_YOY.search(text)),
         metric_words=words,
     )

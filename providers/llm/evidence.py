@@ -16,6 +16,7 @@ from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex
 from deepresearch.text.question import Question, analyze, periods_of
 from deepresearch.text.sentences import Unit, build_units
+from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
 PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
@@ -42,10 +43,43 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
 
 def evidence_budget(q: Question, max_findings: int, documents: int) -> int:
     """Findings a question of this shape may hand on: a trend or a comparison may add one row
-    per document read (one value per filing or entity) to the usual budget, at most doubling it."""
+    per document read (one value per filing or entity) to the usual budget, at most doubling it;
+    a breakdown, the rest of its table (doubling it too)."""
     if q.shape in PER_DOCUMENT_SHAPES:
         return max_findings + min(documents, max_findings)
-    return max_findings
+    return 2 * max_findings if q.breakdown else max_findings
+
+
+def breakdown_rows(
+    q: Question, units: list[Unit], scores: list[float], chosen: list[int], budget: int
+) -> list[int]:
+    """``chosen`` plus every row stating a figure of the table the breakdown asks for, in
+    table order, within ``budget``: "revenue by segment" is a whole table whose title names the
+    figure ("Net sales by groups of similar products and services") and whose rows name only the
+    parts ("Online stores"), so relevance ranking finds one or two of them. The table is the one
+    of three or more rows whose title shares most of the question's metric words (then the best
+    row score); without such a title, the best chosen row's table."""
+    wanted = {t for word in q.metric_words for t in terms(word)}
+    tables: dict[tuple[int, str], list[int]] = {}
+    for i, u in enumerate(units):
+        row = parse_row(u.text) if u.table and has_figure(u.text) else None
+        if row is not None:
+            tables.setdefault((u.source, row.title), []).append(i)
+
+    def fit(key: tuple[int, str]) -> tuple[int, float]:
+        return len(set(terms(key[1])) & wanted), max(scores[i] for i in tables[key])
+
+    named = [k for k in tables if len(tables[k]) >= 3 and fit(k)[0] > 0]
+    if named:
+        rows = tables[max(named, key=fit)]
+    else:
+        picked = [i for i in chosen if any(i in v for v in tables.values())]
+        if not picked:
+            return chosen
+        best = max(picked, key=lambda i: (scores[i], -units[i].order))
+        rows = next(v for v in tables.values() if best in v)
+    extra = [i for i in rows if i not in chosen]
+    return [*chosen, *extra][: max(budget, len(chosen))]
 
 
 def latest_weights(
@@ -114,6 +148,7 @@ def per_document_rows(
 
 __all__ = [
     "PER_DOCUMENT_SHAPES",
+    "breakdown_rows",
     "evidence_budget",
     "evidence_units",
     "latest_weights",

@@ -38,6 +38,7 @@ from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import (
     PER_DOCUMENT_SHAPES,
+    breakdown_rows,
     evidence_budget,
     evidence_units,
     latest_weights,
@@ -100,9 +101,11 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     ]
     scores = line_item_boost(task.question, units, scores)
     chosen = mmr_select(units, scores, scorer, task.max_findings)
+    budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
-        budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
         chosen = per_document_rows(units, scores, chosen, documents, budget)
+    elif q.breakdown:  # the parts of a figure: the rest of its table
+        chosen = breakdown_rows(q, units, scores, chosen, budget)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
     findings = tuple(DraftFinding(text=units[i].text, sources=(units[i].source,)) for i in chosen)

@@ -1,0 +1,68 @@
+"""A breakdown ("the revenue breakdown across its service offerings") is answered by a whole table.
+
+* the question analysis tells a breakdown from a single figure;
+* the findings hand on every row of the table whose title names the figure, though its rows
+  name only the parts ("Online stores") and prose repeating the question's words outscores them;
+* the Answer is a table of the parts, one cited cell each, and the citation verifier keeps it.
+"""
+
+from __future__ import annotations
+
+from test_answer_shapes import _verified_answer
+
+from deepresearch.llm_messages import FindingsTask, SourceText
+from deepresearch.providers.llm.extractive import answer_findings
+from deepresearch.text.question import analyze
+from deepresearch.text.tables import TableRow, format_row
+
+QUESTION = "In Q3 2023, what was the revenue breakdown across Contoso's various service offerings?"
+TITLE = "Net sales by groups of similar products and services"
+PARTS = [
+    ("Online stores", "57,267"),
+    ("Physical stores", "4,959"),
+    ("Third-party seller services", "34,342"),
+    ("Advertising services", "12,060"),
+    ("Cloud", "23,059"),
+]
+PROSE = (
+    "Our revenue from service offerings depends on new service offerings, and a breakdown of "
+    "revenue by service offerings may vary as our service offerings change."
+)
+
+
+def _part(label: str, value: str) -> str:
+    return format_row(
+        TableRow(TITLE, "in millions", label, (("Three Months Ended September 30, 2023", value),))
+    )
+
+
+def test_a_breakdown_is_told_from_a_single_figure() -> None:
+    assert analyze(QUESTION).breakdown
+    assert analyze("How does the revenue distribution among its product lines compare?").breakdown
+    assert analyze("What were Contoso's net sales by segment in Q3 2023?").breakdown
+    assert not analyze("What was Contoso's total revenue in Q3 2023?").breakdown
+
+
+def test_the_findings_hand_on_every_row_of_the_titled_table() -> None:
+    statement = format_row(
+        TableRow(
+            "Statements of operations",
+            "in millions",
+            "Net service sales",
+            (("Three Months Ended September 30, 2023", "79,912"),),
+        )
+    )
+    page = "\n".join([PROSE, statement, "Notes to the statements.", *(_part(*p) for p in PARTS)])
+    sources = (SourceText(n=1, url="doc:q3.pdf#page=20", title="q3.pdf", location="p", text=page),)
+    draft = answer_findings(FindingsTask(question=QUESTION, sources=sources, max_findings=4))
+    texts = [f.text for f in draft.findings]
+    assert all(any(value in t for t in texts) for _, value in PARTS), texts
+
+
+def test_the_answer_is_a_table_of_the_parts_that_the_verifier_keeps() -> None:
+    found = [(_part(*p), "doc:q3.pdf#page=20") for p in PARTS]
+    answer, failed = _verified_answer(QUESTION, [(PROSE, "doc:q3.pdf#page=21"), *found])
+    assert failed == []
+    table = answer.split("\n\n")[0].splitlines()
+    assert table[0] == f"| Contoso: {TITLE} (in millions) | Three Months Ended September 30, 2023 |"
+    assert table[2].startswith("| Online stores | 57,267 [") and len(table) == 2 + len(PARTS)
