@@ -217,14 +217,31 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     return "\n\n".join(lines), used
 
 
-def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
-    """``| <entity>: <title> (<unit>) | <column> |`` with one line per row of the table the
-    breakdown asks for (three or more rows of one source and title; the title sharing most of the
-    question's metric words, then the most rows), each row's cell of the asked or current period."""
-    wanted = _metric_terms(q)
-    tables: dict[tuple[tuple[int, ...], str], list[Row]] = {}
+def _tables(rows: Sequence[Row]) -> dict[tuple[tuple[int, ...], str], list[Row]]:
+    """The rows by table (their sources and title), in findings order."""
+    out: dict[tuple[tuple[int, ...], str], list[Row]] = {}
     for r in rows:
-        tables.setdefault((r.sources, r.row.title), []).append(r)
+        out.setdefault((r.sources, r.row.title), []).append(r)
+    return out
+
+
+def names_a_table(rows: Sequence[Row], q: Question) -> bool:
+    """Whether the question names a table rather than a row of it: a title of three or more
+    rows shares as many of its metric words as the best row label ("inventory levels": the
+    "Inventories" table, of which "Total inventories" is one line)."""
+    wanted = _metric_terms(q)
+    best = max((len(set(terms(r.row.label)) & wanted) for r in rows), default=0)
+    titles = [k[1] for k, v in _tables(rows).items() if len(v) >= 3]
+    return best > 0 and any(len(set(terms(t)) & wanted) >= best for t in titles)
+
+
+def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+    """``| <entity>: <title> (<unit>) | <column> | <column> |`` with one line per row of the
+    table asked for (three or more rows of one source and title; the title sharing most of the
+    question's metric words, then the most rows): each row's cell of the asked or current period
+    and the one beside it (the prior period a reader compares with)."""
+    wanted = _metric_terms(q)
+    tables = _tables(rows)
     fits = {k: len(set(terms(k[1])) & wanted) for k, v in tables.items() if len(v) >= 3}
     if not fits or max(fits.values()) == 0:
         return None
@@ -232,16 +249,18 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
     first = pick_cell(parts[0].row, q)
     if first is None:
         return None
-    lines = [
-        f"| {_subject(q)}{parts[0].row.title}{_unit(parts[0].row)} | {first[0]} |",
-        "| --- | --- |",
-    ]
+    others = [h for h, v in parts[0].row.cells if h != first[0] and v not in _BLANK]
+    headers = [first[0], *others[:1]]
+    title = f"{_subject(q)}{parts[0].row.title}{_unit(parts[0].row)}"
+    lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
     used: list[Row] = []
     for r in parts[:MAX_TREND_ROWS]:
-        cell = next(((h, v) for h, v in r.row.cells if h == first[0] and v not in _BLANK), None)
-        if cell is not None:
-            lines.append(f"| {r.row.label} | {cell[1]} {_cite(r.sources)}")
-            used.append(r)
+        cells = dict(r.row.cells)
+        if cells.get(first[0], "") in _BLANK:
+            continue
+        values = " | ".join(cells.get(h, "—") for h in headers)
+        lines.append(f"| {r.row.label} | {values} {_cite(r.sources)}")
+        used.append(r)
     return ("\n\n".join(lines), used) if len(used) >= 3 else None
 
 
@@ -329,7 +348,8 @@ def compose(
         rows = named_rows(question, rows)
     if not rows:
         return None
-    result = breakdown_table(rows, q) if q.breakdown else None
+    table = q.breakdown or (q.shape not in ("trend", "comparison") and names_a_table(rows, q))
+    result = breakdown_table(rows, q) if table else None
     if result is None and q.shape == "trend":
         result = trend_table(rows, q)
     elif result is None and q.shape == "comparison":

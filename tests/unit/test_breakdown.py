@@ -66,3 +66,38 @@ def test_the_answer_is_a_table_of_the_parts_that_the_verifier_keeps() -> None:
     table = answer.split("\n\n")[0].splitlines()
     assert table[0] == f"| Contoso: {TITLE} (in millions) | Three Months Ended September 30, 2023 |"
     assert table[2].startswith("| Online stores | 57,267 [") and len(table) == 2 + len(PARTS)
+
+
+def _inventory(label: str, now: str, before: str) -> str:
+    cells = (("Oct 1, 2022", now), ("Dec 25, 2021", before))
+    return format_row(TableRow("Inventories", "in millions", label, cells))
+
+
+def test_a_question_naming_a_table_gets_the_table_with_the_prior_period_beside() -> None:
+    """ "inventory levels" names the Inventories table, of which "Total inventories" is one
+    line: the Answer shows every line with the balance a reader compares it with."""
+    found = [
+        (_inventory("Raw materials", "1,635", "1,441"), "doc:q3.pdf#page=12"),
+        (_inventory("Work in process", "7,030", "6,656"), "doc:q3.pdf#page=12"),
+        (_inventory("Total inventories", "12,831", "10,776"), "doc:q3.pdf#page=12"),
+    ]
+    query = "What insights could be gleaned from Initech's Q3 2022 inventory levels?"
+    answer, failed = _verified_answer(query, found)
+    assert failed == []
+    table = answer.split("\n\n")[0].splitlines()
+    assert table[0] == "| Initech: Inventories (in millions) | Oct 1, 2022 | Dec 25, 2021 |"
+    assert table[4].startswith("| Total inventories | 12,831 | 10,776 [")
+
+
+def test_a_question_naming_a_row_gets_the_row() -> None:
+    def line(label: str, value: str) -> str:
+        cells = (("Three Months Ended July 1, 2023", value),)
+        return format_row(TableRow("Statements of operations", "in millions", label, cells))
+
+    found = [
+        (line("Products", "60,584"), "doc:q3.pdf#page=4"),
+        (line("Services", "21,213"), "doc:q3.pdf#page=4"),
+        (line("Total net sales", "81,797"), "doc:q3.pdf#page=4"),
+    ]
+    answer, _ = _verified_answer("What was Initech's total net sales in Q3 2023?", found)
+    assert answer.startswith("Initech: Total net sales (in millions)"), answer
