@@ -152,6 +152,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "costs": ("expenses",),
     "expenses": ("costs",),
     "spending": ("expenses",),
+    "exchange": ("currency", "currencies"),  # "foreign exchange rates" ~ "foreign currencies"
+    "currency": ("exchange",),
+    "currencies": ("exchange",),
+    "buybacks": ("repurchases", "repurchased"),
+    "repurchases": ("repurchased",),
 }  # for scorers that weigh what a question is about
 _WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 

@@ -178,3 +178,15 @@ def test_words_about_the_analysis_asked_for_are_no_metrics() -> None:
     assert q.metrics == ("tax rate", "tax matters")
     q = analyze("What changes in debt and interest obligations did Contoso disclose in Q1 2023?")
     assert q.metrics == ("debt", "interest obligations")
+
+
+def test_a_question_about_exchange_rates_is_about_currencies_and_buybacks_are_repurchases() -> None:
+    """Filings say "weakness in foreign currencies" and "we repurchased", rarely "foreign
+    exchange rates" or "buybacks": the metric words carry the filings' words."""
+    assert (
+        "currencies"
+        in analyze("What is the impact of foreign exchange rates on Contoso?").metric_words
+    )
+    assert (
+        "repurchased" in analyze("Did Contoso report major stock buybacks in Q3 2023?").metric_words
+    )
