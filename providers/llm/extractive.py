@@ -60,6 +60,7 @@ _TERMINAL = (".", "!", "?")
 # a finding stating a figure counts this much more for the Answer of a question that is not an
 # explanation: "our effective tax rate was 18%" answers, "the rate decreased due to ..." talks
 FIGURE_WEIGHT = 2.0
+MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
 # a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
 _FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 
@@ -175,7 +176,8 @@ def answer_write(task: WriteTask) -> WriteDraft:
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
     units = [Unit(d.text, si, k, False, tuple(terms(d.text))) for k, (si, d) in enumerate(flat)]
     scores = Scorer(units).score(task.query, find_periods(task.query)) if units else []
-    if analyze(task.query).shape != "explanation":  # a figure answers more than talk of one
+    shape = analyze(task.query).shape
+    if shape != "explanation":  # a figure answers more than talk of one
         scores = [
             sc * (FIGURE_WEIGHT if _FIGURE.search(u.text) else 1.0)
             for sc, u in zip(scores, units, strict=True)
@@ -190,9 +192,12 @@ def answer_write(task: WriteTask) -> WriteDraft:
         (k for k in range(len(flat)) if k not in ranked and top > 0 and scores[k] >= 0.5 * top),
         key=lambda k: (-scores[k], k),
     )
+    urls = {s.n: s.url for s in task.sources}
+    leads = _per_document_figures(flat, scores, urls) if shape == "trend" else []
+    ranked = [*leads, *(k for k in ranked if k not in leads)]
     picked: dict[str, tuple[int, ...]] = {}
     for k in ranked:
-        if len(picked) < 3:
+        if len(picked) < max(3, len(leads)):
             picked.setdefault(flat[k][1].text, flat[k][1].sources)
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
@@ -203,7 +208,6 @@ def answer_write(task: WriteTask) -> WriteDraft:
         {s.n: s.title for s in task.sources},
     )
     if composed is not None:  # the figure / table first, then the best quoted prose
-        urls = {s.n: s.url for s in task.sources}
         # prose from another filing would speak of another company or quarter
         docs = {document_of(urls.get(n, "")) for n in composed[1]}
         prose = [
@@ -214,6 +218,22 @@ def answer_write(task: WriteTask) -> WriteDraft:
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
+
+
+def _per_document_figures(
+    flat: list[tuple[int, DraftFinding]], scores: list[float], urls: dict[int, str]
+) -> list[int]:
+    """For a trend told in sentences (no row to tabulate), each document's best finding that
+    states a figure, best first, at most ``MAX_TREND_SENTENCES``: "our effective tax rate was
+    19%" from every filing, not three sentences from one."""
+    best: dict[str, int] = {}
+    for k, (_, draft) in enumerate(flat):
+        if not _FIGURE.search(draft.text) or scores[k] <= 0:
+            continue
+        doc = document_of(urls.get(draft.sources[0], ""))
+        if doc not in best or scores[k] > scores[best[doc]]:
+            best[doc] = k
+    return sorted(best.values(), key=lambda k: (-scores[k], k))[:MAX_TREND_SENTENCES]
 
 
 def answer_rewrite(task: RewriteTask) -> RewriteDraft:

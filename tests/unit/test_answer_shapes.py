@@ -487,3 +487,26 @@ def test_a_sentence_stating_the_rate_makes_the_answer_beside_sentences_about_its
         (rate, "doc:q.pdf#page=9"),
     ]
     assert rate in answer_write(_task(query, found)).answer
+
+
+def test_a_trend_told_in_sentences_gives_each_filings_figure() -> None:
+    """No row to tabulate: each filing's sentence stating the rate makes the Answer, not the
+    three sentences of one filing that repeat the question's words most."""
+    query = "What effective tax rate has Initech reported in these quarters and how does it differ?"
+    talk = [
+        "The increase in our effective tax rate over the prior year was due to a tax benefit.",
+        "The decrease in our effective tax rate differs from the prior year due to tax law.",
+        "Our effective tax rate differs from the statutory rate in these quarters.",
+    ]
+    rates = [
+        (
+            "Our effective tax rate was 18% and 19% for the three months ended September 30, 2023.",
+            "q3",
+        ),
+        ("Our effective tax rate was 19% and 17% for the three months ended March 31, 2023.", "q1"),
+        ("Our effective tax rate was 21% and 15% for the three months ended June 30, 2023.", "q2"),
+    ]
+    found = [*((t, "doc:q3.pdf#page=9") for t in talk)]
+    found += [(t, f"doc:{d}.pdf#page=20") for t, d in rates]
+    answer = answer_write(_task(query, found)).answer
+    assert all(t in answer for t, _ in rates), answer
