@@ -1,6 +1,7 @@
-"""Column headers, title and unit of a table rebuilt by ``table_layout``: which header fragment
-sits over which column (spanning, centred or right-aligned), the caption line above the headers
-and the unit line ("(In millions)") wherever the table states it.
+"""Column headers, title and unit of a table rebuilt by ``table_layout``: which lines above the
+data are its header block (a heading or running head centred on the whole page is caption, not
+header), which header fragment sits over which column (spanning, centred or right-aligned), the
+caption line above the headers and the unit line ("(In millions)") wherever the table states it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ _NOTE_MARK = re.compile(r"^(?:\(\d{1,2}\)|\*+|\d\s)\s*\S")
 _TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.IGNORECASE)
 _MAX_TITLE_WORDS = 20
 _MAX_TITLE_CHARS = 220
+_FLUSH = 6.0  # a header set flush with a column's edge: a negative's ")" hangs past it
 
 
 def slot_of(frag: Frag, slots: list[tuple[float, float]]) -> int:
@@ -89,14 +91,92 @@ def assign_headers(
         if id(frag) not in used:
             out[slot_of(frag, slots)].append(frag)
     if top and 2 <= len(frags) < len(columns):  # spanning headers: each column the nearest
+        tiled = _right_tiled(frags, columns)
         for i, span in enumerate(columns):
             if not out[i]:
-                out[i].append(min(frags, key=lambda f: _gap(f, span)))
+                out[i].append(tiled[i] if tiled else min(frags, key=lambda f: _gap(f, span)))
     dated = [bool(cell) and all(_dated([f.text]) for f in cell) for cell in out]
     for i, cell in enumerate(out if stubs and any(dated) else []):
         if dated[i] or not cell:  # a stub over the labels ("Three Months Ended June 30,")
             cell[:0] = stubs  # heads the dates of its row; over other headers it names the
     return unit  # label column ("Period") and heads none
+
+
+def _right_tiled(frags: list[Frag], columns: list[tuple[float, float]]) -> list[Frag] | None:
+    """Each column's spanning header when the headers are set flush with the right edge of the
+    last column of equal groups that tile the columns ("Three Months Ended" over the second of
+    two year columns, "Six Months Ended" over the fourth); None for any other layout."""
+    frags = sorted(frags, key=lambda f: f.x0)
+    size, rest = divmod(len(columns), len(frags))
+    if rest or size < 2:
+        return None
+    for k, frag in enumerate(frags):
+        if abs(frag.x1 - columns[size * (k + 1) - 1][1]) > _FLUSH:
+            return None
+    return [frags[i // size] for i in range(len(columns))]
+
+
+def header_block(
+    above: list[VisualRow],
+    first: VisualRow,
+    slots: list[tuple[float, float]],
+    columns: list[tuple[float, float]],
+    pitch: float,
+    label_left: float,
+) -> tuple[list[VisualRow], str, int]:
+    """The column header rows right above the data row ``first`` and the unit line among them;
+    the rows of ``above`` before the returned index are the caption's. The block ends at a
+    row far above, a text row, a unit line over headers, or a heading (``_heading``)."""
+    heads: list[VisualRow] = []
+    i, unit, below = len(above), "", first
+    while i > 0:
+        row = above[i - 1]
+        if row.centre - below.centre > 3 * pitch:  # a page's running head is no column header
+            break
+        if unit_row(row):  # the unit line: under the headers, or a stub among them
+            if heads and not (row.right < slots[0][0] and i >= 2 and above[i - 2].kind == "head"):
+                break
+            unit = unit or unit_text(row.text)
+        elif row.kind != "head" or _heading(row, heads, slots, columns, label_left, pitch):
+            break
+        else:
+            heads.insert(0, row)
+        i, below = i - 1, row
+    return heads, unit, i
+
+
+def _heading(
+    row: VisualRow,
+    heads: list[VisualRow],
+    slots: list[tuple[float, float]],
+    columns: list[tuple[float, float]],
+    label_left: float,
+    pitch: float,
+) -> bool:
+    """A heading or running head, not a column header: one line centred on the whole table
+    (labels and values) that is set apart from the header lines below it, starts left of the
+    first column's territory or spans no group of columns (neither centred on one nor flush
+    with its right edge). A line centred over header words under it is a header of its own
+    ("Common Stock and Capital" over "of Par Value", "Outstanding" over "Shares  Amount")."""
+    frags = [f for f in row.frags if not UNIT_RE.match(f.text)]
+    if len(frags) != 1:
+        return False
+    (frag,) = frags
+    middle = frag.x0 + frag.x1  # twice the centre, as the sums below
+    width = columns[-1][1] - label_left
+    if abs(middle - label_left - columns[-1][1]) / 2 > max(12.0, 0.04 * width):
+        return False
+    if heads and row.centre - heads[0].centre > 1.3 * pitch:  # a blank line under it
+        return True
+    for head in heads:  # centred over header words below it (over one or a run of them)
+        below = [f for f in head.frags if not UNIT_RE.match(f.text)]
+        if any(abs(middle - f.x0 - g.x1) <= 6 for i, f in enumerate(below) for g in below[i:]):
+            return False
+    return frag.x0 < slots[0][0] or not any(
+        abs(frag.x1 - columns[b][1]) <= _FLUSH or abs(middle - columns[a][0] - columns[b][1]) <= 12
+        for a in range(len(columns))
+        for b in range(a, len(columns))
+    )
 
 
 def staggered(heads: list[VisualRow], slots: list[tuple[float, float]]) -> bool:

@@ -22,6 +22,7 @@ from deepresearch.text.table_body import (
 from deepresearch.text.table_headers import (
     UNIT_RE,
     assign_headers,
+    header_block,
     header_text,
     is_prose,
     lone_header,
@@ -30,7 +31,6 @@ from deepresearch.text.table_headers import (
     staggered,
     title_and_unit,
     unit_row,
-    unit_text,
 )
 from deepresearch.text.tables import TableRow
 
@@ -344,22 +344,7 @@ def _build(
     label_left = min(r.frags[0].x0 for r in data)
     columns = _columns(data)
     slots = _slots(columns, label_right)
-    heads: list[VisualRow] = []
-    i, unit = len(above), ""
-    below = body[0]
-    while i > 0:  # the header rows right above the data; a unit line among them is the unit
-        row = above[i - 1]
-        if row.centre - below.centre > 3 * pitch:  # a page's running head is no column header
-            break
-        if unit_row(row):  # the unit line: under the headers, or a stub among them
-            if heads and not (row.right < slots[0][0] and i >= 2 and above[i - 2].kind == "head"):
-                break
-            unit = unit or unit_text(row.text)
-        elif row.kind != "head":
-            break
-        else:
-            heads.insert(0, row)
-        i, below = i - 1, row
+    heads, unit, i = header_block(above, body[0], slots, columns, pitch, label_left)
     title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
     if not i and previous is not None and not title:  # printed right under another table:
