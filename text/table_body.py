@@ -44,6 +44,9 @@ def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) 
     )
 
 
+_DASHES = frozenset({"—", "–", "-"})  # a dash in a figure column is a zero
+
+
 def _number(text: str) -> float | None:
     digits = text.replace(",", "").replace("$", "").strip()
     negative = digits.startswith("(") and digits.endswith(")")
@@ -54,28 +57,31 @@ def _number(text: str) -> float | None:
     return -value if negative else value
 
 
-def _sums_up(
+def _sum_span(
     cells: dict[int, list[str]], above: list[tuple[VisualRow, TableRow]], names: list[str]
-) -> bool:
-    """A row printed without a label whose values each add up the rows right above them
-    (under the rule a total is printed with): the total line."""
+) -> int:
+    """How many rows right above a row its values each add up (the fewest, at least two, that
+    every column agrees on); 0 when they add up no run of rows: then it is no total."""
     if not cells:
-        return False
+        return 0
+    spans: set[int] | None = None
     for slot, texts in cells.items():
         value = _number(" ".join(texts))
         column = [dict(row.cells).get(names[slot], "") for _, row in above]
-        numbers = [_number(v) for v in column if v]
+        numbers = [0.0 if v.strip() in _DASHES else _number(v) for v in column if v]
         if value is None or not numbers or value == 0:
-            return False
-        total, matched = 0.0, False
+            return 0
+        total, ok = 0.0, set()
         for count, n in enumerate(reversed(numbers), start=1):
             if n is None:
                 break
             total += n
-            matched = matched or (count >= 2 and abs(total - value) <= 0.5)
-        if not matched:
-            return False
-    return True
+            if count >= 2 and abs(total - value) <= 0.5:
+                ok.add(count)
+        spans = ok if spans is None else spans & ok
+        if not spans:
+            return 0
+    return min(spans) if spans else 0
 
 
 def body_rows(
@@ -87,7 +93,7 @@ def body_rows(
     pitch: float,
 ) -> list[tuple[VisualRow, TableRow]]:
     out: list[tuple[VisualRow, TableRow]] = []
-    section, section_x, carry = "", 0.0, ""
+    section, section_x, carry, opened = "", 0.0, "", 0
     for i, row in enumerate(body):
         if row.kind != "data":
             text = _FOOTNOTES.sub("", row.text.strip()).strip()
@@ -112,20 +118,26 @@ def body_rows(
                 section = f"{section} {text.rstrip(':').strip()}"
             else:
                 section, section_x, carry = text.rstrip(":").strip(), row.frags[0].x0, ""
+                opened = len(out)
             continue
         label = _FOOTNOTES.sub("", row.label).strip()
         label = f"{carry} {label}".strip() if carry else label
         carry = ""
-        if section and label.lower() in ("total", "totals", "net", "subtotal"):
-            label, section = f"{section} - {label}", ""  # "Revenue - Total"
-        elif section and (label.lower().startswith("total") or row.frags[0].x0 < section_x - 1):
-            section = ""  # "Total net sales" closes its section; so does a row left of it
-        elif section:
-            label = f"{section} - {label}"
         cells: dict[int, list[str]] = {}
         for frag in row.values:
             cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
-        if not label and _sums_up(cells, out, names):
+        span = _sum_span(cells, out, names)
+        if section and label.lower() in ("total", "totals", "net", "subtotal"):
+            label, section = f"{section} - {label}", ""  # "Revenue - Total"
+        elif section and (
+            label.lower().startswith("total")
+            or row.frags[0].x0 < section_x - 1
+            or span > len(out) - opened  # it adds up rows before the section: a larger total
+        ):
+            section = ""  # "Total net sales" closes its section; so does a row left of it
+        elif section:
+            label = f"{section} - {label}"
+        if not label and span:
             label = "Total"
         out.append(
             (

@@ -249,3 +249,28 @@ def test_a_stub_period_header_and_sections_at_the_label_indent(tmp_path: Path) -
     )
     assert rows["Revenue - Total"].endswith(periods.format("37,925", "33,657"))
     assert rows["Operating income - Devices"].endswith(periods.format("5,174", "4,217"))
+
+
+def test_a_total_of_rows_before_its_section_closes_the_section(tmp_path: Path) -> None:
+    """ "Net cash provided by operating activities", printed at the indent of the rows of the
+    section above it, adds up every row since the statement began: it is that total, not one
+    of the section's changes in assets."""
+    r = [480.0, 570.0]
+    page: list[Placed] = [
+        (LEFT, 760, "Statements of cash flows"),
+        (LEFT, 746, "(In millions)"),
+        (LEFT, 730, "Nine Months Ended"),
+        (r[0] - text_width("2023"), 730, "2023"),
+        (r[1] - text_width("2022"), 730, "2022"),
+    ]
+    page += row(716, "Net income", ["$ 2,954", "$ 6,749"], r)
+    page.append((LEFT, 702, "Adjustments to reconcile net income:"))
+    page += row(690, "Depreciation", ["1,147", "—"], r, LEFT + 10)
+    page += row(678, "Stock-based compensation", ["1,549", "1,462"], r, LEFT + 10)
+    page.append((LEFT, 664, "Changes in operating assets and liabilities:"))
+    page += row(652, "Accounts receivable", ["(258)", "(1,033)"], r, LEFT + 10)
+    page += row(640, "Inventories", ["(1,999)", "(1,974)"], r, LEFT + 10)
+    page += row(628, "Net cash provided by operating activities", ["3,393", "5,204"], r, LEFT + 10)
+    rows = rows_of(extract_path(write_positioned_pdf(tmp_path / "cash.pdf", [page])).pages[0])
+    assert "Changes in operating assets and liabilities - Inventories" in rows, list(rows)
+    assert "Net cash provided by operating activities" in rows, list(rows)
