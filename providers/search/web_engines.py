@@ -28,23 +28,25 @@ from deepresearch.schemas import SearchHit
 
 
 class _JsonApi:
-    """Shared state of a JSON search API: the client, a base URL, an optional key, a timeout."""
+    """Shared state of a JSON search API: the client, a base URL, an optional key, a timeout.
+    An engine that needs a key subclasses it as it is, naming its ``DEFAULT_BASE_URL``."""
 
     name = ""
     MAX_RESULTS = 20
+    DEFAULT_BASE_URL = ""  # the engine's public API; tests and self-hosted setups pass another
 
     def __init__(
         self,
         client: httpx.AsyncClient,
         api_key: SecretStr | None,
         *,
-        base_url: str,
+        base_url: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         clock: Clock = time.time,
     ) -> None:
         self._client = client
         self._key = api_key
-        self.base_url = base_url.rstrip("/")
+        self.base_url = (self.DEFAULT_BASE_URL if base_url is None else base_url).rstrip("/")
         self._timeout_s = timeout_s
         self._clock = clock
 
@@ -96,29 +98,6 @@ class _JsonApi:
         return max(1, min(limit, self.MAX_RESULTS))
 
 
-class _KeyedApi(_JsonApi):
-    """An engine that needs a key and has a public base URL (overridable for tests)."""
-
-    DEFAULT_BASE_URL = ""
-
-    def __init__(
-        self,
-        client: httpx.AsyncClient,
-        api_key: SecretStr,
-        *,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        clock: Clock = time.time,
-    ) -> None:
-        super().__init__(
-            client,
-            api_key,
-            base_url=self.DEFAULT_BASE_URL if base_url is None else base_url,
-            timeout_s=timeout_s,
-            clock=clock,
-        )
-
-
 class SearxngSearch(_JsonApi):
     """A SearXNG instance's ``/search?format=json`` (the instance must enable the json format)."""
 
@@ -148,7 +127,7 @@ class SearxngSearch(_JsonApi):
         return self._hits(data.get("results"), "results", limit)
 
 
-class TavilySearch(_KeyedApi):
+class TavilySearch(_JsonApi):
     """Tavily's ``POST /search`` with the key as a bearer token (never in the body or URL)."""
 
     name = "tavily"
@@ -168,7 +147,7 @@ class TavilySearch(_KeyedApi):
         return self._hits(data.get("results"), "results", limit)
 
 
-class GoogleSearch(_KeyedApi):
+class GoogleSearch(_JsonApi):
     """Google Programmable Search (Custom Search JSON API): ``key`` + engine id ``cx``.
 
     The key goes in the ``X-goog-api-key`` header that Google's API front end accepts in place of
@@ -203,7 +182,7 @@ class GoogleSearch(_KeyedApi):
         return self._hits(data.get("items"), "items", limit, url="link", snippet="snippet")
 
 
-class BraveSearch(_KeyedApi):
+class BraveSearch(_JsonApi):
     """Brave Search API ``/res/v1/web/search`` with the ``X-Subscription-Token`` header."""
 
     name = "brave"
