@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -22,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from printout import show
 
 REPO = Path(__file__).resolve().parents[1]
 QUERY = "Compare the revenue of Apple, Amazon, Intel, Microsoft and Nvidia in 2023"
@@ -124,11 +125,7 @@ def main() -> None:
         "resume_over_full_run": round(resume_s / full, 3),
         "targets": {"checkpoint_overhead_ratio": 1.05, "resume_over_full_run": 0.25},
     }
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+    show(result, args.json)
 
 
 if __name__ == "__main__":

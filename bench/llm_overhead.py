@@ -18,6 +18,7 @@ import time
 
 import httpx
 from openai import AsyncOpenAI
+from printout import show
 from pydantic import SecretStr
 
 from deepresearch.llm_messages import QueriesTask, QueryList
@@ -89,11 +90,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = asyncio.run(measure(args.calls, args.rounds))
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+    show(result, args.json)
 
 
 if __name__ == "__main__":

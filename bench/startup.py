@@ -23,7 +23,6 @@ crew that outlives runs, a run costs little more than joining the cluster).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -31,19 +30,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
+from printout import show
 
 REPO = Path(__file__).resolve().parents[1]
 QUERY = "What was Apple's total net sales for the quarter ended July 1, 2023?"
-
-
-def show(result: dict[str, Any], as_json: bool) -> None:
-    """One JSON object, or one ``key: value`` line per figure."""
-    if as_json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
 
 
 def bare_ray(settings: object) -> float:

@@ -14,10 +14,11 @@ starts in lower case or is only a unit line) and a row without a unit line.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import time
 from pathlib import Path
+
+from printout import show
 
 REPO = Path(__file__).resolve().parents[1]
 _COLUMN_N = re.compile(r"^column \d+$")
@@ -86,11 +87,7 @@ def main() -> None:
         "table_extraction_s": round(ours_s, 3),
         "table_over_bare": round(ours_s / bare_s, 3),
     }
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+    show(result, args.json)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,8 @@ def static_resolver(mapping: Mapping[str, Sequence[str]]) -> Resolver:
     return resolve
 
 
-def _escape(text: str) -> str:
+def escape_pdf_text(text: str) -> str:
+    """``text`` safe inside a PDF string literal ``(...)``."""
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
@@ -74,9 +75,15 @@ def build_pdf(pages: Sequence[Sequence[str]]) -> bytes:
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {pid + 1} 0 R "
             f"/Resources << /Font << /F1 3 0 R >> >> >>".encode()
         )
-        ops = ["BT", "/F1 11 Tf", "14 TL", "50 740 Td", *(f"({_escape(t)}) Tj T*" for t in lines)]
+        shown = (f"({escape_pdf_text(t)}) Tj T*" for t in lines)
+        ops = ["BT", "/F1 11 Tf", "14 TL", "50 740 Td", *shown]
         stream = "\n".join([*ops, "ET"]).encode("latin-1")
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    return assemble_pdf(objects)
+
+
+def assemble_pdf(objects: Sequence[bytes]) -> bytes:
+    """A PDF file of ``objects`` (numbered from 1, object 1 the catalog) with correct xref offsets."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from pdf_layout import assemble_pdf
+from pdf_layout import write_pdf
 
 REPO = Path(__file__).resolve().parents[1]
 SEC_DOCS = REPO.parent / "shared" / "data" / "sec-10q" / "docs"
@@ -22,35 +22,6 @@ def ctrl_c_reaches_children() -> Iterator[None]:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
-def write_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:
-    """A minimal valid PDF (Helvetica text, one line per string) with correct xref offsets."""
-    objects: list[bytes] = []
-    n_pages = len(pages)
-    page_ids = [4 + 2 * i for i in range(n_pages)]
-    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    kids = " ".join(f"{pid} 0 R" for pid in page_ids)
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for i, lines in enumerate(pages):
-        content_id = page_ids[i] + 1
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
-            f"/Resources << /Font << /F1 3 0 R >> >> >>".encode()
-        )
-        ops = ["BT", "/F1 11 Tf", "14 TL", "50 740 Td"]
-        for line in lines:
-            ops.append(f"({_escape(line)}) Tj T*")
-        ops.append("ET")
-        stream = "\n".join(ops).encode("latin-1")
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    path.write_bytes(assemble_pdf(objects))
-    return path
 
 
 def build_small_corpus(root: Path) -> Path:

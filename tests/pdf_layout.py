@@ -1,4 +1,4 @@
-"""PDFs laid out cell by cell, the way filings print tables (for the table-reconstruction tests).
+"""PDFs written for tests: plain text pages, or laid out cell by cell the way filings print tables.
 
 A module of its own, not conftest: the integration tier has a conftest too, and a test that
 imports ``conftest`` gets whichever was loaded first.
@@ -9,9 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from deepresearch.providers.testing_web import assemble_pdf, build_pdf, escape_pdf_text
 
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+def write_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:
+    """A minimal valid text PDF at ``path``: one Helvetica line per string, a list per page."""
+    path.write_bytes(build_pdf(pages))
+    return path
 
 
 # Helvetica advance widths (1/1000 em) of the characters tables print; other glyphs ~ 556
@@ -48,7 +52,7 @@ def write_positioned_pdf(path: Path, pages: Sequence[Sequence[Placed]], size: fl
     for placed in pages:
         ops = ["BT", f"/F1 {size:g} Tf"]
         for x, y, text in placed:
-            body = _escape(text).encode("cp1252").decode("latin-1")
+            body = escape_pdf_text(text).encode("cp1252").decode("latin-1")
             ops.append(f"1 0 0 1 {x:.2f} {y:.2f} Tm ({body}) Tj")
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
@@ -62,19 +66,3 @@ def write_positioned_pdf(path: Path, pages: Sequence[Sequence[Placed]], size: fl
     objects[1] = f"<< /Type /Pages /Kids [{refs}] /Count {len(kids)} >>".encode()
     path.write_bytes(assemble_pdf(objects))
     return path
-
-
-def assemble_pdf(objects: Sequence[bytes]) -> bytes:
-    """A PDF file of ``objects`` (numbered from 1, object 1 the catalog) with correct xref offsets."""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{off:010d} 00000 n \n".encode() for off in offsets)
-    out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    return bytes(out)

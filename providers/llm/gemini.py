@@ -23,7 +23,7 @@ from pydantic import SecretStr
 from deepresearch.errors import ProviderError, RateLimited
 from deepresearch.llm_messages import LLMReply, LLMRequest
 from deepresearch.policies.retry import parse_retry_after
-from deepresearch.providers.llm.openai_compat import estimate_tokens, scrub
+from deepresearch.providers.llm.openai_compat import counted_reply, estimate_tokens, scrub
 
 GEMINI_DEFAULT_MODEL = "gemini-2.5-flash"
 Mode = Literal["json_schema", "json_mime", "text"]
@@ -129,20 +129,11 @@ class GeminiLLM:
     def _reply(self, request: LLMRequest, response: types.GenerateContentResponse) -> LLMReply:
         text = _text_of(response)
         usage = response.usage_metadata
+        counted = None
         if usage is not None and usage.prompt_token_count is not None:
             out = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
-            inp, estimated = usage.prompt_token_count, False
-        else:
-            prompt = "".join(m.content for m in request.messages)
-            inp, out, estimated = estimate_tokens(prompt), estimate_tokens(text), True
-        return LLMReply(
-            text=text,
-            provider=self.name,
-            model=self.model,
-            input_tokens=inp,
-            output_tokens=out,
-            estimated_tokens=estimated,
-        )
+            counted = (usage.prompt_token_count, out)
+        return counted_reply(self.name, self.model, request, text, counted)
 
     def _map(self, exc: genai_errors.APIError) -> ProviderError:
         code = int(exc.code or 0)

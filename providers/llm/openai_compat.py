@@ -34,6 +34,26 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def counted_reply(
+    provider: str, model: str, request: LLMRequest, text: str, counted: tuple[int, int] | None
+) -> LLMReply:
+    """The reply with the (input, output) tokens the API counted or, when it sent none, estimates
+    flagged as such (so cost figures say they are estimates)."""
+    if counted is not None:
+        inp, out, estimated = counted[0], counted[1], False
+    else:
+        prompt = "".join(m.content for m in request.messages)
+        inp, out, estimated = estimate_tokens(prompt), estimate_tokens(text), True
+    return LLMReply(
+        text=text,
+        provider=provider,
+        model=model,
+        input_tokens=inp,
+        output_tokens=out,
+        estimated_tokens=estimated,
+    )
+
+
 def scrub(text: str, secret: str, min_run: int = 8) -> str:
     """``text`` with the secret and every visible run of ``min_run``+ of its characters redacted."""
     if not secret or secret == NO_KEY_PLACEHOLDER:
@@ -152,20 +172,10 @@ class OpenAICompatLLM:
             raise ProviderError(self.name, "malformed response (no choices)", True)
         text = response.choices[0].message.content or ""
         usage = response.usage
+        counted = None
         if usage is not None and usage.prompt_tokens is not None:
-            return self._reply(text, usage.prompt_tokens, usage.completion_tokens or 0, False)
-        prompt = "".join(m.content for m in request.messages)
-        return self._reply(text, estimate_tokens(prompt), estimate_tokens(text), True)
-
-    def _reply(self, text: str, inp: int, out: int, estimated: bool) -> LLMReply:
-        return LLMReply(
-            text=text,
-            provider=self.name,
-            model=self.model,
-            input_tokens=inp,
-            output_tokens=out,
-            estimated_tokens=estimated,
-        )
+            counted = (usage.prompt_tokens, usage.completion_tokens or 0)
+        return counted_reply(self.name, self.model, request, text, counted)
 
     def _map(self, exc: openai.OpenAIError) -> ProviderError:
         """Our error for an ``openai`` one; the reason never carries the key."""

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from deepresearch.errors import FetchBlocked, FetchError
-from deepresearch.providers.search.corpus_store import inside, open_regular
+from deepresearch.providers.search.corpus_store import check_relative, inside, open_regular
 from deepresearch.schemas import FetchedDoc
 
 WHOLE_FILE_LINES = 400
@@ -34,14 +34,7 @@ def parse_code_id(url: str) -> tuple[str, int | None]:
         if found is None or int(found.group(1)) < 1:
             raise FetchError(url, f"bad line reference {fragment!r}")
         line = int(found.group(1))
-    if not rel:
-        raise FetchError(url, "empty file path")
-    if "\x00" in rel or "\\" in rel:
-        raise FetchBlocked(url, "invalid characters in file path")
-    if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
-        raise FetchBlocked(url, "absolute paths are not allowed")
-    if any(part in ("..", ".", "") for part in rel.split("/")):
-        raise FetchBlocked(url, "path escapes the code folder")
+    check_relative(url, rel, "file", "code")
     return rel, line
 
 

@@ -13,7 +13,6 @@ import copy
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from deepresearch.providers.search.corpus_store import (
     CorpusFile,
     Warn,
     atomic_write,
+    check_relative,
     gather_documents,
     inside,
     read_json,
@@ -93,14 +93,7 @@ def parse_doc_id(url: str) -> tuple[str, int | None]:
         if key != "page" or not value.isdigit() or int(value) < 1:
             raise FetchError(url, f"bad page reference {fragment!r}")
         page = int(value)
-    if not rel:
-        raise FetchError(url, "empty document path")
-    if "\x00" in rel or "\\" in rel:
-        raise FetchBlocked(url, "invalid characters in document path")
-    if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
-        raise FetchBlocked(url, "absolute paths are not allowed")
-    if any(part in ("..", ".", "") for part in rel.split("/")):
-        raise FetchBlocked(url, "path escapes the corpus folder")
+    check_relative(url, rel, "document", "corpus")
     return rel, page
 
 

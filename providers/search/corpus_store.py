@@ -11,6 +11,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from deepresearch.errors import CorpusError
+from deepresearch.errors import CorpusError, FetchBlocked, FetchError
 from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.providers.extract import (
     SUPPORTED_SUFFIXES,
@@ -49,6 +50,19 @@ def inside(root: Path, path: Path) -> bool:
         return Path(os.path.realpath(path)).is_relative_to(root)
     except (OSError, ValueError):
         return False
+
+
+def check_relative(url: str, rel: str, what: str, folder: str) -> None:
+    """Refuse the path of a ``doc:`` or ``code:`` id that could leave its folder (``folder``
+    names it in the error; ``what`` names the path): empty, absolute, odd characters, dot parts."""
+    if not rel:
+        raise FetchError(url, f"empty {what} path")
+    if "\x00" in rel or "\\" in rel:
+        raise FetchBlocked(url, f"invalid characters in {what} path")
+    if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
+        raise FetchBlocked(url, "absolute paths are not allowed")
+    if any(part in ("..", ".", "") for part in rel.split("/")):
+        raise FetchBlocked(url, f"path escapes the {folder} folder")
 
 
 def file_kind(mode: int) -> str:

@@ -28,22 +28,25 @@ from deepresearch.schemas import SearchHit
 
 
 class _JsonApi:
-    """Shared state of a JSON search API: the client, a base URL, an optional key, a timeout."""
+    """Shared state of a JSON search API: the client, a base URL, an optional key, a timeout.
+    An engine that needs a key subclasses it as it is, naming its ``DEFAULT_BASE_URL``."""
 
     name = ""
+    MAX_RESULTS = 20
+    DEFAULT_BASE_URL = ""  # the engine's public API; tests and self-hosted setups pass another
 
     def __init__(
         self,
         client: httpx.AsyncClient,
         api_key: SecretStr | None,
         *,
-        base_url: str,
+        base_url: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         clock: Clock = time.time,
     ) -> None:
         self._client = client
         self._key = api_key
-        self.base_url = base_url.rstrip("/")
+        self.base_url = (self.DEFAULT_BASE_URL if base_url is None else base_url).rstrip("/")
         self._timeout_s = timeout_s
         self._clock = clock
 
@@ -73,6 +76,27 @@ class _JsonApi:
         )
         return json_dict(self.name, response)
 
+    def _hits(
+        self,
+        value: object,
+        what: str,
+        limit: int,
+        *,
+        url: str = "url",
+        snippet: str = "content",
+    ) -> list[SearchHit]:
+        """Ranked hits from the list ``value`` (named ``what`` in errors) of result objects."""
+        items = dict_items(self.name, value, what)
+        return ranked_hits(
+            self.name,
+            ((text_field(i, url), text_field(i, "title"), text_field(i, snippet)) for i in items),
+            limit,
+        )
+
+    def _count(self, limit: int) -> int:
+        """``limit`` clamped to what one request of the engine may ask for."""
+        return max(1, min(limit, self.MAX_RESULTS))
+
 
 class SearxngSearch(_JsonApi):
     """A SearXNG instance's ``/search?format=json`` (the instance must enable the json format)."""
@@ -100,33 +124,14 @@ class SearxngSearch(_JsonApi):
                     self.name, "HTTP 403: the instance does not allow format=json", False
                 ) from None
             raise
-        items = dict_items(self.name, data.get("results"), "results")
-        return ranked_hits(
-            self.name,
-            (
-                (text_field(i, "url"), text_field(i, "title"), text_field(i, "content"))
-                for i in items
-            ),
-            limit,
-        )
+        return self._hits(data.get("results"), "results", limit)
 
 
 class TavilySearch(_JsonApi):
     """Tavily's ``POST /search`` with the key as a bearer token (never in the body or URL)."""
 
     name = "tavily"
-    MAX_RESULTS = 20
-
-    def __init__(
-        self,
-        client: httpx.AsyncClient,
-        api_key: SecretStr,
-        *,
-        base_url: str = "https://api.tavily.com",
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        clock: Clock = time.time,
-    ) -> None:
-        super().__init__(client, api_key, base_url=base_url, timeout_s=timeout_s, clock=clock)
+    DEFAULT_BASE_URL = "https://api.tavily.com"
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
         data = await self._call(
@@ -135,19 +140,11 @@ class TavilySearch(_JsonApi):
             headers={"Authorization": f"Bearer {self._secret()}"},
             json_body={
                 "query": query,
-                "max_results": max(1, min(limit, self.MAX_RESULTS)),
+                "max_results": self._count(limit),
                 "search_depth": "basic",
             },
         )
-        items = dict_items(self.name, data.get("results"), "results")
-        return ranked_hits(
-            self.name,
-            (
-                (text_field(i, "url"), text_field(i, "title"), text_field(i, "content"))
-                for i in items
-            ),
-            limit,
-        )
+        return self._hits(data.get("results"), "results", limit)
 
 
 class GoogleSearch(_JsonApi):
@@ -160,6 +157,7 @@ class GoogleSearch(_JsonApi):
 
     name = "google"
     MAX_RESULTS = 10
+    DEFAULT_BASE_URL = "https://www.googleapis.com"
 
     def __init__(
         self,
@@ -167,7 +165,7 @@ class GoogleSearch(_JsonApi):
         api_key: SecretStr,
         engine_id: str,
         *,
-        base_url: str = "https://www.googleapis.com",
+        base_url: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         clock: Clock = time.time,
     ) -> None:
@@ -178,53 +176,26 @@ class GoogleSearch(_JsonApi):
         data = await self._call(
             "GET",
             "/customsearch/v1",
-            params={"cx": self._cx, "q": query, "num": max(1, min(limit, self.MAX_RESULTS))},
+            params={"cx": self._cx, "q": query, "num": self._count(limit)},
             headers={"X-goog-api-key": self._secret()},
         )
-        items = dict_items(self.name, data.get("items"), "items")
-        return ranked_hits(
-            self.name,
-            (
-                (text_field(i, "link"), text_field(i, "title"), text_field(i, "snippet"))
-                for i in items
-            ),
-            limit,
-        )
+        return self._hits(data.get("items"), "items", limit, url="link", snippet="snippet")
 
 
 class BraveSearch(_JsonApi):
     """Brave Search API ``/res/v1/web/search`` with the ``X-Subscription-Token`` header."""
 
     name = "brave"
-    MAX_RESULTS = 20
-
-    def __init__(
-        self,
-        client: httpx.AsyncClient,
-        api_key: SecretStr,
-        *,
-        base_url: str = "https://api.search.brave.com",
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        clock: Clock = time.time,
-    ) -> None:
-        super().__init__(client, api_key, base_url=base_url, timeout_s=timeout_s, clock=clock)
+    DEFAULT_BASE_URL = "https://api.search.brave.com"
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
         data = await self._call(
             "GET",
             "/res/v1/web/search",
-            params={"q": query, "count": max(1, min(limit, self.MAX_RESULTS))},
+            params={"q": query, "count": self._count(limit)},
             headers={"X-Subscription-Token": self._secret()},
         )
         web = data.get("web") or {}
         if not isinstance(web, dict):
             raise ProviderError(self.name, "unexpected JSON shape (web is not an object)", False)
-        items = dict_items(self.name, web.get("results"), "web.results")
-        return ranked_hits(
-            self.name,
-            (
-                (text_field(i, "url"), text_field(i, "title"), text_field(i, "description"))
-                for i in items
-            ),
-            limit,
-        )
+        return self._hits(web.get("results"), "web.results", limit, snippet="description")

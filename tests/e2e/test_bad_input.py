@@ -7,9 +7,7 @@ to an address where nothing answers gives up within seconds.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -18,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_env import EXE, cli_env
 
-EXE = shutil.which("deep-research", path=str(Path(sys.executable).parent)) or "deep-research"
 QUERY = "What were ACME Corp total net sales for the quarter?"
 # stage lines off a terminal (console.py): progress, not part of the error
 PROGRESS = re.compile(r"deep-research: (starting|planning|researching|exploring|writing|done)\b")
@@ -28,17 +26,7 @@ PROGRESS = re.compile(r"deep-research: (starting|planning|researching|exploring|
 def cli(
     *args: str | bytes, cwd: Path, env_extra: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "RAY_"))}
-    env.update(
-        {
-            "DEEP_RESEARCH_STATE_DIR": str(cwd / "state"),
-            "RAY_AUTH_MODE": "disabled",
-            "XDG_CONFIG_HOME": str(cwd / "xdg"),
-            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(cwd / "cache"),
-            "LC_ALL": "C.UTF-8",
-        }
-    )
-    env.update(env_extra or {})
+    env = cli_env(cwd, {"LC_ALL": "C.UTF-8", **(env_extra or {})}, drop=("RAY_",))
     return subprocess.run(
         [EXE, *args],
         cwd=cwd,

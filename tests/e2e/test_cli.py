@@ -5,32 +5,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_env import EXE, cli_env
 
 from deepresearch.policies.citations import find_unresolved
 from deepresearch.report import body_of
-
-EXE = shutil.which("deep-research", path=str(Path(sys.executable).parent)) or "deep-research"
 
 
 def cli(
     *args: str, cwd: Path, env_extra: dict[str, str] | None = None, timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}
-    env.update(
-        {
-            "DEEP_RESEARCH_STATE_DIR": str(cwd / "state"),
-            "RAY_AUTH_MODE": "disabled",
-            "XDG_CONFIG_HOME": str(cwd / "xdg"),
-            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(cwd / "cache"),
-        }
-    )
-    env.update(env_extra or {})
+    env = cli_env(cwd, env_extra)
     return subprocess.run(
         [EXE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )

@@ -13,23 +13,16 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cli import EXE, cli
+from cli_env import EXE, cli_env
+from test_cli import cli
 
 pytestmark = pytest.mark.slow
 QUERY = "Compare ACME Corp sales, Globex Inc revenue and ACME dividend"
 
 
 def start(cwd: Path, corpus: Path) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}
-    env.update(
-        {
-            "DEEP_RESEARCH_STATE_DIR": str(cwd / "state"),
-            "RAY_AUTH_MODE": "disabled",
-            "XDG_CONFIG_HOME": str(cwd / "xdg"),
-            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(cwd / "cache"),
-            "DEEP_RESEARCH_SIMULATE__LATENCY_S": "0.4",
-            "DEEP_RESEARCH_DEEP__MAX_PARALLEL": "1",
-        }
+    env = cli_env(
+        cwd, {"DEEP_RESEARCH_SIMULATE__LATENCY_S": "0.4", "DEEP_RESEARCH_DEEP__MAX_PARALLEL": "1"}
     )
     return subprocess.Popen(
         [EXE, "run", QUERY, "--mode", "deep", "--corpus", str(corpus), "--json"],

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import EXE
+from cli_env import EXE, cli_env
 
 from deepresearch.providers.testing_openai import ScriptedOpenAIServer, Step
 
@@ -58,15 +57,9 @@ async def test_deep_run_with_a_scripted_openai_server_never_leaks_the_key(
     small_corpus: Path, tmp_path: Path
 ) -> None:
     async with ScriptedOpenAIServer(answer) as server:
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "OPENAI_"))
-        }
-        env.update(
+        env = cli_env(
+            tmp_path,
             {
-                "DEEP_RESEARCH_STATE_DIR": str(tmp_path / "state"),
-                "RAY_AUTH_MODE": "disabled",
-                "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-                "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(tmp_path / "cache"),
                 "OPENAI_API_KEY": FAKE_KEY,
                 "OPENAI_BASE_URL": server.base_url,
                 "DEEP_RESEARCH_LLM__PRICES": json.dumps(
@@ -75,7 +68,8 @@ async def test_deep_run_with_a_scripted_openai_server_never_leaks_the_key(
                 # The canned sentences are about no page in particular: the citation verifier
                 # still runs (its counts are checked below) but accepts any figure-free claim.
                 "DEEP_RESEARCH_VERIFY__MIN_SUPPORT": "0",
-            }
+            },
+            drop=("OPENAI_",),
         )
         proc = await asyncio.create_subprocess_exec(
             EXE,

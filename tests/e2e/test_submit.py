@@ -90,6 +90,26 @@ def head_args(dashboard_port: int) -> list[str]:
     ]
 
 
+@contextlib.contextmanager
+def head_process(dashboard_port: int, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """A Ray head in a process group of its own; on exit only that group is killed (``ray start
+    --block`` takes ~30 s to exit on SIGTERM, and a throwaway test cluster needs no graceful
+    shutdown)."""
+    head = subprocess.Popen(
+        head_args(dashboard_port),
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield head
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
+        head.wait(timeout=30)
+
+
 @pytest.fixture(scope="module")
 def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
     tmp = Path(tempfile.mkdtemp(prefix="drh", dir="/tmp"))  # short: Ray's socket paths are capped
@@ -97,23 +117,12 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
     env = base_env(tmp)
     env["RAY_TMPDIR"] = str(tmp / "ray")
     dash = free_port()
-    head = subprocess.Popen(
-        head_args(dash),
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     url = f"http://127.0.0.1:{dash}"
     try:
-        wait_for_dashboard(url, head)
-        yield url, env
+        with head_process(dash, env) as head:
+            wait_for_dashboard(url, head)
+            yield url, env
     finally:
-        # Only this head's process group; `ray start --block` takes ~30 s to exit on SIGTERM,
-        # and nothing in a throwaway test cluster needs a graceful shutdown.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(head.pid, signal.SIGKILL)
-        head.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -9,12 +9,9 @@ is ended (never ``ray stop``).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import secrets
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -25,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_submit import BIN, base_env, cli, free_port, head_args
+from test_submit import BIN, base_env, cli, free_port, head_process
 
 QUERY = "What were ACME Corp total net sales for the quarter ended March 31, 2024?"
 
@@ -74,21 +71,12 @@ def token_head() -> Iterator[TokenHead]:
         "RAY_AUTH_TOKEN": token,  # job drivers inherit it from the head's processes
     }
     dash = free_port()
-    head = subprocess.Popen(
-        head_args(dash),
-        env=head_env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     url = f"http://127.0.0.1:{dash}"
     try:
-        wait_for_jobs_server(url, token, head)
-        yield TokenHead(url, token, client_env, tmp / "home")
+        with head_process(dash, head_env) as head:
+            wait_for_jobs_server(url, token, head)
+            yield TokenHead(url, token, client_env, tmp / "home")
     finally:
-        with contextlib.suppress(ProcessLookupError):  # only this head's group, no `ray stop`
-            os.killpg(head.pid, signal.SIGKILL)
-        head.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pyte
 import pytest
-from test_cli import EXE
+from cli_env import EXE, cli_env
 
 from deepresearch import runs
 from deepresearch.config.settings import load_settings
@@ -40,16 +40,7 @@ DEEP = "Compare ACME Corp sales, Globex Inc revenue and ACME dividend"
 
 
 def env_for(cwd: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}
-    env.update(
-        {
-            "DEEP_RESEARCH_STATE_DIR": str(cwd / "state"),
-            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(cwd / "cache"),
-            "XDG_CONFIG_HOME": str(cwd / "xdg"),
-            "RAY_AUTH_MODE": "disabled",
-            "TERM": "xterm-256color",
-        }
-    )
+    env = cli_env(cwd, {"TERM": "xterm-256color"})
     env.pop("COLUMNS", None)
     env.pop("LINES", None)
     env.update(extra)

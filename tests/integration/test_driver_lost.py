@@ -6,11 +6,8 @@ this session's Ray; the test waits on the run's own events, never on a fixed sle
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,32 +15,27 @@ from typing import Any
 
 import pytest
 import ray
+from cli_env import EXE, cli_env
 
 from deepresearch import crew
 from deepresearch.config.settings import load_settings, overrides_from_flags
 
 pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]
-EXE = shutil.which("deep-research", path=str(Path(sys.executable).parent)) or "deep-research"
 CREW = "orphan-crew"  # a crew of its own, created by the subprocess driver
 QUERY = "Compare ACME Corp sales, Globex Inc revenue and ACME dividend"
 DROPPED_WITHIN_S = 60.0  # the host used to hold a driverless run for 600 s
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}
-    env.update(
+    return cli_env(
+        tmp_path,
         {
-            "DEEP_RESEARCH_STATE_DIR": str(tmp_path / "state"),
-            "RAY_AUTH_MODE": "disabled",
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(tmp_path / "cache"),
             "DEEP_RESEARCH_SIMULATE__LATENCY_S": "0.4",
             "DEEP_RESEARCH_DEEP__MAX_PARALLEL": "1",
             "DEEP_RESEARCH_RAY__CREW__NAME": CREW,
             "DEEP_RESEARCH_RAY__CREW__RESEARCHERS": "1",
-        }
+        },
     )
-    return env
 
 
 def until(check: Callable[[], Any], what: str, timeout_s: float = 180.0) -> Any:

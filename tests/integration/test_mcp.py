@@ -5,27 +5,18 @@ The server is a child process (``python -m deepresearch mcp``) that starts its o
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
+from cli_env import cli_env
 
 from deepresearch.mcp_server import ProgressRelay
 from deepresearch.schemas import Event
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "RAY_"))}
-    env.update(
-        {
-            "RAY_AUTH_MODE": "disabled",
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "DEEP_RESEARCH_STATE_DIR": str(tmp_path / "state"),
-            "DEEP_RESEARCH_CORPUS__CACHE_DIR": str(tmp_path / "cache"),
-        }
-    )
-    return env
+    return cli_env(tmp_path, drop=("RAY_",))
 
 
 @pytest.mark.slow

@@ -6,14 +6,15 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from inline_pool import InlinePool
 
 from deepresearch.errors import ExtractionError, FetchError
-from deepresearch.providers.extract import ExtractedDoc, ExtractionPool, extract_path
+from deepresearch.providers.extract import extract_path
 from deepresearch.providers.search.code_files import CodeFiles
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.search.corpus_store import open_regular, scan_corpus
@@ -46,22 +47,6 @@ def finishes(fifos: list[Path], call: Callable[[], T]) -> T:
     if errors:
         raise errors[0]
     return box[0]
-
-
-class InlinePool(ExtractionPool):
-    """Extracts in this process: the test is about which files reach extraction at all."""
-
-    def __init__(self) -> None:
-        super().__init__(1, 30, 2048)
-
-    def extract_many(self, paths: Sequence[Path]) -> dict[Path, ExtractedDoc | ExtractionError]:
-        out: dict[Path, ExtractedDoc | ExtractionError] = {}
-        for path in paths:
-            try:
-                out[path] = extract_path(path)
-            except ExtractionError as exc:
-                out[path] = exc
-        return out
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import pickle
 from pathlib import Path
 
 import pytest
+from pdf_layout import write_pdf
 
 from deepresearch.errors import ExtractionError
 from deepresearch.providers.extract import (
@@ -14,41 +15,6 @@ from deepresearch.providers.extract import (
     extract_path,
     faulty_job_for_tests,
 )
-
-
-def make_pdf(path: Path, pages: list[list[str]]) -> Path:
-    """A minimal valid text PDF (one Helvetica text block per page) with correct xref offsets."""
-    n = len(pages)
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(n))
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    for i, lines in enumerate(pages):
-        body = "BT /F1 11 Tf 14 TL 50 750 Td " + " ".join(
-            f"({line.replace('(', '[').replace(')', ']')}) Tj T*" for line in lines
-        )
-        stream = (body + " ET").encode("latin-1")
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
-            "/Resources << /Font << /F1 3 0 R >> >> >>".encode()
-        )
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + obj + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    path.write_bytes(bytes(out))
-    return path
-
 
 HTML = """<!doctype html><html><head><title>Battery Chemistry Notes</title></head><body>
 <nav>Home | About | Contact</nav>
@@ -62,7 +28,7 @@ though their cycle life is shorter and the cobalt supply chain raises cost and e
 
 
 def test_pdf_has_one_entry_per_page(tmp_path: Path) -> None:
-    pdf = make_pdf(
+    pdf = write_pdf(
         tmp_path / "report.pdf",
         [["Cover page", "ACME Corp"], ["Net sales rose", "to 42 million"], ["Risk factors"]],
     )
@@ -126,7 +92,7 @@ def test_unsupported_and_missing_files(tmp_path: Path) -> None:
 
 
 async def test_pool_extracts_many_and_reports_failures(tmp_path: Path) -> None:
-    good = make_pdf(tmp_path / "good.pdf", [["alpha"], ["beta"]])
+    good = write_pdf(tmp_path / "good.pdf", [["alpha"], ["beta"]])
     (tmp_path / "n.md").write_text("gamma")
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(b"garbage" * 100)

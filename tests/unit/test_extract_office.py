@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Sequence
 from pathlib import Path
 
 import docx
@@ -12,11 +11,11 @@ import openpyxl
 import pptx
 import pytest
 from aiohttp import web
+from inline_pool import InlinePool
 from pptx.util import Inches
 
 from deepresearch.errors import ExtractionError, FetchError
 from deepresearch.providers.extract import (
-    ExtractedDoc,
     ExtractionPool,
     extract_bytes,
     extract_path,
@@ -30,22 +29,6 @@ from deepresearch.providers.extract_office import (
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.web import FetchPolicy, SafeFetcher, make_client
 from deepresearch.providers.web_body import sniff
-
-
-class InlinePool(ExtractionPool):
-    """Extracts in this process: the corpus test stays fast (the pool itself is tested elsewhere)."""
-
-    def __init__(self) -> None:
-        super().__init__(1, 30, 2048)
-
-    def extract_many(self, paths: Sequence[Path]) -> dict[Path, ExtractedDoc | ExtractionError]:
-        out: dict[Path, ExtractedDoc | ExtractionError] = {}
-        for path in paths:
-            try:
-                out[path] = extract_path(path)
-            except ExtractionError as exc:
-                out[path] = exc
-        return out
 
 
 def make_docx(path: Path) -> Path:

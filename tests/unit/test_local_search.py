@@ -5,20 +5,21 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import bm25s
 import pytest
+from inline_pool import InlinePool
+from pdf_layout import write_pdf
 
 from deepresearch.errors import (
     CorpusError,
-    ExtractionError,
     FetchBlocked,
     FetchError,
     StorageError,
 )
-from deepresearch.providers.extract import ExtractedDoc, ExtractionPool, extract_path
+from deepresearch.providers.extract import ExtractionPool
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.search.local import LocalDocuments, LocalSearch
@@ -26,56 +27,6 @@ from deepresearch.providers.search.passages import snippet, split_passages
 
 REPO = Path(__file__).resolve().parents[2]
 SEC_DOCS = REPO.parent / "shared" / "data" / "sec-10q" / "docs"
-
-
-def make_pdf(path: Path, pages: list[list[str]]) -> Path:
-    """A minimal valid text PDF (one Helvetica text block per page) with correct xref offsets."""
-    n = len(pages)
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(n))
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    for i, lines in enumerate(pages):
-        body = "BT /F1 11 Tf 14 TL 50 750 Td " + " ".join(f"({line}) Tj T*" for line in lines)
-        stream = (body + " ET").encode("latin-1")
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
-            "/Resources << /Font << /F1 3 0 R >> >> >>".encode()
-        )
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + obj + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    path.write_bytes(bytes(out))
-    return path
-
-
-class InlinePool(ExtractionPool):
-    """Extracts in this process (fast tests) and records every file it was asked for."""
-
-    def __init__(self, log: list[Path]) -> None:
-        super().__init__(1, 30, 2048)
-        self.log = log
-
-    def extract_many(self, paths: Sequence[Path]) -> dict[Path, ExtractedDoc | ExtractionError]:
-        out: dict[Path, ExtractedDoc | ExtractionError] = {}
-        for path in paths:
-            self.log.append(path)
-            try:
-                out[path] = extract_path(path)
-            except ExtractionError as exc:
-                out[path] = exc
-        return out
 
 
 def no_pool() -> ExtractionPool:
@@ -90,7 +41,7 @@ def inline(log: list[Path]) -> Callable[[], ExtractionPool]:
 def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
     (root / "reports").mkdir(parents=True)
-    make_pdf(
+    write_pdf(
         root / "reports" / "2023 Q3 ACME.pdf",
         [
             ["ACME Corporation quarterly report", "Form 10-Q for the third quarter"],
@@ -98,7 +49,7 @@ def corpus(tmp_path: Path) -> Path:
             ["Risk factors include litigation and supply chain disruption."],
         ],
     )
-    make_pdf(root / "2022 Q1 ZETA.pdf", [["Zeta Inc overview"], ["Zeta litigation settled."]])
+    write_pdf(root / "2022 Q1 ZETA.pdf", [["Zeta Inc overview"], ["Zeta litigation settled."]])
     (root / "notes.md").write_text("# Widgets\nWidget production doubled in 2023 at the plant.\n")
     (root / "guide.txt").write_text("Solar panel efficiency depends on temperature and shading.\n")
     (root / "page.html").write_text(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from aiohttp import web
+from loopback_app import LoopbackApps
 from pydantic import SecretStr
 
 from deepresearch import driver, runs
@@ -57,23 +57,13 @@ def make_run(settings: Settings, n_events: int, finished: bool) -> RunDir:
 
 @pytest.fixture()
 async def serve() -> AsyncIterator[Serve]:
-    runners: list[web.AppRunner] = []
-    clients: list[httpx.AsyncClient] = []
+    apps = LoopbackApps()
 
     async def start(settings: Settings, token: str | None = None) -> httpx.AsyncClient:
-        runner = web.AppRunner(create_app(settings, SecretStr(token) if token else None))
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        runners.append(runner)
-        client = httpx.AsyncClient(base_url=f"http://127.0.0.1:{runner.addresses[0][1]}")
-        clients.append(client)
-        return client
+        return await apps.client(create_app(settings, SecretStr(token) if token else None))
 
     yield start
-    for client in clients:
-        await client.aclose()
-    for runner in runners:
-        await runner.cleanup()
+    await apps.close()
 
 
 async def raw_stream(client: httpx.AsyncClient, path: str, **headers: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from aiohttp import web
+from loopback_app import LoopbackApps
 
 from deepresearch.config.settings import Settings, load_settings
 from deepresearch.service.app import create_app
@@ -29,23 +29,13 @@ def settings_in(tmp_path: Path, **service: Any) -> Settings:
 
 @pytest.fixture()
 async def serve() -> AsyncIterator[Serve]:
-    runners: list[web.AppRunner] = []
-    clients: list[httpx.AsyncClient] = []
+    apps = LoopbackApps()
 
     async def start(settings: Settings, hosts: tuple[str, ...] = ()) -> httpx.AsyncClient:
-        runner = web.AppRunner(create_app(settings, hosts=hosts))
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        runners.append(runner)
-        client = httpx.AsyncClient(base_url=f"http://127.0.0.1:{runner.addresses[0][1]}")
-        clients.append(client)
-        return client
+        return await apps.client(create_app(settings, hosts=hosts))
 
     yield start
-    for client in clients:
-        await client.aclose()
-    for runner in runners:
-        await runner.cleanup()
+    await apps.close()
 
 
 def no_runs(tmp_path: Path) -> bool:

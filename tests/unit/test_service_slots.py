@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from aiohttp import web
+from loopback_app import LoopbackApps
 
 from deepresearch import driver, runs
 from deepresearch.config.settings import Settings, load_settings
@@ -77,24 +77,14 @@ def settings_in(tmp_path: Path, **flags: Any) -> Settings:
 
 @pytest.fixture()
 async def client(tmp_path: Path) -> AsyncIterator[Callable[[Settings], Any]]:
-    runners: list[web.AppRunner] = []
-    clients: list[httpx.AsyncClient] = []
+    apps = LoopbackApps()
 
     async def start(settings: Settings) -> tuple[httpx.AsyncClient, RunManager]:
         app = create_app(settings)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        runners.append(runner)
-        http = httpx.AsyncClient(base_url=f"http://127.0.0.1:{runner.addresses[0][1]}")
-        clients.append(http)
-        return http, app[MANAGER]
+        return await apps.client(app), app[MANAGER]
 
     yield start
-    for http in clients:
-        await http.aclose()
-    for runner in runners:
-        await runner.cleanup()
+    await apps.close()
 
 
 async def ended(manager: RunManager, run_id: str) -> None:
