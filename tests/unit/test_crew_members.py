@@ -359,3 +359,5 @@ async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> N
     assert fetcher_key(settings) in researcher._fetchers
     opened = (str(settings.corpus.path), str(settings.resolved_cache_dir()))
     assert any(k[:2] == opened for k in assembly._indexes)
+    index = next(v for k, v in assembly._indexes.items() if k[:2] == opened)
+    assert index._labels is not None  # line-item labels built before the first search
