@@ -271,7 +271,7 @@ class Coordinator:
         sid = report.subtask_id
         self._reports[sid] = report
         self._usage = self._usage + report.usage
-        self._partial.changed()
+        self._partial.changed(last=not self._running)
         cited = tuple(sufficiency.usable_sources([report]))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(sid, cited))

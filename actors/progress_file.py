@@ -1,8 +1,9 @@
 """``report.partial.md``: what the finished researchers found so far, rendered in the background.
 
 A render verifies every finished report in a worker thread (``synthesis.partial_markdown``), so
-finishes are paced (``policies.partial_pace``): at most one render per interval, and a render
-still due when the run ends happens then, so the file covers every finished report. Its failure
+finishes are paced (``policies.partial_pace``): at most one render per interval, a round's last
+finish at once, and a render still due when the run ends happens then, so the file covers every
+finished report. Its failure
 is an event, never the end of the run.
 """
 
@@ -39,10 +40,14 @@ class ProgressFile:
         self._pace = partial_pace.Pace()
         self._timer: asyncio.TimerHandle | None = None
 
-    def changed(self) -> None:
-        """A researcher finished: render now, or when the interval since the last render ends."""
-        self._pace, delay = partial_pace.finished(self._pace, self._clock())
+    def changed(self, last: bool = False) -> None:
+        """A researcher finished (``last``: none is left running): render now, or when the
+        interval since the last render ends."""
+        self._pace, delay = partial_pace.finished(self._pace, self._clock(), last=last)
         if delay == 0:
+            if self._timer is not None:  # this render shows what the due one would have
+                self._timer.cancel()
+                self._timer = None
             self._sink.replace(NAME, self._write)
         elif delay is not None:
             self._timer = asyncio.get_running_loop().call_later(delay, self._due)

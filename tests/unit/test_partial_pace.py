@@ -58,3 +58,30 @@ async def test_finishes_in_a_burst_render_twice_and_the_last_render_shows_them_a
     progress.settle()  # nothing due: nothing more
     await background.flush()
     assert rendered == [1, 5]
+
+
+async def test_a_rounds_last_finish_renders_at_once_so_the_runs_end_waits_for_no_render(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When no researcher is left running the run goes on to evaluate or write: the render
+    showing every finish (the due one's too) starts then, not when the run ends."""
+    clock, sink, reports = FakeClock(100.0), ListSink(), []
+    rendered: list[int] = []
+
+    def render(query: str, finished: list[ResearcherReport], min_support: float) -> str:
+        rendered.append(len(finished))
+        return ""
+
+    monkeypatch.setattr(progress_file.synthesis, "partial_markdown", render)
+    background = Background(sink)
+    progress = ProgressFile("Q?", lambda: reports, 0.5, background, sink, clock)
+    for n, last in ((1, False), (2, False), (3, True)):
+        reports.append(_report(n))
+        progress.changed(last=last)
+        await background.flush()
+        clock.now += 0.3
+    assert rendered == [1, 3]
+    progress.settle()  # nothing is due any more
+    await background.flush()
+    assert rendered == [1, 3]
+    assert partial_pace.finished(Pace(100.0, due=True), 100.1, 2.0, last=True)[1] == 0.0
