@@ -82,8 +82,10 @@ def warm(settings: Settings) -> None:
     detached = True if settings.ray.crew.detached is None else settings.ray.crew.detached
     handles = join(settings, detached=detached, evaluator=True)
     opened = run_settings(settings)
-    ready = [m.ready.remote(opened) for m in (*handles.researchers, handles.gateway)]
-    ray.get([*ready, *(m.held.remote() for m in (*handles.hosts, handles.evaluator))])
+    carried = (*handles.hosts, handles.gateway)  # a run's context carries these: decoded now
+    ready = [m.ready.remote(opened, carried) for m in (*handles.researchers, handles.gateway)]
+    ready.append(handles.evaluator.ready.remote(carried))
+    ray.get([*ready, *(m.held.remote() for m in handles.hosts)])
 
 
 def _join(settings: Settings, *, detached: bool, evaluator: bool, ledger: bool) -> CrewHandles:

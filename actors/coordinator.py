@@ -18,6 +18,7 @@ from deepresearch import planning
 from deepresearch.actors.background import Background
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
+from deepresearch.actors.progress_file import ProgressFile
 from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
@@ -49,7 +50,6 @@ class Coordinator:
         self._request = request
         # Events, checkpoints, the progress file and steering never hold up the lifecycle.
         self._sink = Background(sink)
-        self._log = sink  # the progress file is written from the background lane itself
         self._llm = llm
         self._spawner = spawner
         self._evaluator = evaluator
@@ -62,6 +62,8 @@ class Coordinator:
         self._events: asyncio.Queue[lc.LifecycleEvent] = asyncio.Queue()
         self._result: RunResult | None = None
         self._saved: lc.LifecycleState | None = None  # the state last checkpointed
+        min_support = settings.verify.min_support
+        self._partial = ProgressFile(request.query, self._ordered, min_support, self._sink, sink)
         deep_mode = request.mode == "deep"
         self._writer = ReportWriter(
             settings, self._question, deep_mode, self._sink, llm, self._account, self._charge
@@ -108,12 +110,14 @@ class Coordinator:
                 state, commands = lc.reduce(state, await self._events.get())
         except BaseException:
             await self._cancel_all("run ended", timer)
+            self._partial.settle()
             with contextlib.suppress(Exception):  # what was emitted before the error still lands
                 await self._sink.flush()
             self._spawner.close()
             raise
         await self._cancel_all("run ended", timer)
         assert self._result is not None
+        self._partial.settle()  # the progress file covers every finished report
         try:
             await self._sink.flush()  # every checkpoint, file and note landed before the end
             await self._sink.emit(
@@ -267,7 +271,7 @@ class Coordinator:
         sid = report.subtask_id
         self._reports[sid] = report
         self._usage = self._usage + report.usage
-        self._sink.replace("report.partial.md", self._write_partial)
+        self._partial.changed(last=not self._running)
         cited = tuple(sufficiency.usable_sources([report]))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(sid, cited))
@@ -275,16 +279,6 @@ class Coordinator:
             partial = bool(report.findings)
             self._events.put_nowait(lc.ResearcherFailed(sid, report.error, partial, crashed, cited))
         self._events.put_nowait(lc.Charged(self._usage.cost_usd))
-
-    async def _write_partial(self) -> None:
-        """Rendered in the background when its turn comes (a newer finish replaces it), in a
-        thread: verifying every finished report must not hold up the next step's commands."""
-        try:
-            args = (self._request.query, self._ordered(), self._s.verify.min_support)
-            markdown = await asyncio.to_thread(synthesis.partial_markdown, *args)
-            await self._log.write_text("report.partial.md", markdown)
-        except Exception as exc:  # a progress file must never stall the lifecycle
-            await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
 
     async def _cancel_all(self, reason: str, timer: asyncio.TimerHandle | None = None) -> None:
         if timer is not None:

@@ -6,6 +6,10 @@ on purpose: one provider's 429 informs every run). What belongs to one run arriv
 call as its ``RunContext`` and is kept only by run id (its model client, its gateway with the
 run's keys) until the run host says the run ended (``release``). These stay plain classes;
 ``runtime.named`` applies ``ray.remote``.
+
+A service warms its crew (``crew.warm``): ``ready`` opens what runs will read, and receives the
+crew's handles (``crew``) only to decode them: the first decoding of a run host's handle loads
+its class in the receiving process (a second of imports), which no request should pay for.
 """
 
 from __future__ import annotations
@@ -132,9 +136,10 @@ class CrewResearcher:
             if self._live.get(key) is researcher:
                 del self._live[key]
 
-    async def ready(self, settings: Settings) -> None:
+    async def ready(self, settings: Settings, crew: Sequence[Any] = ()) -> None:
         """Open the fetchers (and corpus index) runs with ``settings`` will use; one that cannot
-        be opened yet (no index built) is left for the first run to report."""
+        be opened yet (no index built) is left for the first run to report. ``crew``: the handles
+        a run's context carries (``decoded``)."""
         with contextlib.suppress(DeepResearchError):
             await asyncio.to_thread(self._fetchers_for, settings)
 
@@ -158,6 +163,9 @@ class CrewEvaluator:
 
     def __init__(self) -> None:
         self._models = RunModels()
+
+    async def ready(self, crew: Sequence[Any] = ()) -> None:
+        """Nothing to open: receiving ``crew`` decoded the handles runs' contexts carry."""
 
     async def evaluate(
         self, context: RunContext, task: EvaluateTask
@@ -200,11 +208,16 @@ class CrewGateway:
                 self._runs.popitem(last=False)
         return gateway
 
-    async def ready(self, settings: Settings) -> None:
-        """Open the corpus index runs with ``settings`` will search (see ``CrewResearcher``)."""
+    async def ready(self, settings: Settings, crew: Sequence[Any] = ()) -> None:
+        """Open the corpus index runs with ``settings`` will search, with its line-item labels
+        (see ``CrewResearcher``)."""
+        from deepresearch.providers.search.corpus_index import CorpusIndex
+
         if settings.corpus.path is not None:
             with contextlib.suppress(DeepResearchError):
-                await asyncio.to_thread(assembly.corpus_index, settings)
+                index = await asyncio.to_thread(assembly.corpus_index, settings)
+                if isinstance(index, CorpusIndex):
+                    await asyncio.to_thread(index.labels)
 
     async def search(self, context: RunContext, query: str, limit: int) -> SearchResult:
         return await self._gateway(context).search(query, limit)

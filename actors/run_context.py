@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import JsonValue, SecretStr
@@ -51,30 +51,35 @@ class RunContext:
         return f"RunContext(run_id={self.run_id!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """A context goes with every crew call: its settings and keys travel as bytes pickled
-        once per context, and a receiver decodes a run's bytes once (``_revive``)."""
+        """A context goes with every crew call: its settings, keys and crew handles travel as
+        bytes pickled once per context, and a receiver decodes a run's bytes once (``_revive``).
+        Decoding a Ray actor handle costs about a millisecond (the core worker registers it),
+        twice per search otherwise."""
         blob = self.__dict__.get("_blob")
         if blob is None:
-            blob = pickle.dumps((self.settings, self.keys, self.search_keys))
+            kept = (self.settings, self.keys, self.search_keys, self.host, self.gateway)
+            blob = pickle.dumps((*kept, self.ledger))
             object.__setattr__(self, "_blob", blob)
-        return (_revive, (self.run_id, blob, self.host, self.gateway, self.ledger, self.llm))
+        return (_revive, (self.run_id, blob, self.llm))
 
 
 KEPT_CONTEXTS = 512  # decoded contexts a process keeps at most
-_decoded: dict[str, tuple[bytes, tuple[Settings, LLMKeys, Any]]] = {}  # by run id, until forget
+_decoded: dict[str, tuple[bytes, RunContext]] = {}  # by run id, until forget
 
 
-def _revive(
-    run_id: str, blob: bytes, host: Any, gateway: Any, ledger: Any, llm: LLMProvider | None
-) -> RunContext:
+def _revive(run_id: str, blob: bytes, llm: LLMProvider | None) -> RunContext:
     held = _decoded.get(run_id)
     if held is None or held[0] != blob:
-        held = _decoded[run_id] = (blob, pickle.loads(blob))  # our own bytes (see __reduce__)
+        settings, keys, search_keys, host, gateway, ledger = pickle.loads(blob)  # our own bytes
+        context = RunContext(run_id, settings, host, gateway, keys, search_keys, ledger)
+        object.__setattr__(context, "_blob", blob)  # passed on (researcher to gateway) as it came
+        held = _decoded[run_id] = (blob, context)
         while len(_decoded) > KEPT_CONTEXTS:  # a run whose end was never said
             _decoded.pop(next(iter(_decoded)))
-    settings, keys, search_keys = held[1]
-    context = RunContext(run_id, settings, host, gateway, keys, search_keys, ledger, llm)
-    object.__setattr__(context, "_blob", blob)  # passed on (researcher to gateway) as it came
+    context = held[1]
+    if llm is not None:  # a test's scripted model travels as it is
+        context = replace(context, llm=llm)
+        object.__setattr__(context, "_blob", blob)
     return context
 
 

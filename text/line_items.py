@@ -19,6 +19,8 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import numpy as np
+
 from deepresearch.text.question import SYNONYMS
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import stem, terms
@@ -47,14 +49,19 @@ class LabelIndex:
     idf: dict[str, float]
     # label numbers by the words they hold: a query is scored against the labels sharing a word
     # with it (in label order, as a scan of all labels would meet them), not against every row
-    by_term: dict[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    by_term: dict[str, np.ndarray] = field(init=False, repr=False, compare=False)
+    # each label's rarity weight (``score``'s denominator), summed once
+    totals: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_term: dict[str, list[int]] = {}
         for n, (_, _, words) in enumerate(self.labels):
             for t in words:
                 by_term.setdefault(t, []).append(n)
-        object.__setattr__(self, "by_term", {t: tuple(ns) for t, ns in by_term.items()})
+        arrays = {t: np.asarray(ns, dtype=np.intp) for t, ns in by_term.items()}
+        object.__setattr__(self, "by_term", arrays)
+        totals = [sum(self.idf.get(t, 0.0) for t in words) for _, _, words in self.labels]
+        object.__setattr__(self, "totals", np.asarray(totals, dtype=np.float64))
 
     @classmethod
     def build(cls, passages: Sequence[str]) -> LabelIndex:
@@ -95,8 +102,18 @@ class LabelIndex:
         if not wanted:
             return out
         # a label that shares only ``STRUCTURE`` words with the query scores 0: never looked at
-        hits = sorted({n for t in wanted - STRUCTURE for n in self.by_term.get(t, ())})
-        for passage, line, label in (self.labels[n] for n in hits):
+        named = [self.by_term[t] for t in wanted - STRUCTURE if t in self.by_term]
+        if not named:
+            return out
+        # The matched weight of every label at once (a gateway's index holds ~15k labels, and a
+        # common word is in thousands): only labels the query covers enough are scored exactly.
+        matched = np.zeros(len(self.labels))
+        for t in wanted & self.by_term.keys():
+            matched[self.by_term[t]] += self.idf.get(t, 0.0)
+        hit = np.zeros(len(self.labels), dtype=bool)
+        hit[np.concatenate(named)] = True
+        enough = matched >= (MIN_SCORE - 1e-9) * self.totals
+        for passage, line, label in (self.labels[n] for n in np.flatnonzero(hit & enough)):
             s = self.score(label, wanted)
             if s > out.get(passage, (0.0, 0))[0]:
                 out[passage] = (s, line)

@@ -270,6 +270,13 @@ class CorpusIndex:
             for rank, key in enumerate(keys, 1)
         ]
 
+    def labels(self) -> LabelIndex:
+        """The row labels of every passage (``text.line_items``), built on first use: by the
+        first search, or by a service warming its crew so that no request pays for it."""
+        if self._labels is None:
+            self._labels = LabelIndex.build(self._p_text)
+        return self._labels
+
     def _line_item_pages(
         self, query: str, identity: np.ndarray, prior: np.ndarray, limit: int
     ) -> dict[tuple[int, int], tuple[int, str]]:
@@ -278,9 +285,7 @@ class CorpusIndex:
         at least half as much as the one most about it, by ``doc_prior``); -> (passage, row)."""
         if limit <= 0:
             return {}
-        if self._labels is None:
-            self._labels = LabelIndex.build(self._p_text)
-        scores = self._labels.passage_scores(query)
+        scores = self.labels().passage_scores(query)
         pages = best_pages(
             scores, ((i, (int(self._p_doc[i]), int(self._p_page[i]))) for i in scores)
         )

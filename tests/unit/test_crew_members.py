@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 from unittest import mock
 
 import pytest
@@ -305,6 +306,38 @@ def test_a_context_is_pickled_once_and_decoded_once_per_run_until_released() -> 
     assert "k1" not in repr(first)
 
 
+@dataclass(frozen=True)
+class CrewHandle:
+    """Stands for a crew actor's handle: counts how often one is decoded."""
+
+    name: str
+    decoded: ClassVar[list[str]] = []
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_decode_handle, (self.name,))
+
+
+def _decode_handle(name: str) -> CrewHandle:
+    CrewHandle.decoded.append(name)
+    return CrewHandle(name)
+
+
+def test_a_runs_crew_handles_are_decoded_once_per_process_until_released() -> None:
+    """Decoding a Ray actor handle is costly (the core worker registers it): the run host's
+    and gateway's handles in a context are decoded with its settings, once per run."""
+    import pickle
+
+    CrewHandle.decoded.clear()
+    sent = RunContext("r-handles", Settings(), CrewHandle("host"), CrewHandle("gateway"))
+    first, second = pickle.loads(pickle.dumps(sent)), pickle.loads(pickle.dumps(sent))
+    assert (first.host, first.gateway) == (CrewHandle("host"), CrewHandle("gateway"))
+    assert second.host is first.host and second.gateway is first.gateway
+    assert sorted(CrewHandle.decoded) == ["gateway", "host"]
+    RunModels().release("r-handles")
+    pickle.loads(pickle.dumps(sent))
+    assert sorted(CrewHandle.decoded) == ["gateway", "gateway", "host", "host"]
+
+
 async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> None:
     """A service warms its crew: the first run finds the corpus index open in the researchers
     and the gateway; a corpus with no index yet is left for the first run to report."""
@@ -326,3 +359,5 @@ async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> N
     assert fetcher_key(settings) in researcher._fetchers
     opened = (str(settings.corpus.path), str(settings.resolved_cache_dir()))
     assert any(k[:2] == opened for k in assembly._indexes)
+    index = next(v for k, v in assembly._indexes.items() if k[:2] == opened)
+    assert index._labels is not None  # line-item labels built before the first search

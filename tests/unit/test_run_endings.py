@@ -263,5 +263,12 @@ def test_warming_the_crew_waits_for_every_member_and_needs_ray(
     assert any(name.endswith("-evaluator") for name in made)
     assert len(waited) == len(made)
     assert all(m.held.remote.called or m.ready.remote.called for m in made.values())
-    assert sum(m.ready.remote.called for m in made.values()) == size.researchers + 1
+    # every member a run's context reaches (researchers, gateway, evaluator) decodes the handles
+    # it carries (run hosts, gateway) now, not in the first run
+    readied = [m for m in made.values() if m.ready.remote.called]
+    assert len(readied) == size.researchers + 2
+    hosts = [m for name, m in made.items() if "-run_host" in name]
+    gateway = next(m for name, m in made.items() if name.endswith("-search_gateway"))
+    for member in readied:
+        assert member.ready.remote.call_args.args[-1] == (*hosts, gateway)
     crew.forget()
