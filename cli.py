@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from deepresearch import STARTED_AT, __version__, cli_plan, driver, follow_up, runs
+from deepresearch import STARTED_AT, __version__, cli_plan, driver, follow_up, runs, runtime
 from deepresearch.cli_options import choice, config_option
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
@@ -257,6 +257,13 @@ def main(argv: list[str] | None = None) -> None:
     cli_jobs.register(cli)
     cli_mcp.register(cli)
     cli_serve.register(cli)
+    try:
+        _main(argv, debug)
+    finally:
+        runtime.leave()  # now, not in Ray's exit hook (it sleeps first)
+
+
+def _main(argv: list[str] | None, debug: bool) -> None:
     try:
         cli.main(args=argv, prog_name="deep-research", standalone_mode=False)
     except click.exceptions.Abort:

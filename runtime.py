@@ -41,6 +41,9 @@ class Connection:
     address: str
 
 
+_joined: set[str] = set()  # clusters ``connect`` joined in this process (kept across runs)
+
+
 def connect(settings: RaySettings) -> Connection:
     """Start a local Ray sized for a small box (no address), or join one.
 
@@ -70,6 +73,7 @@ def connect(settings: RaySettings) -> Connection:
             ) from None
         except Exception as exc:
             raise ClusterError(address, explain_join_failure(exc, settings.auth_mode)) from None
+        _joined.add(address)
         return Connection(started_here=False, address=address)
     try:
         ray.init(
@@ -185,6 +189,18 @@ def explain_join_failure(exc: BaseException, auth_mode: str) -> str:
 def disconnect(connection: Connection) -> None:
     if connection.started_here and ray.is_initialized():
         ray.shutdown()
+
+
+def leave() -> None:
+    """End the connection ``connect`` made to a cluster, now (a command about to exit).
+
+    ``disconnect`` keeps a joined cluster's connection for the process's next run; left to
+    Ray's exit hook, it is ended only after a half-second sleep meant for driver logs we never
+    forward (``log_to_driver=False``): every ``run --address`` paid it. A Ray this module did
+    not join (a test's, an embedding program's) is not ours to end."""
+    if _joined and ray.is_initialized():
+        ray.shutdown()
+    _joined.clear()
 
 
 def placement(settings: Settings, kind: str) -> dict[str, Any]:
