@@ -5,7 +5,9 @@
 2. A run interrupted at 80% progress (the driver's ``should_stop``, the same path as Ctrl-C),
    then resumed; prints resume time / uninterrupted run time (target <= 0.25: the resume redoes
    only the unfinished part; Ray is joined once, so every run finds the crew warm, as under
-   ``serve`` or ``--address``). Progress is polled four times a second, so with a small
+   ``serve`` or ``--address``), and resume time / the time the run had left (near 1 when the
+   resume repeats nothing: 80% progress counts finished researchers, and the last one may run
+   alone for a long time). Progress is polled four times a second, so with a small
    ``--latency`` the run may end before it can be interrupted: use ``--latency 0.4``.
 
     python bench/durability.py [--latency 0.1] [--repeat 3] [--json]
@@ -123,6 +125,9 @@ def main() -> None:
         "interrupted_at_percent": pct,
         "resume_s": round(resume_s, 3),
         "resume_over_full_run": round(resume_s / full, 3),
+        # what the interrupted run had left (its full time less the time before the stop):
+        # near 1 when the resume redoes nothing the checkpoint holds
+        "resume_over_time_left": round(resume_s / max(full - first, 1e-9), 3),
         "targets": {"checkpoint_overhead_ratio": 1.05, "resume_over_full_run": 0.25},
     }
     show(result, args.json)
