@@ -171,3 +171,16 @@ def test_a_quote_is_read_with_its_sources_title() -> None:
     titles = {"doc:a.pdf#page=7": "2022 Q3 Initech.pdf", "doc:a.pdf#page=30": "2022 Q3 Initech.pdf"}
     check = suf.check_findings(question, [row, bridge], texts, cfg, titles=titles)
     assert check.kept == (row, bridge)
+
+
+def test_a_row_in_the_filings_words_covers_the_questions_term() -> None:
+    """A company reports "net sales" where the question says "revenue": the row is kept."""
+    cfg = load_settings(None, None, env={}).scoring
+    row = Finding(
+        text="Statements of operations (in millions): Total net sales: July 1, 2023 = 81,797",
+        citations=("doc:a.pdf#page=4",),
+    )
+    texts = [f"Contoso quarterly report\n{row.text}"]
+    assert suf.check_findings("What was revenue of Contoso in 2023?", [row], texts, cfg).kept == (
+        row,
+    )
