@@ -223,16 +223,23 @@ def test_a_date_centred_over_three_stacked_headers_reaches_all_three(tmp_path: P
     )
 
 
+def stub_header(title: str, stub: str, rights: list[float]) -> list[Placed]:
+    """A title, "(In millions)" and a period stub at the label margin over the years 2023, 2022."""
+    return [
+        (LEFT, 760, title),
+        (LEFT, 746, "(In millions)"),
+        (LEFT, 730, stub),
+        *(
+            (right - text_width(y), 730, y)
+            for right, y in zip(rights, ["2023", "2022"], strict=True)
+        ),
+    ]
+
+
 def test_a_stub_period_header_and_sections_at_the_label_indent(tmp_path: Path) -> None:
     r = [480.0, 570.0]
-    page: list[Placed] = [
-        (LEFT, 760, "Segment revenue and operating income were as follows:"),
-        (LEFT, 746, "(In millions)"),
-        (LEFT, 730, "Three Months Ended September 30,"),
-        (r[0] - text_width("2023"), 730, "2023"),
-        (r[1] - text_width("2022"), 730, "2022"),
-        (LEFT, 716, "Revenue"),
-    ]
+    title = "Segment revenue and operating income were as follows:"
+    page = [*stub_header(title, "Three Months Ended September 30,", r), (LEFT, 716, "Revenue")]
     page += row(704, "Cloud", ["$ 24,259", "$ 20,325"], r)
     page += row(692, "Devices", ["13,666", "13,332"], r)
     page += row(680, "Total", ["$ 37,925", "$ 33,657"], r, LEFT + 10)
@@ -256,13 +263,7 @@ def test_a_total_of_rows_before_its_section_closes_the_section(tmp_path: Path) -
     section above it, adds up every row since the statement began: it is that total, not one
     of the section's changes in assets."""
     r = [480.0, 570.0]
-    page: list[Placed] = [
-        (LEFT, 760, "Statements of cash flows"),
-        (LEFT, 746, "(In millions)"),
-        (LEFT, 730, "Nine Months Ended"),
-        (r[0] - text_width("2023"), 730, "2023"),
-        (r[1] - text_width("2022"), 730, "2022"),
-    ]
+    page = stub_header("Statements of cash flows", "Nine Months Ended", r)
     page += row(716, "Net income", ["$ 2,954", "$ 6,749"], r)
     page.append((LEFT, 702, "Adjustments to reconcile net income:"))
     page += row(690, "Depreciation", ["1,147", "—"], r, LEFT + 10)

@@ -1,0 +1,136 @@
+"""The Answer around a composed figure: which quoted sentences follow it, which of two rows naming
+the item states the asked quarter, a trend told in sentences, and what a model writer is handed."""
+
+from __future__ import annotations
+
+from test_answer_shapes import PROSE, Q3, _task
+
+from deepresearch.policies.answer import compose
+from deepresearch.providers.llm.extractive import answer_write
+from deepresearch.text.tables import TableRow, format_row
+
+
+def test_prose_that_states_a_figure_leads_a_non_explanation_answer() -> None:
+    a, b = "doc:a.pdf#page=2", "doc:b.pdf#page=9"
+    talk = "The report covers share repurchases and dividends."  # more question words, no figure
+    figure = "We repurchased 46.2 million shares for $6.0 billion in share repurchases."
+    other = "Dividends declared were unchanged from the prior year."
+    task = _task(
+        "Did Initech report any share repurchases in its 10-Q, and what was their total amount?",
+        [(talk, a), (figure, b), (other, a)],
+    )
+    assert answer_write(task).answer.startswith(figure)
+
+
+def test_prose_after_a_composed_line_comes_only_from_the_cited_rows_filing() -> None:
+    same = "Total net sales for the quarter ended July 1, 2023 reflected lower iPhone sales."
+    other = "Total net sales for the quarter ended July 1, 2023 rose on strong cloud demand."
+    task = _task(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [(Q3, "doc:q3.pdf#page=4"), (other, "doc:globex.pdf#page=2"), (same, "doc:q3.pdf#page=9")],
+    )
+    paragraphs = answer_write(task).answer.split("\n\n")
+    assert paragraphs[0].startswith("Initech: Total net sales")
+    assert same in paragraphs and other not in paragraphs
+
+
+def test_the_asked_quarters_balance_beats_an_older_row_of_the_same_item() -> None:
+    """ "Inventories" of a divested business a year before, against the total the quarter ended
+    with: the row whose column falls in the asked quarter answers, "Total" costs it nothing."""
+    older = format_row(
+        TableRow(
+            "Carrying amounts of assets sold",
+            "in millions",
+            "Inventories",
+            (("Dec 29, 2021", "941"),),
+        )
+    )
+    total = format_row(
+        TableRow(
+            "Inventories",
+            "in millions",
+            "Total inventories",
+            (("Oct 1, 2022", "12,831"), ("Dec 25, 2021", "10,776")),
+        )
+    )
+    composed = compose(
+        "What were Initech's inventories in Q3 2022?", [(older, (1,), 0), (total, (2,), 0)]
+    )
+    assert composed is not None and "12,831" in composed[0] and "941" not in composed[0]
+
+
+def test_prose_of_the_cited_rows_filing_follows_the_figure_though_it_names_no_period() -> None:
+    fx = "Weakness in foreign currencies had an unfavorable impact on total net sales of 2.4 billion."
+    task = _task(
+        "What was Initech's total net sales in Q3 2023, and how did currencies affect it?",
+        [(Q3, "doc:q3.pdf#page=4"), (fx, "doc:q3.pdf#page=17")],
+    )
+    paragraphs = answer_write(task).answer.split("\n\n")
+    assert paragraphs[0].startswith("Initech: Total net sales") and fx in paragraphs
+
+
+def test_a_sentence_stating_the_rate_makes_the_answer_beside_sentences_about_its_change() -> None:
+    """No row to compose: a quoted sentence that states the figure makes the Answer, though the
+    sentences about why the rate changed repeat more of the question's words."""
+    query = (
+        "What effective tax rate has Initech reported and how does it differ from period to period?"
+    )
+    talk = [
+        "The increase in our effective tax rate was primarily due to a tax benefit.",
+        "The decrease in our effective tax rate was primarily due to tax law changes, as reported.",
+    ]
+    rate = "Our effective tax rate was 18% and 19% for the three months ended September 30, 2023."
+    found = [
+        *((t, f"doc:q.pdf#page={i}") for i, t in enumerate(talk, 2)),
+        (rate, "doc:q.pdf#page=9"),
+    ]
+    assert rate in answer_write(_task(query, found)).answer
+
+
+def test_a_trend_told_in_sentences_gives_each_filings_figure() -> None:
+    """No row to tabulate: each filing's sentence stating the rate makes the Answer, not the
+    three sentences of one filing that repeat the question's words most."""
+    query = "What effective tax rate has Initech reported in these quarters and how does it differ?"
+    talk = [
+        "The increase in our effective tax rate over the prior year was due to a tax benefit.",
+        "The decrease in our effective tax rate differs from the prior year due to tax law.",
+        "Our effective tax rate differs from the statutory rate in these quarters.",
+    ]
+    rates = [
+        (
+            "Our effective tax rate was 18% and 19% for the three months ended September 30, 2023.",
+            "q3",
+        ),
+        ("Our effective tax rate was 19% and 17% for the three months ended March 31, 2023.", "q1"),
+        ("Our effective tax rate was 21% and 15% for the three months ended June 30, 2023.", "q2"),
+    ]
+    found = [*((t, "doc:q3.pdf#page=9") for t in talk)]
+    found += [(t, f"doc:{d}.pdf#page=20") for t, d in rates]
+    answer = answer_write(_task(query, found)).answer
+    assert all(t in answer for t, _ in rates), answer
+
+
+def test_a_model_writer_is_told_the_shape_and_how_to_read_a_row() -> None:
+    from deepresearch.prompts import render_task
+
+    task = _task("How have Initech's total net sales changed over time?", [(Q3, "doc:q3.pdf")])
+    system, user = render_task(task, {"type": "object"})
+    assert "Markdown table with one line per period, in time order" in system
+    assert "is a table row" in system and Q3 in user
+    figure = _task("What was Initech's total net sales in Q3 2023?", [(Q3, "doc:q3.pdf")])
+    assert "one figure" in render_task(figure, {"type": "object"})[0]
+
+
+def test_a_model_writer_is_handed_the_composed_draft_inside_the_untrusted_block() -> None:
+    from deepresearch.prompts import render_task
+
+    task = _task(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [(PROSE, "doc:q3.pdf"), (Q3, "doc:q3.pdf")],
+    )
+    user = render_task(task, {"type": "object"})[1]
+    draft = user.split("Draft from table rows:", 1)[1]
+    line = "Initech: Total net sales (in millions), Three Months Ended July 1, 2023: 81,797 [1]."
+    assert line in draft and draft.strip().startswith("<<<SOURCE")
+    none = render_task(_task("Why did Initech's sales fall?", [(PROSE, "doc:q3.pdf")]), {})[1]
+    assert "(none: no table row fits the question)" in none
