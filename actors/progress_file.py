@@ -3,8 +3,7 @@
 A render verifies every finished report in a worker thread (``synthesis.partial_markdown``), so
 finishes are paced (``policies.partial_pace``): at most one render per interval, a round's last
 finish at once, and a render still due when the run ends happens then, so the file covers every
-finished report. Its failure
-is an event, never the end of the run.
+finished report. Its failure is an event, never the end of the run.
 """
 
 from __future__ import annotations

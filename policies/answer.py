@@ -21,8 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from deepresearch.policies.filing_periods import quarter_readings
-from deepresearch.text.line_items import STRUCTURE, LabelIndex
-from deepresearch.text.question import SYNONYMS, Question, analyze, periods_of
+from deepresearch.text.line_items import (
+    MIN_TABLE_ROWS,
+    STRUCTURE,
+    LabelIndex,
+    named_table,
+    table_fit,
+)
+from deepresearch.text.question import SYNONYMS, Question, analyze, metric_terms, periods_of
 from deepresearch.text.tables import TableRow, format_row, parse_row
 from deepresearch.text.terms import terms
 
@@ -51,10 +57,6 @@ def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
         if row is not None and sources and any(v not in _BLANK for _, v in row.cells):
             out.append(Row(row, sources, k, group))
     return out
-
-
-def _metric_terms(q: Question) -> set[str]:
-    return {t for word in q.metric_words for t in terms(word)}
 
 
 def match(row: TableRow, wanted: set[str]) -> float:
@@ -150,7 +152,7 @@ def figure_line(
     of the asked quarter's filing (the latest filing for "latest" and undated questions)."""
     titles = titles or {}
     found: list[tuple[float, int, str, Row]] = []
-    scored = _best(rows, _metric_terms(q))
+    scored = _best(rows, metric_terms(q))
     newest = max((d for _, r in scored if (d := _latest(r.row))), default=None)
     for score, r in scored:
         cell = pick_cell(r.row, q)
@@ -188,7 +190,7 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     """``| <headers' common start> | <entity>: <label> (<unit>) |`` with one line per quarter,
     oldest first. Without a common start the first header cell stays empty: a word of ours
     ("Period") is not in the cited rows, and the verifier would take the line as unsupported."""
-    best = _best(rows, _metric_terms(q))
+    best = _best(rows, metric_terms(q))
     if not best:
         return None
     top = best[0][1]
@@ -229,10 +231,10 @@ def names_a_table(rows: Sequence[Row], q: Question) -> bool:
     """Whether the question names a table rather than a row of it: a title of three or more
     rows shares as many of its metric words as the best row label ("inventory levels": the
     "Inventories" table, of which "Total inventories" is one line)."""
-    wanted = _metric_terms(q)
+    wanted = metric_terms(q)
     best = max((len(set(terms(r.row.label)) & wanted) for r in rows), default=0)
-    titles = [k[1] for k, v in _tables(rows).items() if len(v) >= 3]
-    return best > 0 and any(len(set(terms(t)) & wanted) >= best for t in titles)
+    titles = [k[1] for k, v in _tables(rows).items() if len(v) >= MIN_TABLE_ROWS]
+    return best > 0 and any(table_fit(t, wanted) >= best for t in titles)
 
 
 def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
@@ -240,12 +242,11 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
     table asked for (three or more rows of one source and title; the title sharing most of the
     question's metric words, then the most rows): each row's cell of the asked or current period
     and the one beside it (the prior period a reader compares with)."""
-    wanted = _metric_terms(q)
     tables = _tables(rows)
-    fits = {k: len(set(terms(k[1])) & wanted) for k, v in tables.items() if len(v) >= 3}
-    if not fits or max(fits.values()) == 0:
+    named = named_table(tables, metric_terms(q), lambda k: len(tables[k]))
+    if named is None:
         return None
-    parts = tables[max(fits, key=lambda k: (fits[k], len(tables[k])))]
+    parts = tables[named]
     first = pick_cell(parts[0].row, q)
     if first is None:
         return None
@@ -261,7 +262,7 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
         values = " | ".join(cells.get(h, "—") for h in headers)
         lines.append(f"| {r.row.label} | {values} {_cite(r.sources)}")
         used.append(r)
-    return ("\n\n".join(lines), used) if len(used) >= 3 else None
+    return ("\n\n".join(lines), used) if len(used) >= MIN_TABLE_ROWS else None
 
 
 def _common_prefix(headers: Sequence[str]) -> str:

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.schemas import SearchHit
 from deepresearch.text.names import names_in
-from deepresearch.text.question import SYNONYMS
+from deepresearch.text.question import SYNONYM_TERMS
 from deepresearch.text.terms import FORM_NUMBER, terms
 
 # A form number ("10-Q", "10-Qs", "8-K") names a kind of document, not what a question is about.
@@ -43,15 +43,6 @@ _IRREGULAR = {
 def normalized_terms(text: str) -> list[str]:
     """Stemmed content terms of ``text`` with irregular forms mapped to one spelling."""
     return [_IRREGULAR.get(t, t) for t in terms(text)]
-
-
-# A key term is also covered by the words a filing uses for it (``question.SYNONYMS``: a row
-# "Total net sales" answers a question about revenue).
-_ALIKE: dict[str, frozenset[str]] = {
-    t: frozenset(x for v in alike for x in normalized_terms(v))
-    for word, alike in SYNONYMS.items()
-    for t in normalized_terms(word)
-}
 
 
 @dataclass(frozen=True)
@@ -120,7 +111,8 @@ def coverage(key: Sequence[KeyTerm], text_terms: Iterable[str]) -> float:
         for k in key
         if k.term in present
         or (len(k.term) >= PREFIX and k.term[:PREFIX] in prefixes)
-        or not _ALIKE.get(k.term, frozenset()).isdisjoint(present)
+        # or the words a filing uses for it: a row "Total net sales" answers "revenue"
+        or not SYNONYM_TERMS.get(k.term, frozenset()).isdisjoint(present)
     )
     return found / total
 

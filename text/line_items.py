@@ -15,28 +15,27 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
 
-from deepresearch.text.question import SYNONYMS
+from deepresearch.text.question import SYNONYM_TERMS
 from deepresearch.text.tables import parse_row
-from deepresearch.text.terms import stem, terms
+from deepresearch.text.terms import terms
 
 K = TypeVar("K", bound=Hashable)
 MIN_SCORE = 0.5  # a label at least this covered (rarity-weighted) by the query is asked for
 # words that give a table its structure rather than name a line item: they never match alone
 # (a "Total" row under a repurchase table is not what "total net sales" asks for)
 STRUCTURE = frozenset(terms("total subtotal net"))
-_SYNONYMS = {stem(k): {stem(v) for v in vs} for k, vs in SYNONYMS.items()}
 
 
 def query_terms(query: str) -> frozenset[str]:
     """The stemmed content words of ``query`` and their line-item equivalents."""
     base = set(terms(query))
-    return frozenset(base | {s for t in base for s in _SYNONYMS.get(t, ())})
+    return frozenset(base | {s for t in base for s in SYNONYM_TERMS.get(t, ())})
 
 
 @dataclass(frozen=True)
@@ -131,4 +130,34 @@ def best_pages(
     return out
 
 
-__all__ = ["MIN_SCORE", "LabelIndex", "best_pages", "query_terms"]
+MIN_TABLE_ROWS = 3  # a table a question may name as a whole (a breakdown, "inventory levels")
+T = TypeVar("T")
+
+
+def table_fit(title: str, wanted: set[str]) -> int:
+    """How many of the question's metric terms a table's title names."""
+    return len(set(terms(title)) & wanted)
+
+
+def named_table(
+    tables: dict[tuple[K, str], list[T]],
+    wanted: set[str],
+    tiebreak: Callable[[tuple[K, str]], float],
+) -> tuple[K, str] | None:
+    """Of ``tables`` keyed by (source, title), the one of ``MIN_TABLE_ROWS`` or more rows whose
+    title names most of ``wanted`` (then the best ``tiebreak``); None when no title names any:
+    "revenue by segment" is a table whose title names revenue and whose rows name the parts."""
+    fits = {k: table_fit(k[1], wanted) for k, rows in tables.items() if len(rows) >= MIN_TABLE_ROWS}
+    named = [k for k, fit in fits.items() if fit > 0]
+    return max(named, key=lambda k: (fits[k], tiebreak(k))) if named else None
+
+
+__all__ = [
+    "MIN_SCORE",
+    "MIN_TABLE_ROWS",
+    "LabelIndex",
+    "best_pages",
+    "named_table",
+    "query_terms",
+    "table_fit",
+]

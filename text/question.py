@@ -17,7 +17,7 @@ from typing import Literal
 
 from deepresearch.text.names import CAPITALIZED
 from deepresearch.text.periods import FULL_DATE, MONTHS, month_number
-from deepresearch.text.terms import strip_possessive
+from deepresearch.text.terms import strip_possessive, terms
 
 Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
 
@@ -158,6 +158,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "buybacks": ("repurchases", "repurchased"),
     "repurchases": ("repurchased",),
 }  # for scorers that weigh what a question is about
+# the same, as stemmed terms (``terms``): what scorers compare
+SYNONYM_TERMS: dict[str, frozenset[str]] = {
+    t: frozenset(x for v in alike for x in terms(v))
+    for w, alike in SYNONYMS.items()
+    for t in terms(w)
+}
 _WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 
 
@@ -312,6 +318,11 @@ def _shape(
     return "figure" if _FIGURE.search(text) or periods else "explanation"
 
 
+def metric_terms(q: Question) -> set[str]:
+    """The stemmed terms of what ``q`` measures, with their line-item equivalents."""
+    return {t for word in q.metric_words for t in terms(word)}
+
+
 def analyze(text: str) -> Question:
     """The ``Question`` of ``text`` (see the module docstring)."""
     text = " ".join(text.split())
@@ -334,11 +345,13 @@ def analyze(text: str) -> Question:
 
 
 __all__ = [
+    "SYNONYM_TERMS",
     "Period",
     "Question",
     "Shape",
     "analyze",
     "entities_of",
+    "metric_terms",
     "metrics_of",
     "periods_of",
 ]

@@ -126,7 +126,7 @@ def body_rows(
         cells: dict[int, list[str]] = {}
         for frag in row.values:
             cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
-        span = _sum_span(cells, out, names)
+        span = _sum_span(cells, out, names) if section or not label else 0  # O(rows) each
         if section and label.lower() in ("total", "totals", "net", "subtotal"):
             label, section = f"{section} - {label}", ""  # "Revenue - Total"
         elif section and (

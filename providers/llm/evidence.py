@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
 from deepresearch.text.figures import has_figure
-from deepresearch.text.line_items import LabelIndex
-from deepresearch.text.question import Question, analyze, periods_of
+from deepresearch.text.line_items import LabelIndex, named_table
+from deepresearch.text.question import Question, analyze, metric_terms, periods_of
 from deepresearch.text.sentences import Unit, build_units
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
@@ -36,7 +36,7 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     q = analyze(question)
     # the first name is the subject (a filing calls it "the Company"); later names are what is
     # measured of it ("Apple's Services segment") or its peers, and count as topic words
-    wanted = {t for word in (*q.metric_words, *q.entities[1:]) for t in terms(word)}
+    wanted = metric_terms(q) | {t for name in q.entities[1:] for t in terms(name)}
     on_topic = [u for u in kept if not off_topic(u.terms, wanted)]
     return on_topic or kept
 
@@ -59,19 +59,14 @@ def breakdown_rows(
     parts ("Online stores"), so relevance ranking finds one or two of them. The table is the one
     of three or more rows whose title shares most of the question's metric words (then the best
     row score); without such a title, the best chosen row's table."""
-    wanted = {t for word in q.metric_words for t in terms(word)}
     tables: dict[tuple[int, str], list[int]] = {}
     for i, u in enumerate(units):
         row = parse_row(u.text) if u.table and has_figure(u.text) else None
         if row is not None:
             tables.setdefault((u.source, row.title), []).append(i)
-
-    def fit(key: tuple[int, str]) -> tuple[int, float]:
-        return len(set(terms(key[1])) & wanted), max(scores[i] for i in tables[key])
-
-    named = [k for k in tables if len(tables[k]) >= 3 and fit(k)[0] > 0]
-    if named:
-        rows = tables[max(named, key=fit)]
+    named = named_table(tables, metric_terms(q), lambda k: max(scores[i] for i in tables[k]))
+    if named is not None:
+        rows = tables[named]
     else:
         picked = [i for i in chosen if any(i in v for v in tables.values())]
         if not picked:
