@@ -25,6 +25,7 @@ from deepresearch.text.line_items import (
     MIN_TABLE_ROWS,
     STRUCTURE,
     LabelIndex,
+    label_core,
     named_table,
     table_fit,
 )
@@ -60,10 +61,12 @@ def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
 
 
 def match(row: TableRow, wanted: set[str]) -> float:
-    """How well a row names the wanted metric: label terms count double, extra label words cost."""
+    """How well a row names the wanted metric: label terms count double, extra label words cost;
+    0 unless the label's core (``label_core``) names it: "Cash flows from operating activities -
+    Net income" is no operating cash flow."""
     label = set(terms(row.label))
     title = set(terms(row.title))
-    if not wanted or not (label & wanted):
+    if not wanted or not (set(terms(label_core(row.label))) & wanted):
         return 0.0
     extra = label - wanted - STRUCTURE  # "Total inventories" names inventories
     return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)

@@ -32,6 +32,18 @@ MIN_SCORE = 0.5  # a label at least this covered (rarity-weighted) by the query 
 STRUCTURE = frozenset(terms("total subtotal net"))
 
 
+def label_core(label: str) -> str:
+    """The part of a nested label that names the row: its last part ("Cash flows from operating
+    activities - Net income" is net income, whatever its heading says), or the whole label when
+    that part is only a structure word ("Operating expenses - Total")."""
+    leaf = label.rsplit(" - ", 1)[-1]
+    return leaf if set(terms(leaf)) - STRUCTURE else label
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(t for t in terms(text) if not t.isdigit())
+
+
 def query_terms(query: str) -> frozenset[str]:
     """The stemmed content words of ``query`` and their line-item equivalents."""
     base = set(terms(query))
@@ -42,9 +54,10 @@ def query_terms(query: str) -> frozenset[str]:
 class LabelIndex:
     """Row labels by the passages that hold them, with each label word's rarity."""
 
-    # (passage index, label terms): a nested label ("Operating expenses - Research and
-    # development") also as its last part, which names the line item on its own
-    labels: tuple[tuple[int, int, frozenset[str]], ...]  # (passage, line, label terms)
+    # (passage index, line, label terms, core terms): a nested label ("Operating expenses -
+    # Research and development") also as its core (``label_core``), which names the line item on
+    # its own and must match for the whole label to (its headings only qualify it)
+    labels: tuple[tuple[int, int, frozenset[str], frozenset[str]], ...]
     idf: dict[str, float]
     # label numbers by the words they hold: a query is scored against the labels sharing a word
     # with it (in label order, as a scan of all labels would meet them), not against every row
@@ -54,17 +67,17 @@ class LabelIndex:
 
     def __post_init__(self) -> None:
         by_term: dict[str, list[int]] = {}
-        for n, (_, _, words) in enumerate(self.labels):
+        for n, (_, _, words, _) in enumerate(self.labels):
             for t in words:
                 by_term.setdefault(t, []).append(n)
         arrays = {t: np.asarray(ns, dtype=np.intp) for t, ns in by_term.items()}
         object.__setattr__(self, "by_term", arrays)
-        totals = [sum(self.idf.get(t, 0.0) for t in words) for _, _, words in self.labels]
+        totals = [sum(self.idf.get(t, 0.0) for t in words) for _, _, words, _ in self.labels]
         object.__setattr__(self, "totals", np.asarray(totals, dtype=np.float64))
 
     @classmethod
     def build(cls, passages: Sequence[str]) -> LabelIndex:
-        labels: list[tuple[int, int, frozenset[str]]] = []
+        labels: list[tuple[int, int, frozenset[str], frozenset[str]]] = []
         for i, text in enumerate(passages):
             for k, line in enumerate(text.split("\n")):
                 if " = " not in line:
@@ -74,12 +87,13 @@ class LabelIndex:
                     continue
                 # and the table's title: "Inventories (in millions): Finished goods: ..." is
                 # what "inventory levels" asks for, though its label never says so
-                parts = {row.label, row.label.rsplit(" - ", 1)[-1], row.title}
-                for part in parts:
-                    words = frozenset(t for t in terms(part) if not t.isdigit())
-                    if words:
-                        labels.append((i, k, words))
-        df = Counter(t for _, _, words in labels for t in words)
+                core = _words(label_core(row.label))
+                for part in {row.label, label_core(row.label)}:
+                    if words := _words(part):
+                        labels.append((i, k, words, core))
+                if title := _words(row.title):
+                    labels.append((i, k, title, title))
+        df = Counter(t for _, _, words, _ in labels for t in words)
         n = len(labels) or 1
         idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
         return cls(tuple(labels), idf)
@@ -112,8 +126,8 @@ class LabelIndex:
         hit = np.zeros(len(self.labels), dtype=bool)
         hit[np.concatenate(named)] = True
         enough = matched >= (MIN_SCORE - 1e-9) * self.totals
-        for passage, line, label in (self.labels[n] for n in np.flatnonzero(hit & enough)):
-            s = self.score(label, wanted)
+        for passage, line, label, core in (self.labels[n] for n in np.flatnonzero(hit & enough)):
+            s = self.score(label, wanted) if core & wanted else 0.0
             if s > out.get(passage, (0.0, 0))[0]:
                 out[passage] = (s, line)
         return out
@@ -157,6 +171,7 @@ __all__ = [
     "MIN_TABLE_ROWS",
     "LabelIndex",
     "best_pages",
+    "label_core",
     "named_table",
     "query_terms",
     "table_fit",

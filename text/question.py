@@ -156,6 +156,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "currency": ("exchange",),
     "currencies": ("exchange",),
     "buybacks": ("repurchases", "repurchased"),
+    # "operating cash flow" is "net cash provided by operating activities"
+    "flow": ("activities",),
+    "flows": ("activities",),
     "repurchases": ("repurchased",),
 }  # for scorers that weigh what a question is about
 # the same, as stemmed terms (``terms``): what scorers compare

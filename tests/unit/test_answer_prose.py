@@ -59,6 +59,34 @@ def test_the_asked_quarters_balance_beats_an_older_row_of_the_same_item() -> Non
     assert composed is not None and "12,831" in composed[0] and "941" not in composed[0]
 
 
+def test_a_row_under_a_heading_that_names_the_metric_is_not_that_metric() -> None:
+    """ "Cash flows from operating activities - Net income" is net income: the heading qualifies
+    the row, it does not name it. "Operating cash flow" is the filing's "Net cash provided by
+    operating activities" (``SYNONYMS``: cash flows are reported as activities)."""
+    cells = (("Nine Months Ended October 30, 2022", "2,954"),)
+    net_income = format_row(
+        TableRow(
+            "Statements of cash flows",
+            "in millions",
+            "Cash flows from operating activities - Net income",
+            cells,
+        )
+    )
+    provided = format_row(
+        TableRow(
+            "Statements of cash flows",
+            "in millions",
+            "Net cash provided by operating activities",
+            (("Nine Months Ended October 30, 2022", "3,393"),),
+        )
+    )
+    composed = compose(
+        "What was Initech's operating cash flow in Q3 2022?",
+        [(net_income, (1,), 0), (provided, (1,), 0)],
+    )
+    assert composed is not None and "3,393" in composed[0] and "2,954" not in composed[0]
+
+
 def test_prose_of_the_cited_rows_filing_follows_the_figure_though_it_names_no_period() -> None:
     fx = "Weakness in foreign currencies had an unfavorable impact on total net sales of 2.4 billion."
     task = _task(

@@ -56,6 +56,19 @@ def test_a_structure_word_alone_is_not_a_match() -> None:
     assert index.passage_scores("What were total current assets?") != {}
 
 
+def test_a_heading_never_makes_a_row_the_asked_one() -> None:
+    """A nested label matches only when its own part does: "Cash flows from operating activities
+    - Net income" is net income, whatever its heading says."""
+    index = LabelIndex.build(
+        [
+            f"{_UNIT}: Cash flows from operating activities - Net income: 2022 = 1",
+            f"{_UNIT}: Net cash provided by operating activities: 2022 = 1",
+            *ROWS,
+        ]
+    )
+    assert set(index.passage_scores("What was Contoso's operating cash flow?")) == {1}
+
+
 def test_search_returns_the_page_of_the_asked_for_row(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     root.mkdir()
@@ -104,8 +117,8 @@ def _scan(index: LabelIndex, query: str) -> dict[int, tuple[float, int]]:
     """Every label scored in turn: what ``passage_scores`` must equal, however it finds them."""
     wanted = query_terms(query)
     out: dict[int, tuple[float, int]] = {}
-    for passage, line, label in index.labels:
-        if label & wanted:
+    for passage, line, label, core in index.labels:
+        if label & wanted and core & wanted:
             s = index.score(label, wanted)
             if s > out.get(passage, (0.0, 0))[0]:
                 out[passage] = (s, line)
