@@ -30,6 +30,7 @@ RUNTIME_MODULES = {
     "aiohttp": "aiohttp",
     "yarl": "yarl",
     "bm25s": "bm25s",
+    "snowballstemmer": "snowballstemmer",
     "numpy": "numpy",
     "pypdfium2": "pypdfium2",
     "python-docx": "docx",

@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import re
 
+import snowballstemmer  # type: ignore[import-untyped]
+
 # fmt: off
 FUNCTION_WORDS = frozenset({
     "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are",
@@ -47,29 +49,24 @@ def strip_possessive(word: str) -> str:
 
 
 _DIGITS = re.compile(r"[\d,.]+")
+_SNOWBALL = snowballstemmer.stemmer("english")
 
 
 # Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
 # and stemming them was most of the extractive provider's time (pure, so the cache is exact).
+# Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
+# and stemming them was most of the extractive provider's time (pure, so the cache is exact).
 @functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to match sales/sale, ended/ending/end, revenues/revenue."""
+    """The English Snowball (Porter 2) stem: "operations", "operating" and "operational" are one
+    term, as are "activities" and "active"; a question's words meet a filing's row labels.
+    Numbers lose their separators ("1,234" ~ "1234") and are otherwise kept."""
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    w = w.replace(",", "") if _DIGITS.fullmatch(w) else w
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    for suffix, min_len in (("sses", 5), ("ing", 6), ("ed", 5)):
-        if w.endswith(suffix) and len(w) >= min_len:
-            w = w[: -len(suffix)] if suffix != "sses" else w[:-2]
-            break
-    else:
-        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-            w = w[:-1]
-    if len(w) > 4 and w.endswith("e"):
-        w = w[:-1]
-    return w
+    if _DIGITS.fullmatch(w):
+        return w.replace(",", "")
+    return _SNOWBALL.stemWord(w)
 
 
 def terms(text: str) -> list[str]:

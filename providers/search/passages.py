@@ -11,18 +11,16 @@ from typing import Any
 
 import bm25s
 
+from deepresearch.text.terms import stem
+
 SNIPPET_CHARS = 300
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 def _stem(words: list[str]) -> list[str]:
-    """A tiny plural folder ("sales" ~ "sale", "margins" ~ "margin"); no stemmer dependency."""
-    out = []
-    for w in words:
-        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-            w = w[:-3] + "y" if w.endswith("ies") and len(w) > 4 else w[:-1]
-        out.append(w)
-    return out
+    """The project's one stemmer (``text.terms.stem``): a query's "operations" finds a page's
+    "operating activities", as the scorers that rank the page's rows see it."""
+    return [stem(w) for w in words]
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:

@@ -69,6 +69,13 @@ def test_a_heading_never_makes_a_row_the_asked_one() -> None:
     assert set(index.passage_scores("What was Contoso's operating cash flow?")) == {1}
 
 
+def test_a_question_about_operations_finds_the_operating_activities_row() -> None:
+    index = LabelIndex.build(
+        [f"{_UNIT}: Net cash provided by operating activities: 2022 = 1", "\n".join(ROWS)]
+    )
+    assert set(index.passage_scores("What cash flows from operations did Contoso disclose?")) == {0}
+
+
 def test_search_returns_the_page_of_the_asked_for_row(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     root.mkdir()

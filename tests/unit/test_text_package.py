@@ -70,3 +70,11 @@ def test_memoized_terms_hand_out_a_fresh_list_each_time() -> None:
     first = terms("Total net sales rose in the quarter")
     first.append("intruder")
     assert "intruder" not in terms("Total net sales rose in the quarter")
+
+
+def test_a_questions_word_and_a_filings_word_share_their_stem() -> None:
+    """ "cash flows from operations" is reported as "operating activities"; "activities" too."""
+    assert terms("operations operating operational") == ["oper"] * 3
+    assert terms("activities active") == ["activ"] * 2
+    assert terms("Inventories inventory") == ["inventori"] * 2
+    assert terms("1,234 and 1234") == ["1234", "1234"]
