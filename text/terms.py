@@ -66,7 +66,8 @@ def stem(word: str) -> str:
         w = w[:-2]
     if _DIGITS.fullmatch(w):
         return w.replace(",", "")
-    return _SNOWBALL.stemWord(w)
+    stemmed: str = _SNOWBALL.stemWord(w)
+    return stemmed
 
 
 def terms(text: str) -> list[str]:
