@@ -36,7 +36,7 @@ class FindingsTask(Message):
     question: str
     sources: tuple[SourceText, ...]
     notes: tuple[str, ...] = ()
-    max_findings: int = 8
+    max_findings: int = 12
 
 
 class PlanTask(Message):
