@@ -15,185 +15,37 @@ Pure, no I/O.
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from deepresearch.policies.filing_periods import quarter_readings
-from deepresearch.text.line_items import (
-    MIN_TABLE_ROWS,
-    STRUCTURE,
-    LabelIndex,
-    label_core,
-    named_table,
-    table_fit,
+from deepresearch.policies.answer_rows import (
+    BLANK,
+    LONG_HEADER,
+    Row,
+    best_rows,
+    cite,
+    date_key,
+    figure_line,
+    pick_cell,
+    rows_of,
+    subject,
+    unit_text,
 )
-from deepresearch.text.question import SYNONYMS, Question, analyze, metric_terms, periods_of
-from deepresearch.text.tables import TableRow, format_row, parse_row
+from deepresearch.text.line_items import MIN_TABLE_ROWS, LabelIndex, named_table, table_fit
+from deepresearch.text.question import SYNONYMS, Question, analyze, metric_terms
+from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
-_QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGNORECASE)
-_LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)
-_BLANK = {"", "—", "–", "-", "(column)"}
 MAX_TREND_ROWS = 12
-MAX_CELLS = 4  # cells of one figure line: the asked one and its row's context
-
-
-@dataclass(frozen=True)
-class Row:
-    """A parsed row with the finding's source numbers and its place among the findings."""
-
-    row: TableRow
-    sources: tuple[int, ...]
-    order: int
-    group: int = 0  # the section (sub-question) the finding came from
-
-
-def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
-    """The findings ``(text, source numbers, section)`` that are self-describing table rows."""
-    out: list[Row] = []
-    for k, (text, sources, group) in enumerate(findings):
-        row = parse_row(text)
-        if row is not None and sources and any(v not in _BLANK for _, v in row.cells):
-            out.append(Row(row, sources, k, group))
-    return out
-
-
-def match(row: TableRow, wanted: set[str]) -> float:
-    """How well a row names the wanted metric: label terms count double, extra label words cost;
-    0 unless the label's core (``label_core``) names it: "Cash flows from operating activities -
-    Net income" is no operating cash flow."""
-    label = set(terms(row.label))
-    title = set(terms(row.title))
-    if not wanted or not (set(terms(label_core(row.label))) & wanted):
-        return 0.0
-    extra = label - wanted - STRUCTURE  # "Total inventories" names inventories
-    return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
-
-
-def _date_key(header: str) -> tuple[int, int, int] | None:
-    dates = [p.date for p in periods_of(header) if p.date]
-    return dates[-1] if dates else None
-
-
-def _latest(row: TableRow) -> tuple[int, int, int] | None:
-    """The row's current period: the latest date among its column headers."""
-    keys = [k for h, v in row.cells if v not in _BLANK and (k := _date_key(h))]
-    return max(keys) if keys else None
-
-
-def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
-    """The cell of the asked date; without one, the row's current period (its latest date),
-    quarter-long column first; without dates, the first quarter-long column."""
-    cells = [(h, v) for h, v in row.cells if v not in _BLANK]
-    if not cells:
-        return None
-    asked = {p.date for p in q.periods if p.date}
-    if asked:
-        dated = [(h, v) for h, v in cells if _date_key(h) in asked]
-        quarter = [c for c in dated if not _LONG_HEADER.search(c[0])]
-        if quarter or dated:
-            return (quarter or dated)[0]
-        return None
-    latest = _latest(row)
-    if latest is not None:
-        now = [(h, v) for h, v in cells if _date_key(h) == latest]
-        quarter = [c for c in now if not _LONG_HEADER.search(c[0])]
-        return (quarter or now)[0]  # a date's first column is its quarter
-    quarter = [c for c in cells if _QUARTER_HEADER.search(c[0])]
-    return (quarter or cells)[0]
-
-
-def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
-    """How well a row's filing fits the asked quarter: a source titled with the asked quarter
-    and year ("2022 Q3 ...", "Q3 2022 results") wins, one titled with another quarter loses
-    (fiscal quarters end in other calendar months, so the title says more than the dates);
-    untitled, a row whose current period falls in the asked year is preferred."""
-    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
-    named = {
-        (p.year, p.quarter)
-        for n in r.sources
-        for p in periods_of(titles.get(n, ""))
-        if p.year and p.quarter
-    }
-    if asked and named:
-        return 1.0 if asked & named else -1.0
-    years = {p.year for p in q.periods if p.year and not p.date}
-    latest = _latest(r.row)
-    return 0.5 if years and latest is not None and latest[0] in years else 0.0
-
-
-def cell_fit(header: str, q: Question) -> float:
-    """0.5 when a column's date falls in a quarter the question asks for (by any of the ways a
-    quarter is named: ``filing_periods.quarter_readings``): of two rows naming the item, the
-    one stating the asked quarter's balance, not a figure from a year before."""
-    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
-    date = _date_key(header)
-    if not asked or date is None:
-        return 0.0
-    return 0.5 if asked & quarter_readings(datetime.date(*date).toordinal()) else 0.0
-
-
-def _unit(row: TableRow) -> str:
-    return f" ({row.unit})" if row.unit else ""
-
-
-def _cite(sources: tuple[int, ...]) -> str:
-    return "".join(f"[{n}]" for n in sources)
-
-
-def _best(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
-    scored = [(match(r.row, wanted), r) for r in rows]
-    return sorted(((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order))
-
-
-def figure_line(
-    rows: Sequence[Row], q: Question, lead: str = "", titles: Mapping[int, str] | None = None
-) -> tuple[str, Row] | None:
-    """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell,
-    of the asked quarter's filing (the latest filing for "latest" and undated questions)."""
-    titles = titles or {}
-    found: list[tuple[float, int, str, Row]] = []
-    scored = _best(rows, metric_terms(q))
-    newest = max((d for _, r in scored if (d := _latest(r.row))), default=None)
-    for score, r in scored:
-        cell = pick_cell(r.row, q)
-        if cell is not None:
-            header = cell[0]
-            # among equally named rows, the one that says its unit and its column's length
-            score += 0.2 * bool(r.row.unit) + 0.2 * bool(_QUARTER_HEADER.search(header))
-            score += period_fit(r, q, titles) + cell_fit(header, q)
-            if not any(p.year for p in q.periods) and newest and _latest(r.row) == newest:
-                score += 0.3  # "latest quarter", or no period: the newest filing's figure
-            cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
-            text = f"{lead}{r.row.label}{_unit(r.row)}, {cells} {_cite(r.sources)}."
-            found.append((score, r.order, text, r))
-    if not found:
-        return None
-    _, _, text, r = max(found, key=lambda item: (item[0], -item[1]))
-    return text, r
-
-
-def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tuple[str, str]]:
-    """The picked cell first; unless the question names an exact date, then the row's other
-    cells (prior year, year to date), which a reader needs to judge the figure."""
-    if any(p.date for p in q.periods):
-        return [cell]
-    rest = [(h, v) for h, v in row.cells if (h, v) != cell and v not in _BLANK]
-    return [cell, *rest][:MAX_CELLS]
-
-
-def _subject(q: Question) -> str:
-    """``"<entity>: "`` for the question's first name (the company a filing calls "the Company")."""
-    return f"{q.entities[0]}: " if q.entities else ""
+_SHARE_WORDS = frozenset({"percentage", "proportion", "share", "portion", "fraction"})
 
 
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
     """``| <headers' common start> | <entity>: <label> (<unit>) |`` with one line per quarter,
     oldest first. Without a common start the first header cell stays empty: a word of ours
     ("Period") is not in the cited rows, and the verifier would take the line as unsupported."""
-    best = _best(rows, metric_terms(q))
+    best = best_rows(rows, metric_terms(q))
     if not best:
         return None
     top = best[0][1]
@@ -204,18 +56,18 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     for r in same:
         seen: set[tuple[int, int, int]] = set()
         for header, value in r.row.cells:
-            key = _date_key(header)
-            if key is None or key in seen or _LONG_HEADER.search(header):
+            key = date_key(header)
+            if key is None or key in seen or LONG_HEADER.search(header):
                 continue
             seen.add(key)  # a date's first column is its quarter; a repeat is year-to-date
-            if value not in _BLANK and key not in points:
+            if value not in BLANK and key not in points:
                 points[key] = (header, value, r)
     if len(points) < 2:
         return None
     ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
     first = _common_prefix([h for h, _, _ in ordered])
-    lines = [f"| {first} | {_subject(q)}{top.row.label}{_unit(top.row)} |", "| --- | --- |"]
-    lines += [f"| {h} | {v} {_cite(r.sources)}" for h, v, r in ordered]
+    lines = [f"| {first} | {subject(q)}{top.row.label}{unit_text(top.row)} |", "| --- | --- |"]
+    lines += [f"| {h} | {v} {cite(r.sources)}" for h, v, r in ordered]
     used = list({id(r): r for _, _, r in ordered}.values())
     # one paragraph per table line: the verifier checks each line against its own cited row,
     # and joins consecutive table lines back into one table
@@ -253,17 +105,17 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
     first = pick_cell(parts[0].row, q)
     if first is None:
         return None
-    others = [h for h, v in parts[0].row.cells if h != first[0] and v not in _BLANK]
+    others = [h for h, v in parts[0].row.cells if h != first[0] and v not in BLANK]
     headers = [first[0], *others[:1]]
-    title = f"{_subject(q)}{parts[0].row.title}{_unit(parts[0].row)}"
+    title = f"{subject(q)}{parts[0].row.title}{unit_text(parts[0].row)}"
     lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
     used: list[Row] = []
     for r in parts[:MAX_TREND_ROWS]:
         cells = dict(r.row.cells)
-        if cells.get(first[0], "") in _BLANK:
+        if cells.get(first[0], "") in BLANK:
             continue
         values = " | ".join(cells.get(h, "—") for h in headers)
-        lines.append(f"| {r.row.label} | {values} {_cite(r.sources)}")
+        lines.append(f"| {r.row.label} | {values} {cite(r.sources)}")
         used.append(r)
     return ("\n\n".join(lines), used) if len(used) >= MIN_TABLE_ROWS else None
 
@@ -322,13 +174,36 @@ def comparison_lines(
     else:
         owned = _owned(rows, q.entities, titles or {})
         for entity, own in owned or [("", list(rows))]:
-            lead = f"{entity}: " if entity else _subject(q) if len(q.entities) == 1 else ""
+            lead = f"{entity}: " if entity else subject(q) if len(q.entities) == 1 else ""
             for metric in q.metrics or ("",):
                 found = figure_line(own, _one_metric(q, metric) if metric else q, lead, titles)
                 if found and found[0] not in lines:
                     lines.append(found[0])
                     used.append(found[1])
     return ("\n\n".join(lines), used) if lines else None
+
+
+def share_lines(
+    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None = None
+) -> tuple[str, list[Row]] | None:
+    """A share ("what percentage of total revenue did Services contribute"): the part's figure
+    line, then the whole's from the same filing, so a reader judges "Services 21,213" against
+    "Total net sales 81,797". The part is named by the question's other metrics and names."""
+    titles = titles or {}
+    named = [m for m in q.metrics if m != q.whole and m not in _SHARE_WORDS]
+    named += q.entities[1:]
+    part = figure_line(rows, _one_metric(q, " ".join(named)), subject(q), titles)
+    if part is None:
+        return None
+
+    def filing(r: Row) -> set[str]:
+        return {titles.get(n, str(n)) for n in r.sources}
+
+    same = [r for r in rows if r.row.label != part[1].row.label and filing(r) & filing(part[1])]
+    whole = figure_line(same, _one_metric(q, q.whole), subject(q), titles)
+    if whole is None:
+        return None
+    return f"{part[0]}\n\n{whole[0]}", [part[1], whole[1]]
 
 
 def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:
@@ -358,8 +233,10 @@ def compose(
         result = trend_table(rows, q)
     elif result is None and q.shape == "comparison":
         result = comparison_lines(rows, q, headings, titles)
+    if result is None and q.whole:
+        result = share_lines(rows, q, titles)
     if result is None:
-        found = figure_line(rows, q, _subject(q), titles)
+        found = figure_line(rows, q, subject(q), titles)
         result = (found[0], [found[1]]) if found else None
     if result is None:
         return None
@@ -372,9 +249,7 @@ __all__ = [
     "comparison_lines",
     "compose",
     "figure_line",
-    "match",
     "named_rows",
-    "period_fit",
-    "pick_cell",
+    "share_lines",
     "trend_table",
 ]

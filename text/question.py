@@ -17,7 +17,7 @@ from typing import Literal
 
 from deepresearch.text.names import CAPITALIZED
 from deepresearch.text.periods import FULL_DATE, MONTHS, month_number
-from deepresearch.text.terms import strip_possessive, terms
+from deepresearch.text.terms import STOPWORDS, strip_possessive, terms
 
 Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
 
@@ -82,6 +82,18 @@ _REASONS = re.compile(
 _LIST = re.compile(
     r"^\s*(?:list|name|enumerate)\b|\bwhat (?:are|were) (?:the |some |its |their )?"
     r"(?:main |key |primary |major |significant |different )?(?:\w+\s){0,2}?\w+s\b|\bwhich \w+s\b",
+    re.IGNORECASE,
+)
+# a share of a whole: "what percentage of Apple's total revenue did Services contribute", "what
+# proportion of its revenue came from data center": the whole is the words after "of" (and an
+# owner), up to the next function word
+_SHARE = re.compile(
+    r"\b(?:percentage|proportion|share|portion|fraction)\s+of\s+(?:[\w&.-]+(?:'s|’s)\s+|its\s+"
+    r"|the\s+|their\s+)?(?P<whole>(?:[a-z]+\s+){0,2}[a-z]+)",
+)
+_FIGURE_OPENING = re.compile(
+    r"(?:^|,\s*)(?:what|which)\s+(?:percentage|proportion|share|portion|fraction|amount)\b"
+    r"|^\s*how (?:much|many)\b",
     re.IGNORECASE,
 )
 _FIGURE = re.compile(
@@ -193,6 +205,7 @@ class Question:
     latest: bool = False  # "latest / most recent quarter"
     yoy: bool = False  # year over year
     breakdown: bool = False  # the parts of a figure: its segments, products, regions
+    whole: str = ""  # a share's whole ("total revenue" of "what percentage of total revenue")
     metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
 
 
@@ -304,6 +317,9 @@ def _shape(
 ) -> Shape:
     if _coordinated(text, entities):
         return "comparison"
+    years = len({p.text for p in periods if p.year})
+    if _FIGURE_OPENING.search(text) and not _TREND.search(text) and years < 2:
+        return "figure"  # "what percentage of revenue did X contribute": a figure, not talk
     if _COMPARE.search(text) and len(metrics) >= 2 and not _REASONS.search(text):
         return "comparison"  # one entity's metrics set against each other
     if _TREND.search(text) or len({p.text for p in periods if p.year}) >= 2:
@@ -344,7 +360,17 @@ def analyze(text: str) -> Question:
         breakdown=bool(_BREAKDOWN.search(text)),
         yoy=bool(_YOY.search(text)),
         metric_words=words,
+        whole=_whole(text),
     )
+
+
+def _whole(text: str) -> str:
+    """The whole a share is asked of, its words up to the first function word ("" if none)."""
+    m = _SHARE.search(text)
+    if m is None:
+        return ""
+    words = list(itertools.takewhile(lambda w: w not in STOPWORDS, m["whole"].split()))
+    return " ".join(words)
 
 
 __all__ = [

@@ -162,3 +162,28 @@ def test_a_model_writer_is_handed_the_composed_draft_inside_the_untrusted_block(
     assert line in draft and draft.strip().startswith("<<<SOURCE")
     none = render_task(_task("Why did Initech's sales fall?", [(PROSE, "doc:q3.pdf")]), {})[1]
     assert "(none: no table row fits the question)" in none
+
+
+def test_a_share_is_answered_with_the_part_and_the_whole() -> None:
+    def row(label: str, value: str) -> str:
+        cells = (
+            ("Three Months Ended July 1, 2023", value),
+            ("Three Months Ended June 25, 2022", "1"),
+        )
+        return format_row(TableRow("Statements of operations", "in millions", label, cells))
+
+    findings = [
+        (row("Net sales - Products", "60,584"), (1,), 0),
+        (row("Gross margin percentage - Services", "70.5 %"), (1,), 0),
+        (row("Net sales - Services", "21,213"), (1,), 0),
+        (row("Total net sales", "81,797"), (1,), 0),
+    ]
+    composed = compose(
+        "What percentage of Initech's total revenue did the Services segment contribute in Q3 2023?",
+        findings,
+        titles={1: "2023 Q3 Initech.pdf"},
+    )
+    assert composed is not None
+    part, whole = composed[0].split("\n\n")
+    assert "Net sales - Services" in part and "21,213" in part
+    assert "Total net sales" in whole and "81,797" in whole

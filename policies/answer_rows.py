@@ -1,0 +1,197 @@
+"""One table row as an answer: which row names the question's metric, which of its cells the
+question asks for, and the figure line that states it.
+
+A row matches by its label's words (its core, ``text.line_items.label_core``, must name the
+metric), is preferred from the filing of the asked quarter (its source's title, else its dates)
+and for the cell of the asked date, else the row's current period, with the row's other cells
+as context: ``<entity>: <label> (<unit>), <header>: <value> [n].`` ``policies.answer`` builds the
+question's shapes (trends, tables, comparisons, shares) from these. Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from deepresearch.policies.filing_periods import quarter_readings
+from deepresearch.text.line_items import STRUCTURE, label_core
+from deepresearch.text.question import Question, metric_terms, periods_of
+from deepresearch.text.tables import TableRow, parse_row
+from deepresearch.text.terms import terms
+
+QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGNORECASE)
+LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)
+BLANK = {"", "—", "–", "-", "(column)"}
+MAX_CELLS = 4  # cells of one figure line: the asked one and its row's context
+
+
+@dataclass(frozen=True)
+class Row:
+    """A parsed row with the finding's source numbers and its place among the findings."""
+
+    row: TableRow
+    sources: tuple[int, ...]
+    order: int
+    group: int = 0  # the section (sub-question) the finding came from
+
+
+def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
+    """The findings ``(text, source numbers, section)`` that are self-describing table rows."""
+    out: list[Row] = []
+    for k, (text, sources, group) in enumerate(findings):
+        row = parse_row(text)
+        if row is not None and sources and any(v not in BLANK for _, v in row.cells):
+            out.append(Row(row, sources, k, group))
+    return out
+
+
+def match(row: TableRow, wanted: set[str]) -> float:
+    """How well a row names the wanted metric: label terms count double, extra label words cost;
+    0 unless the label's core (``label_core``) names it: "Cash flows from operating activities -
+    Net income" is no operating cash flow."""
+    label = set(terms(row.label))
+    title = set(terms(row.title))
+    if not wanted or not (set(terms(label_core(row.label))) & wanted):
+        return 0.0
+    extra = label - wanted - STRUCTURE  # "Total inventories" names inventories
+    return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
+
+
+def date_key(header: str) -> tuple[int, int, int] | None:
+    dates = [p.date for p in periods_of(header) if p.date]
+    return dates[-1] if dates else None
+
+
+def latest_date(row: TableRow) -> tuple[int, int, int] | None:
+    """The row's current period: the latest date among its column headers."""
+    keys = [k for h, v in row.cells if v not in BLANK and (k := date_key(h))]
+    return max(keys) if keys else None
+
+
+def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
+    """The cell of the asked date; without one, the row's current period (its latest date),
+    quarter-long column first; without dates, the first quarter-long column."""
+    cells = [(h, v) for h, v in row.cells if v not in BLANK]
+    if not cells:
+        return None
+    asked = {p.date for p in q.periods if p.date}
+    if asked:
+        dated = [(h, v) for h, v in cells if date_key(h) in asked]
+        quarter = [c for c in dated if not LONG_HEADER.search(c[0])]
+        if quarter or dated:
+            return (quarter or dated)[0]
+        return None
+    latest = latest_date(row)
+    if latest is not None:
+        now = [(h, v) for h, v in cells if date_key(h) == latest]
+        quarter = [c for c in now if not LONG_HEADER.search(c[0])]
+        return (quarter or now)[0]  # a date's first column is its quarter
+    quarter = [c for c in cells if QUARTER_HEADER.search(c[0])]
+    return (quarter or cells)[0]
+
+
+def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
+    """How well a row's filing fits the asked quarter: a source titled with the asked quarter
+    and year ("2022 Q3 ...", "Q3 2022 results") wins, one titled with another quarter loses
+    (fiscal quarters end in other calendar months, so the title says more than the dates);
+    untitled, a row whose current period falls in the asked year is preferred."""
+    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
+    named = {
+        (p.year, p.quarter)
+        for n in r.sources
+        for p in periods_of(titles.get(n, ""))
+        if p.year and p.quarter
+    }
+    if asked and named:
+        return 1.0 if asked & named else -1.0
+    years = {p.year for p in q.periods if p.year and not p.date}
+    latest = latest_date(r.row)
+    return 0.5 if years and latest is not None and latest[0] in years else 0.0
+
+
+def cell_fit(header: str, q: Question) -> float:
+    """0.5 when a column's date falls in a quarter the question asks for (by any of the ways a
+    quarter is named: ``filing_periods.quarter_readings``): of two rows naming the item, the
+    one stating the asked quarter's balance, not a figure from a year before."""
+    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
+    date = date_key(header)
+    if not asked or date is None:
+        return 0.0
+    return 0.5 if asked & quarter_readings(datetime.date(*date).toordinal()) else 0.0
+
+
+def unit_text(row: TableRow) -> str:
+    return f" ({row.unit})" if row.unit else ""
+
+
+def cite(sources: tuple[int, ...]) -> str:
+    return "".join(f"[{n}]" for n in sources)
+
+
+def best_rows(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
+    scored = [(match(r.row, wanted), r) for r in rows]
+    return sorted(((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order))
+
+
+def figure_line(
+    rows: Sequence[Row], q: Question, lead: str = "", titles: Mapping[int, str] | None = None
+) -> tuple[str, Row] | None:
+    """``<label> (<unit>), <header>: <value> [n].`` for the best row that has the asked cell,
+    of the asked quarter's filing (the latest filing for "latest" and undated questions)."""
+    titles = titles or {}
+    found: list[tuple[float, int, str, Row]] = []
+    scored = best_rows(rows, metric_terms(q))
+    newest = max((d for _, r in scored if (d := latest_date(r.row))), default=None)
+    for score, r in scored:
+        cell = pick_cell(r.row, q)
+        if cell is not None:
+            header = cell[0]
+            # among equally named rows, the one that says its unit and its column's length
+            score += 0.2 * bool(r.row.unit) + 0.2 * bool(QUARTER_HEADER.search(header))
+            score += period_fit(r, q, titles) + cell_fit(header, q)
+            if not any(p.year for p in q.periods) and newest and latest_date(r.row) == newest:
+                score += 0.3  # "latest quarter", or no period: the newest filing's figure
+            cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
+            text = f"{lead}{r.row.label}{unit_text(r.row)}, {cells} {cite(r.sources)}."
+            found.append((score, r.order, text, r))
+    if not found:
+        return None
+    _, _, text, r = max(found, key=lambda item: (item[0], -item[1]))
+    return text, r
+
+
+def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tuple[str, str]]:
+    """The picked cell first; unless the question names an exact date, then the row's other
+    cells (prior year, year to date), which a reader needs to judge the figure."""
+    if any(p.date for p in q.periods):
+        return [cell]
+    rest = [(h, v) for h, v in row.cells if (h, v) != cell and v not in BLANK]
+    return [cell, *rest][:MAX_CELLS]
+
+
+def subject(q: Question) -> str:
+    """``"<entity>: "`` for the question's first name (the company a filing calls "the Company")."""
+    return f"{q.entities[0]}: " if q.entities else ""
+
+
+__all__ = [
+    "BLANK",
+    "LONG_HEADER",
+    "MAX_CELLS",
+    "QUARTER_HEADER",
+    "Row",
+    "best_rows",
+    "cell_fit",
+    "cite",
+    "date_key",
+    "figure_line",
+    "latest_date",
+    "match",
+    "period_fit",
+    "pick_cell",
+    "rows_of",
+    "subject",
+    "unit_text",
+]
