@@ -57,14 +57,23 @@ _BREAKDOWN = re.compile(
 _TREND = re.compile(
     r"\b(?:across|over|through(?:out)?)\s+(?:the\s+)?(?:(?:last|past|recent|several|multiple"
     r"|different|\w+)\s+)?(?:quarters|periods|filings|years|time|reports)\b|\btrends?\b"
-    r"|\bfluctuat\w*|\bevolv\w*|\bover time\b|\beach quarter\b|\bquarter[- ]over[- ]quarter\b"
+    r"|\bfluctuat\w*|\bevolv\w*|\bover time\b|\beach quarter\b|\bquarter[- ](?:over|to)[- ]quarter\b"
     r"|\bchanged? over\b|\bhistor(?:y|ical)\b|\btrajectory\b|\btrended\b"
-    r"|\b(?:these|those|the reported|reported|recent|past|last \w+|several|successive)\s+"
+    r"|\b(?:these|those|the reported|reported|recent|past|last \w+|several|successive|prior"
+    r"|previous|preceding|earlier)\s+"
     r"(?:quarters|periods|filings|10-?Qs)\b",
     re.IGNORECASE,
 )
 _COMPARE = re.compile(
-    r"\bcompar\w*|\bvs\.?(?!\w)|\bversus\b|\bcontrast\w*|\bdiffer\w*|\brelative to\b", re.I
+    r"\bcompar\w*|\bvs\.?(?!\w)|\bversus\b|\bcontrast\w*|\bdiffer\w*|\brelative to\b"
+    r"|\b(?:measures?|measured|stacks?|stacked) up\b|\brelat(?:e|es|ed) to\b|\bin relation to\b",
+    re.I,
+)
+# a figure set against earlier periods of itself, not against another metric
+_AGAINST_PERIODS = re.compile(
+    r"\b(?:against|to|with|versus|vs\.?)\s+(?:the\s+|its\s+)?(?:prior|previous|preceding|earlier"
+    r"|past|last)\s+(?:\w+\s+)?(?:quarters|periods|years|filings)\b",
+    re.IGNORECASE,
 )
 _EXPLAIN = re.compile(
     r"^\s*(?:why|explain|describe|discuss|how (?:does|did|do|has|have|is|are|was|were|will|can|"
@@ -129,7 +138,7 @@ _FRAME = {
     "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
     "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
     "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
-    "differences",
+    "differences", "against", "stack", "stacks", "measure", "measures", "varied", "vary",
     "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
     "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
     "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",
@@ -320,6 +329,8 @@ def _shape(
     years = len({p.text for p in periods if p.year})
     if _FIGURE_OPENING.search(text) and not _TREND.search(text) and years < 2:
         return "figure"  # "what percentage of revenue did X contribute": a figure, not talk
+    if _AGAINST_PERIODS.search(text):
+        return "trend"  # "stack up against prior quarters": one metric over time
     if _COMPARE.search(text) and len(metrics) >= 2 and not _REASONS.search(text):
         return "comparison"  # one entity's metrics set against each other
     if _TREND.search(text) or len({p.text for p in periods if p.year}) >= 2:

@@ -202,3 +202,15 @@ def test_a_share_of_a_whole_is_a_figure_and_names_its_whole() -> None:
         "trend"
     )
     assert analyze("What was Initech's revenue in Q3 2023?").whole == ""
+
+
+def test_one_metric_against_its_prior_quarters_is_a_trend_and_two_metrics_measured_up_compare() -> (
+    None
+):
+    q = analyze("How does Initech's R&D spending stack up against prior quarters?")
+    assert q.shape == "trend" and "against" not in q.metrics
+    assert analyze("How has Initech's revenue varied quarter to quarter?").shape == "trend"
+    q = analyze("In Q1 2023, how did Initech's operating expenses measure up against its revenue?")
+    assert q.shape == "comparison" and q.metrics == ("operating expenses", "revenue")
+    q = analyze("In Q1 2023, how did Initech's operational spending relate to its revenue?")
+    assert q.shape == "comparison"
