@@ -25,6 +25,7 @@ QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGN
 LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)
 BLANK = {"", "—", "–", "-", "(column)"}
 MAX_CELLS = 4  # cells of one figure line: the asked one and its row's context
+RESTATED = 1.0  # a figure another table of its filing restates is a line item, not a part
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ def figure_line(
             # among equally named rows, the one that says its unit and its column's length
             score += 0.2 * bool(r.row.unit) + 0.2 * bool(QUARTER_HEADER.search(header))
             score += period_fit(r, q, titles) + cell_fit(header, q)
+            score += RESTATED * restated(r, cell, rows, titles)
             if not any(p.year for p in q.periods) and newest and latest_date(r.row) == newest:
                 score += 0.3  # "latest quarter", or no period: the newest filing's figure
             cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
@@ -160,6 +162,21 @@ def figure_line(
         return None
     _, _, text, r = max(found, key=lambda item: (item[0], -item[1]))
     return text, r
+
+
+def restated(r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping[int, str]) -> bool:
+    """Whether another table of the same filing states the cell's value for its date: a line
+    item of the statements is restated where they are discussed ("Research and development
+    1,875" in the income statement and in the operating-expenses table), the same label in a
+    note's breakdown of something else (its stock-based compensation part, 524) is said once."""
+    date = date_key(cell[0])
+    filing = {titles.get(n, str(n)) for n in r.sources}
+    return date is not None and any(
+        o.row.title != r.row.title
+        and filing & {titles.get(n, str(n)) for n in o.sources}
+        and any(v == cell[1] and date_key(h) == date for h, v in o.row.cells)
+        for o in rows
+    )
 
 
 def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tuple[str, str]]:

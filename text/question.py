@@ -138,7 +138,7 @@ _FRAME = {
     "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
     "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
     "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
-    "differences", "against", "stacks", "measures", "varied", "vary",
+    "differences", "against", "stacks", "measures", "varied", "vary", "allocate", "allocated",
     "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
     "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
     "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",

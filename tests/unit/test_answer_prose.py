@@ -187,3 +187,32 @@ def test_a_share_is_answered_with_the_part_and_the_whole() -> None:
     part, whole = composed[0].split("\n\n")
     assert "Net sales - Services" in part and "21,213" in part
     assert "Total net sales" in whole and "81,797" in whole
+
+
+def test_a_figure_restated_by_another_table_of_its_filing_beats_a_notes_part() -> None:
+    """The statements' "Research and development 1,875" is restated in the discussion of
+    operating expenses; the stock-compensation note's "Research and development 524" is not."""
+    cells = "Three Months Ended April 30, 2023 = {}; Three Months Ended May 1, 2022 = {}"
+    note = "Stock-based compensation expense was as follows (in millions)"
+    findings = [
+        (f"{note}: Research and development: {cells.format('524', '384')}", (1,), 0),
+        (
+            "Statements of income (in millions): Operating expenses - Research and development: "
+            + cells.format("1,875", "1,618"),
+            (2,),
+            0,
+        ),
+        (
+            "Operating Expenses ($ in millions): Research and development expenses: "
+            + cells.format("1,875", "1,618"),
+            (3,),
+            0,
+        ),
+    ]
+    titles = dict.fromkeys((1, 2, 3), "2023 Q1 Initech.pdf")
+    composed = compose(
+        "How much did Initech spend on research and development in Q1 2023?",
+        findings,
+        titles=titles,
+    )
+    assert composed is not None and "1,875" in composed[0] and "524" not in composed[0]
