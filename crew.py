@@ -140,5 +140,6 @@ def run_spec(prep: Prepared, handles: CrewHandles, llm: LLMProvider | None) -> R
         warnings=prep.warnings,
         resume=prep.resume,
         follow_up=seed.model_copy(update={"docs": ()}) if seed is not None else None,
-        seed_docs=seed.docs if seed is not None else (),
+        seed_docs=(seed.docs if seed is not None else ()) + prep.work.docs,
+        prior=dict(prep.work.prior),
     )

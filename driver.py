@@ -23,6 +23,7 @@ from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
 from deepresearch.output_dir import check_output_dir
 from deepresearch.policies.intent import Intent
+from deepresearch.policies.prior_work import ResumeWork, resume_work
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
@@ -46,6 +47,7 @@ class Prepared:
     seed: FollowUpSeed | None = None  # what a follow-up run inherits from its earlier run
     # time.monotonic() when the run was asked for: the wall time reported counts from here
     started: float = field(default_factory=time.monotonic)
+    work: ResumeWork = field(default_factory=ResumeWork)  # what a resumed run had read, searched
 
 
 def check_query(query: str, settings: Settings) -> str:
@@ -183,6 +185,9 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     warnings += build_index(settings)
     events = run_dir.read_events()
     start_seq = events[-1].seq if events else 0
+    completed = {r.get("subtask_id") for r in (checkpoint or {}).get("completed", [])}
+    cap = settings.follow_up.doc_cap_chars  # its unfinished sub-tasks' searches and pages
+    work = resume_work(run_dir.read_docs(), run_dir.read_searches(), completed, cap)
     return Prepared(
         settings,
         record.request,
@@ -195,6 +200,7 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
         start_seq,
         seed,
         begun,
+        work,
     )
 
 

@@ -260,6 +260,25 @@ class SearchResult(Message):
     errors: tuple[str, ...] = ()
 
 
+class SearchRecord(Message):
+    """One step of a sub-task's searching, kept in the run's ``searches.jsonl`` (its query plan,
+    or the result of one search) so that a resumed run does not pay for it again."""
+
+    subtask: str
+    question: str
+    queries: tuple[str, ...] = ()
+    result: SearchResult | None = None
+
+
+class PriorWork(Message):
+    """What an unfinished sub-task had done when its run stopped (``policies.prior_work``):
+    its researcher, restarted by a resume, reuses it instead of paying for it again."""
+
+    question: str
+    queries: tuple[str, ...] = ()
+    results: tuple[SearchResult, ...] = ()
+
+
 class FollowUpSeed(Message):
     """What a follow-up run inherits from an earlier run (and that run's own predecessors):
     its completed researcher reports and the texts it read. Loaded by the driver from the run

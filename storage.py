@@ -15,9 +15,9 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from deepresearch.errors import CheckpointCorrupt, StorageError
 from deepresearch.private_files import (
@@ -29,13 +29,14 @@ from deepresearch.private_files import (
     reason,
     write_atomic,
 )
-from deepresearch.schemas import Event, FetchedDoc
+from deepresearch.schemas import Event, FetchedDoc, SearchRecord
 
 __all__ = [  # write_atomic and create_exclusive live in private_files; imported from here too
     "CHECKPOINT",
     "CHECKPOINT_PREV",
     "DOCS",
     "EVENTS",
+    "SEARCHES",
     "LoadedCheckpoint",
     "RunDir",
     "create_exclusive",
@@ -45,8 +46,10 @@ __all__ = [  # write_atomic and create_exclusive live in private_files; imported
 
 EVENTS = "events.jsonl"
 DOCS = "docs.jsonl"  # texts read in the run, kept for follow-up runs (never in events.jsonl)
+SEARCHES = "searches.jsonl"  # sub-tasks' query plans and search results, reused by a resume
 CHECKPOINT = "checkpoint.json"
 CHECKPOINT_PREV = "checkpoint.prev.json"
+M = TypeVar("M", bound=BaseModel)
 
 
 def _sha256_line(data: bytes, name: str) -> bytes:
@@ -75,7 +78,7 @@ class RunDir:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._events: IO[bytes] | None = None
-        self._docs: IO[bytes] | None = None
+        self._lines: dict[str, IO[bytes]] = {}  # docs.jsonl, searches.jsonl: kept open
 
     @classmethod
     def create(cls, state_dir: Path, run_id: str) -> RunDir:
@@ -174,25 +177,34 @@ class RunDir:
         if self._events is not None:
             self._events.close()
             self._events = None
-        if self._docs is not None:
+        for fh in self._lines.values():
             with contextlib.suppress(OSError):
-                self._docs.flush()
-                os.fsync(self._docs.fileno())
-            self._docs.close()
-            self._docs = None
+                fh.flush()
+                os.fsync(fh.fileno())
+            fh.close()
+        self._lines.clear()
 
     # ----------------------------------------------------------------------- documents
 
     def append_doc(self, doc: FetchedDoc) -> None:
         """Append one document as a JSON line. Flushed, not fsynced per line: losing the tail on
-        a power cut only means a follow-up fetches those pages again. ``close`` fsyncs."""
-        path = self.path(DOCS)
+        a power cut only means a follow-up (or a resume) fetches those pages again. ``close``
+        fsyncs."""
+        self._append_line(DOCS, doc.model_dump_json())
+
+    def append_search(self, record: SearchRecord) -> None:
+        """Append one search record (``searches.jsonl``), as ``append_doc`` does a document."""
+        self._append_line(SEARCHES, record.model_dump_json())
+
+    def _append_line(self, name: str, line: str) -> None:
+        path = self.path(name)
         try:
-            if self._docs is None:
+            fh = self._lines.get(name)
+            if fh is None:
                 self._drop_torn_doc_tail(path)
-                self._docs = open_private_append(path)  # kept open for the run
-            self._docs.write(doc.model_dump_json().encode("utf-8") + b"\n")
-            self._docs.flush()
+                fh = self._lines[name] = open_private_append(path)  # kept open for the run
+            fh.write(line.encode("utf-8") + b"\n")
+            fh.flush()
         except OSError as exc:
             raise StorageError(str(path), reason(exc)) from None
 
@@ -215,19 +227,11 @@ class RunDir:
 
     def read_docs(self) -> list[FetchedDoc]:
         """The documents kept by ``append_doc``; unreadable lines (a torn tail) are skipped."""
-        path = self.path(DOCS)
-        data = _read_if_exists(path)
-        if data is None:
-            return []
-        docs: list[FetchedDoc] = []
-        for line in data.split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                docs.append(FetchedDoc.model_validate_json(line))
-            except ValidationError:
-                continue
-        return docs
+        return _read_lines(self.path(DOCS), FetchedDoc)
+
+    def read_searches(self) -> list[SearchRecord]:
+        """The records kept by ``append_search``; unreadable lines are skipped (only redone)."""
+        return _read_lines(self.path(SEARCHES), SearchRecord)
 
     def __enter__(self) -> RunDir:
         return self
@@ -288,6 +292,22 @@ class RunDir:
 
     def read_checkpoint(self) -> dict[str, Any]:
         return self.load_checkpoint().data
+
+
+def _read_lines(path: Path, model: type[M]) -> list[M]:
+    """The JSON lines of ``path`` that parse as ``model``; none when it was never written."""
+    data = _read_if_exists(path)
+    if data is None:
+        return []
+    found: list[M] = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            found.append(model.model_validate_json(line))
+        except ValidationError:
+            continue
+    return found
 
 
 def _read_if_exists(path: Path) -> bytes | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deepresearch import planning
+from deepresearch import planning, schemas
 from deepresearch.actors.background import Background
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
@@ -23,7 +23,7 @@ from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.llm_messages import LLMReply
-from deepresearch.policies import checkpoint, evaluation, reuse, sufficiency, synthesis
+from deepresearch.policies import checkpoint, evaluation, progress, reuse, sufficiency, synthesis
 from deepresearch.policies import lifecycle as lc
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
@@ -41,8 +41,10 @@ class Coordinator:
         evaluator: EvaluatorPort | None = None,
         resume: dict[str, Any] | None = None,
         follow_up: FollowUpSeed | None = None,
+        prior: Mapping[str, schemas.PriorWork] | None = None,
     ) -> None:
         self._resume = resume
+        self._prior = dict(prior or {})  # what unfinished sub-tasks had done before a resume
         self._seed = follow_up  # an earlier run's reports (its texts are in the UrlPool)
         self._question = reuse.research_question(request.query, follow_up)
         self._plan_limits: tuple[str, ...] = ()  # agenda items the planner's cap left out
@@ -76,12 +78,13 @@ class Coordinator:
         # A user-fixed agenda (Request.plan) is researched as given: no evaluator rounds add to it.
         deep = req.mode == "deep" and self._evaluator is not None and not req.plan
         state = lc.for_run(self._s, req.mode == "quick", deep)
+        planned = req.mode == "deep" and not req.plan  # the planner's call is a step of the run
         commands: list[lc.Command] = []
         if self._resume is not None:
             state = self._restore(self._resume)
-            await self._sink.emit(
-                "run_resumed", {"status": state.status, "completed": len(self._reports)}
-            )
+            done = {"status": state.status, "completed": len(self._reports)}
+            steps = progress.budget(self._s, deep, planned, state.round - 1)
+            await self._sink.emit("run_resumed", {**done, "count": len(self._subtasks), **steps})
             state, commands = lc.resume(state, self._subtasks)
         else:
             await self._sink.emit("run_started", reuse.started_event(req, self._question))
@@ -97,6 +100,7 @@ class Coordinator:
                         "subtasks": [t.question for t in plan],
                         "count": len(plan),
                         "target_rounds": self._s.deep.target_rounds if deep else 1,
+                        **progress.budget(self._s, deep, planned),
                     },
                 )
                 state, commands = lc.reduce(state, lc.PlanReady(tuple(plan)))
@@ -244,7 +248,8 @@ class Coordinator:
             self._current[subtask.id] = researcher
             healthy = False
             try:
-                report = await asyncio.wait_for(researcher.run(subtask, notes), limit)
+                prior = self._prior.get(subtask.id)
+                report = await asyncio.wait_for(researcher.run(subtask, notes, prior), limit)
                 healthy = report.status == "ok"
             except asyncio.CancelledError:
                 pass

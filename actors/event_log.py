@@ -17,7 +17,7 @@ from pydantic import JsonValue
 from deepresearch.config.trust import FollowUpSettings
 from deepresearch.errors import StorageError
 from deepresearch.policies.reuse import doc_allowance, keep_for_follow_up
-from deepresearch.schemas import Event, FetchedDoc
+from deepresearch.schemas import Event, FetchedDoc, SearchRecord
 from deepresearch.storage import RunDir
 
 
@@ -35,6 +35,7 @@ class EventLog:
         self._dir = RunDir(Path(run_dir))
         self._doc_chars = self._dir.docs_size()  # a resumed run continues the same budget
         self._docs_stopped = False
+        self._searches_stopped = False
         self._run_id = run_id
         self._seq = start_seq
         self._last_ts = 0.0
@@ -144,6 +145,18 @@ class EventLog:
             self._docs_stopped = True
             await self.append("docs_write_failed", {"error": exc.reason})
 
+    async def append_searches(self, records: list[SearchRecord]) -> None:
+        """Keep search records (``searches.jsonl``) for a resume of this run. A failed write
+        only means a resume searches again: said once, and the run goes on."""
+        if self._searches_stopped:
+            return
+        try:
+            for record in records:
+                self._dir.append_search(record)
+        except StorageError as exc:
+            self._searches_stopped = True
+            await self.append("searches_write_failed", {"error": exc.reason})
+
     async def last_seq(self) -> int:
         return self._seq
 
@@ -169,6 +182,7 @@ class ListSink:
         self.checkpoints: list[dict[str, Any]] = []
         self.files: dict[str, str] = {}
         self.docs: list[FetchedDoc] = []
+        self.searches: list[SearchRecord] = []
 
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         self.events.append((type, dict(payload or {})))
@@ -181,6 +195,9 @@ class ListSink:
 
     def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
         self.docs.extend(docs)
+
+    def save_searches(self, records: Sequence[SearchRecord]) -> None:
+        self.searches.extend(records)
 
     def types(self) -> list[str]:
         return [t for t, _ in self.events]

@@ -41,7 +41,7 @@ from deepresearch.policies.breaker import BreakerConfig, BreakerState
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.search.base import Fetcher, SearchProvider
-from deepresearch.schemas import Evaluation, ResearcherReport, SearchResult, SubTask
+from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, SearchResult, SubTask
 
 KEPT_RUNS = 512  # per-run entries a crew actor keeps at most (a run whose end was never said)
 KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
@@ -118,7 +118,11 @@ class CrewResearcher:
         return fetchers
 
     async def run(
-        self, context: RunContext, subtask: SubTask, notes: Sequence[str] = ()
+        self,
+        context: RunContext,
+        subtask: SubTask,
+        notes: Sequence[str] = (),
+        prior: PriorWork | None = None,
     ) -> ResearcherReport:
         researcher = Researcher(
             context.settings,
@@ -131,7 +135,7 @@ class CrewResearcher:
         key = (context.run_id, subtask.id)
         self._live[key] = researcher
         try:
-            return await researcher.run(subtask, notes)
+            return await researcher.run(subtask, notes, prior)
         finally:
             if self._live.get(key) is researcher:
                 del self._live[key]

@@ -14,14 +14,18 @@ from deepresearch.schemas import (
     Claim,
     Evaluation,
     FetchedDoc,
+    PriorWork,
     ResearcherReport,
+    SearchRecord,
     SearchResult,
     SubTask,
 )
 
 
 class ResearcherPort(Protocol):
-    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport: ...
+    async def run(
+        self, subtask: SubTask, notes: Sequence[str] = (), prior: PriorWork | None = None
+    ) -> ResearcherReport: ...
     async def steer(self, note: str) -> None: ...
 
 
@@ -49,6 +53,7 @@ class PoolPort(Protocol):
         self, candidates: list[str], owner: str, batch: list[str]
     ) -> tuple[tuple[str, ...], list[Claim]]: ...
     async def store_many(self, docs: Sequence[FetchedDoc]) -> None: ...
+    async def keep_searches(self, records: Sequence[SearchRecord]) -> None: ...
     async def fail(self, url: str, reason: str) -> None: ...
     async def get(self, url: str, timeout_s: float = 30.0) -> FetchedDoc | None: ...
 

@@ -2,14 +2,18 @@
 
 gathering — plan search queries and spend a fixed budget of search calls through the gateway;
 scraping  — claim candidate URLs/documents from the shared pool and read them in batches, checking
-            before each batch that the prompt would stay under the context budget;
+            before each batch that the prompt would stay under the context budget
+            (``actors/scraping.py``);
 reporting — ask the model (or the extractive provider) for findings that cite the sources read.
 A finding may cite only a source this researcher actually read: anything else is dropped.
+
+Its query plan and each search result are kept (``PoolPort.keep_searches``); a sub-task restarted
+by a resume gets them back as ``PriorWork`` and pays only for the searches it had not run.
+Each step is reported with how many the researcher expects in all (``of``), for progress.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import time
@@ -20,6 +24,7 @@ from deepresearch import runtime
 from deepresearch.actors.background import Background
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import GatewayPort, PoolPort
+from deepresearch.actors.scraping import Scraping
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
 from deepresearch.llm_messages import (
@@ -31,19 +36,28 @@ from deepresearch.llm_messages import (
     SourceText,
 )
 from deepresearch.policies import findings, unsourced
-from deepresearch.policies.context import estimate_tokens, gate
 from deepresearch.policies.merge import reformulate
-from deepresearch.policies.ranking import batches, fuse
+from deepresearch.policies.progress import researcher_steps
+from deepresearch.policies.ranking import batch_count, fuse
 from deepresearch.policies.source_scoring import select_hits
 from deepresearch.policies.sufficiency import check_findings
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
-from deepresearch.schemas import Claim, FetchedDoc, ResearcherReport, SearchHit, SubTask, Usage
+from deepresearch.schemas import (
+    FetchedDoc,
+    PriorWork,
+    ResearcherReport,
+    SearchHit,
+    SearchRecord,
+    SearchResult,
+    SubTask,
+    Usage,
+)
 
 
-class Researcher:
+class Researcher(Scraping):
     def __init__(
         self,
         settings: Settings,
@@ -65,15 +79,22 @@ class Researcher:
         self._clock = clock
         self._start(SubTask(id="", question=""), ())
 
-    def _start(self, subtask: SubTask, notes: Sequence[str]) -> None:
+    def _start(
+        self, subtask: SubTask, notes: Sequence[str], prior: PriorWork | None = None
+    ) -> None:
         """Per-task state: one actor may serve several sub-tasks in turn (warm process)."""
         self._task = subtask
+        if prior is not None and prior.question != subtask.question:
+            prior = None  # another question under the same id: nothing of it applies
+        self._prior_queries = prior.queries if prior is not None else ()
+        self._prior_hits = {r.query: r.hits for r in prior.results} if prior is not None else {}
         self._notes = list(notes)
         self._steering: list[str] = []
         self._answered: set[str] = set()  # which provider tiers answered this sub-task's calls
         self._usage = Usage()
         self._degraded = False
         self._units = 0
+        self._of = researcher_steps(self._s.researcher.queries, self._max_batches)
         self._steps = 0
         self._deadline = self._clock() + self._s.researcher.max_time_s
         self._docs: list[FetchedDoc] = []
@@ -104,9 +125,12 @@ class Researcher:
 
     # ------------------------------------------------------------------ the run
 
-    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
-        """The sub-task's report; every event it emitted is in the log by the time it returns."""
-        self._start(subtask, notes)
+    async def run(
+        self, subtask: SubTask, notes: Sequence[str] = (), prior: PriorWork | None = None
+    ) -> ResearcherReport:
+        """The sub-task's report; every event it emitted is in the log by the time it returns.
+        ``prior``: what this sub-task had done before its run was interrupted (a resume)."""
+        self._start(subtask, notes, prior)
         try:
             report = await self._run(subtask)
         except BaseException:
@@ -153,14 +177,30 @@ class Researcher:
 
     def _progress(self, phase: str, units: int = 1) -> None:
         self._units += units
-        self._emit("researcher_progress", phase=phase, units=self._units)
+        self._of = max(self._of, self._units)
+        self._emit("researcher_progress", phase=phase, units=self._units, of=self._of)
+
+    def _keep(self, queries: Sequence[str] = (), result: SearchResult | None = None) -> None:
+        """Keep a query plan or a search result for a resume (in the background)."""
+        record = SearchRecord(
+            subtask=self._task.id,
+            question=self._task.question,
+            queries=tuple(queries),
+            result=result,
+        )
+        self._out.submit(self._pool.keep_searches([record]))
 
     def _add_llm_usage(self, replies: list[LLMReply]) -> None:
         self._usage = self._usage + usage_of(replies, self._s.llm.prices)
         self._answered.update(r.provider for r in replies)
 
-    async def _gather(self) -> list[SearchHit]:
+    async def _plan_queries(self) -> list[str]:
+        """The sub-task's queries: planned by the model, or the plan it had made before a resume."""
         rs = self._s.researcher
+        if self._prior_queries:
+            queries = list(self._prior_queries)
+            self._emit("queries_planned", queries=len(queries), reused=True)
+            return queries
         task = QueriesTask(
             question=self._task.question, notes=tuple(self._notes), max_queries=rs.queries
         )
@@ -174,6 +214,14 @@ class Researcher:
         queries = list(dict.fromkeys(unsourced.vet_all(plan.queries, self._task.question)))
         queries = queries[: rs.tool_budget] or [self._task.question]
         self._emit("queries_planned", queries=len(queries))
+        self._keep(queries=queries)
+        return queries
+
+    async def _gather(self) -> list[SearchHit]:
+        rs = self._s.researcher
+        queries = await self._plan_queries()
+        self._of = researcher_steps(len(queries), self._max_batches)
+        self._progress("gathering")
         results: list[tuple[SearchHit, ...]] = []
         budget = rs.tool_budget
         for i, query in enumerate(queries):
@@ -187,6 +235,7 @@ class Researcher:
                 variants = reformulate(query, max_variants=spare) if empty and spare > 0 else []
                 for variant in variants:
                     self._emit("query_reformulated", original=query, variant=variant)
+                    self._of += 1
                     hits = await self._search(variant)
                     budget -= 1
                     if self._relevant(hits):
@@ -210,6 +259,9 @@ class Researcher:
         """Score the fused hits; the ones below the thresholds are never fetched."""
         selection = select_hits(self._task.question, hits, self._s.scoring, self._fetchable)
         self._found, self._filtered = len(hits), selection.dropped
+        rs = self._s.researcher
+        kept = batch_count(len(selection.kept), rs.batch_sizes, rs.max_sources)
+        self._of = self._units + kept + 1
         self._emit(
             "hits_scored",
             found=len(hits),
@@ -221,126 +273,24 @@ class Researcher:
         return list(selection.kept)
 
     async def _search(self, query: str) -> tuple[SearchHit, ...]:
+        reused = self._prior_hits.get(query)
+        if reused is not None:  # run before the resume: the same hits, at no cost
+            self._queries.append(query)
+            self._emit("search_reused", query=query)
+            self._progress("gathering")
+            return reused
         self._step()
         self._queries.append(query)
         result = await self._gateway.search(query, self._s.search.hits_per_query)
         self._usage = self._usage + Usage(search_calls=1)
+        self._keep(result=result)
         self._progress("gathering")
         return result.hits
 
-    async def _scrape(self, hits: list[SearchHit]) -> list[FetchedDoc]:
-        urls = [h.url for h in hits]
-        self._hits = {h.url: h for h in hits}
-        try:
-            return await self._scrape_batches(urls)
-        finally:
-            if self._unstored:  # the last batch's texts (or what a stop left unsent)
-                self._out.submit(self._pool.store_many(self._unstored))
-                self._unstored = []
-
-    async def _claim(self, urls: list[str], batch: list[str], first: bool) -> list[Claim]:
-        """The batch's claims, with the previous batch's texts riding along (one round trip,
-        and a claim never queues behind separate stores). The first also carries the handshake:
-        which candidates siblings hold already, emitted before any other scraping event."""
-        if first:  # nothing has been read yet, so nothing rides along
-            taken, claims = await self._pool.handshake(urls, self._task.id, batch)
-            self._emit("handshake", candidates=len(urls), taken_by_siblings=len(taken))
-            return claims
-        stored, self._unstored = self._unstored, []
-        return await self._pool.claim_many(batch, self._task.id, stored) if batch or stored else []
-
-    async def _scrape_batches(self, urls: list[str]) -> list[FetchedDoc]:
-        rs = self._s.researcher
-        docs = self._docs
-        doc_tokens: list[int] = []
-        first = True
-        base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
-        for batch in batches(urls, rs.batch_sizes, rs.max_sources):
-            prompt = base + sum(doc_tokens)
-            decision = gate(
-                prompt,
-                doc_tokens,
-                len(batch),
-                self._s.llm.context_window,
-                self._s.llm.context_share,
-            )
-            if not decision.admit:
-                if first:
-                    await self._claim(urls, [], first)
-                    first = False
-                self._emit(
-                    "context_gate",
-                    prompt_tokens=decision.prompt_tokens,
-                    expected=decision.expected_batch_tokens,
-                    limit=decision.limit_tokens,
-                )
-                break
-            admitted: list[str] = []
-            stop: BudgetExceeded | None = None
-            for url in batch:  # the watchdog counts each fetch before anything is claimed
-                try:
-                    self._step()
-                except BudgetExceeded as exc:
-                    stop = exc
-                    break
-                admitted.append(url)
-            claims = await self._claim(urls, admitted, first)
-            first = False
-            # A batch that waits for a sibling's text stores its own as each arrives, so whoever
-            # waits on this researcher is not held up by its own wait as well.
-            defer = not any(c.status == "taken" for c in claims)
-            fetched = await asyncio.gather(
-                *(self._read(url, c, defer) for url, c in zip(admitted, claims, strict=True)),
-                return_exceptions=True,
-            )
-            for doc in fetched:
-                if isinstance(doc, FetchedDoc):
-                    docs.append(doc)
-                    doc_tokens.append(self._llm.count_tokens(doc.text))
-            self._progress("scraping")
-            for outcome in fetched:  # the batch's reads are kept; then the watchdog may stop us
-                if isinstance(outcome, BaseException):
-                    raise outcome
-            if stop is not None:
-                raise stop
-        if first:  # no batch at all: the handshake still says what siblings hold
-            await self._claim(urls, [], first)
-        return docs
-
     @property
-    def _chars_per_token(self) -> float:
-        return self._s.llm.chars_per_token
-
-    async def _read(self, url: str, claim: Claim, defer: bool = False) -> FetchedDoc | None:
-        if claim.status == "cached" and claim.doc is not None:
-            self._emit("source_reused", url=url)
-            return claim.doc
-        if claim.status == "taken":
-            doc = await self._pool.get(url)
-            if doc is not None:
-                self._emit("source_reused", url=url)
-            return doc
-        fetcher = next((f for f in self._fetchers if f.handles(url)), None)
-        if fetcher is None:
-            self._out.submit(self._pool.fail(url, "no fetcher for this URL"))
-            return None
-        try:
-            doc = await fetcher.fetch(url)
-        except DeepResearchError as exc:
-            self._emit("fetch_failed", url=url, error=str(exc))
-            snippet = findings.snippet_doc(self._hits.get(url))
-            if snippet is None:
-                self._out.submit(self._pool.fail(url, str(exc)))
-                return None
-            self._emit("snippet_fallback", url=url)
-            doc = snippet
-        self._usage = self._usage + Usage(fetches=1)
-        if defer:
-            self._unstored.append(doc)
-        else:
-            self._out.submit(self._pool.store_many([doc]))
-        self._emit("source_read", url=doc.url, title=doc.title, location=doc.location)
-        return doc
+    def _max_batches(self) -> int:
+        rs = self._s.researcher
+        return batch_count(rs.max_sources, rs.batch_sizes, rs.max_sources)
 
     async def _report(self, docs: list[FetchedDoc]) -> ResearcherReport:
         rs = self._s.researcher

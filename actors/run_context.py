@@ -20,12 +20,22 @@ from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
 from deepresearch.llm_messages import LLMReply
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys
-from deepresearch.schemas import FetchedDoc, Role, SearchResult
+from deepresearch.schemas import FetchedDoc, Role, SearchRecord, SearchResult
 
 # What a run host answers for a run's log and pool (nothing else is reachable by name).
 LOG_METHODS = frozenset({"append", "append_many", "checkpoint", "write_text", "wait", "events"})
 POOL_METHODS = frozenset(
-    {"claim", "claim_many", "handshake", "store_many", "fail", "get", "taken_by_others", "stats"}
+    {
+        "claim",
+        "claim_many",
+        "handshake",
+        "store_many",
+        "keep_searches",
+        "fail",
+        "get",
+        "taken_by_others",
+        "stats",
+    }
 )
 
 
@@ -193,6 +203,9 @@ class RunPool:
 
     async def store_many(self, docs: Sequence[FetchedDoc]) -> None:
         await self._call("store_many", list(docs))
+
+    async def keep_searches(self, records: Sequence[SearchRecord]) -> None:
+        await self._call("keep_searches", list(records))
 
     async def fail(self, url: str, reason: str) -> None:
         await self._call("fail", url, reason)

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,9 +37,11 @@ from deepresearch.schemas import (
     Evaluation,
     FetchedDoc,
     FollowUpSeed,
+    PriorWork,
     Request,
     ResearcherReport,
     RunResult,
+    SearchRecord,
     SubTask,
 )
 
@@ -61,7 +63,8 @@ class RunSpec:
     warnings: tuple[tuple[str, str], ...] = ()
     resume: dict[str, Any] | None = None
     follow_up: FollowUpSeed | None = None  # without its docs: those seed the pool
-    seed_docs: tuple[FetchedDoc, ...] = ()
+    seed_docs: tuple[FetchedDoc, ...] = ()  # a follow-up's earlier texts, a resume's own
+    prior: dict[str, PriorWork] = field(default_factory=dict)  # a resume's unfinished sub-tasks
 
     def crew(self) -> list[Any]:
         """Every crew actor that may keep something of this run."""
@@ -90,14 +93,21 @@ class LocalSink:
 
 
 class LogDocs:
-    """The pool's ``DocSink``: texts go to the run's ``docs.jsonl`` without holding up a claim."""
+    """The pool's ``DocSink``: texts go to the run's ``docs.jsonl`` (search records to its
+    ``searches.jsonl``) without holding up a claim."""
 
     def __init__(self, events: EventLog) -> None:
         self._log = events
         self.pending: set[asyncio.Task[None]] = set()
 
     def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
-        task = asyncio.get_running_loop().create_task(self._log.append_docs(list(docs)))
+        self._later(self._log.append_docs(list(docs)))
+
+    def save_searches(self, records: Sequence[SearchRecord]) -> None:
+        self._later(self._log.append_searches(list(records)))
+
+    def _later(self, call: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(call)
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
 
@@ -119,7 +129,9 @@ class CrewMember:
         self._load = load
         self._subtask = ""
 
-    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
+    async def run(
+        self, subtask: SubTask, notes: Sequence[str] = (), prior: PriorWork | None = None
+    ) -> ResearcherReport:
         import ray
 
         self._subtask = subtask.id
@@ -128,7 +140,7 @@ class CrewMember:
             if self._index in self._load.replaced:  # Ray resubmits the probe once it is back
                 await self.handle.pid.options(max_task_retries=-1).remote()
                 self._load.replaced.discard(self._index)
-            ref = self.handle.run.remote(self._context, subtask, list(notes))
+            ref = self.handle.run.remote(self._context, subtask, list(notes), prior)
             try:
                 report: ResearcherReport = await ref
                 return report
@@ -234,6 +246,7 @@ class RunHost:
             evaluator,
             spec.resume,
             spec.follow_up,
+            spec.prior,
         )
         self._runs[run_id] = HostedRun(spec, events, pool, docs, coordinator)
         for kind, text in spec.warnings:

@@ -3,7 +3,8 @@
 A researcher that finds a URL already claimed by a sibling does not fetch it again: it reuses the
 cached text, waiting for the claimant to store it if the fetch is still in flight. A follow-up
 run's pool starts seeded with the texts its earlier runs read, so none of them is fetched again;
-every newly stored text goes to a ``DocSink`` so a later follow-up can reuse it in turn.
+every newly stored text goes to a ``DocSink`` so a later follow-up can reuse it in turn. A resumed
+run's pool starts seeded with the texts the run itself had read before it stopped.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from deepresearch.policies.urls import ClaimBook, Claimed, claim, normalize_url, taken_by_others
-from deepresearch.schemas import Claim, FetchedDoc
+from deepresearch.schemas import Claim, FetchedDoc, SearchRecord
 
 
 class DocSink(Protocol):
-    """Where stored texts are kept for follow-ups (the EventLog's ``docs.jsonl``). Non-blocking:
-    the pool sits on every researcher's read path."""
+    """Where stored texts are kept for follow-ups and resumes (the EventLog's ``docs.jsonl``),
+    and researchers' search records for resumes (``searches.jsonl``). Non-blocking: the pool
+    sits on every researcher's read path."""
 
     def save_docs(self, docs: Sequence[FetchedDoc]) -> None: ...
+
+    def save_searches(self, records: Sequence[SearchRecord]) -> None: ...
 
 
 class UrlPool:
@@ -76,6 +80,13 @@ class UrlPool:
         cond = self._condition()
         async with cond:
             cond.notify_all()
+
+    async def keep_searches(self, records: Sequence[SearchRecord]) -> None:
+        """A researcher's query plan or search result, kept so a resume does not pay for it
+        again (``policies.prior_work``); the pool only passes it on to its sink."""
+        if self._sink is not None and records:
+            with contextlib.suppress(Exception):  # keeping it must not fail this run
+                self._sink.save_searches(records)
 
     async def fail(self, url: str, reason: str) -> None:
         """The claimant could not fetch ``url``: waiters stop waiting and nobody retries it."""

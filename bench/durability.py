@@ -5,10 +5,14 @@
 2. A run interrupted at 80% progress (the driver's ``should_stop``, the same path as Ctrl-C),
    then resumed; prints resume time / uninterrupted run time (target <= 0.25: the resume redoes
    only the unfinished part; Ray is joined once, so every run finds the crew warm, as under
-   ``serve`` or ``--address``), and resume time / the time the run had left (near 1 when the
-   resume repeats nothing: 80% progress counts finished researchers, and the last one may run
-   alone for a long time). Progress is polled four times a second, so with a small
-   ``--latency`` the run may end before it can be interrupted: use ``--latency 0.4``.
+   ``serve`` or ``--address``), resume time / the time the run had left (near 1 when the resume
+   repeats nothing: an unfinished sub-task reuses its query plan, searches and pages), and when
+   the stop came as a share of the full run's time. 80% is the progress users see: 80% of the
+   run's steps (``policies/progress.py``: each researcher's query plan, searches, scraping batches
+   and report, and the run's planning, evaluation and writing). With 5 sub-tasks and
+   ``max_parallel`` 2 the last one runs alone, so the last 20% of the steps take about 30% of the
+   time. Progress is polled four times a second, so with a small ``--latency`` the run may end
+   before it can be interrupted: use ``--latency 0.4``.
 
     python bench/durability.py [--latency 0.1] [--repeat 3] [--json]
 """
@@ -128,6 +132,7 @@ def main() -> None:
         # what the interrupted run had left (its full time less the time before the stop):
         # near 1 when the resume redoes nothing the checkpoint holds
         "resume_over_time_left": round(resume_s / max(full - first, 1e-9), 3),
+        "stopped_at_share_of_run": round(first / full, 3),  # when 80% of the steps were done
         "targets": {"checkpoint_overhead_ratio": 1.05, "resume_over_full_run": 0.25},
     }
     show(result, args.json)

@@ -1,27 +1,77 @@
 """Progress arithmetic from the event stream: a pure reducer the console (or a service) renders.
 
-Percent is tool-call units done over the budget: ``UNITS_PER_RESEARCHER`` per planned researcher.
-It never reaches 100 before the run has finished, and never goes backwards; past the planned rounds
-(``exploring``) no percent is known. ``phase`` follows the researchers' steps (gathering, scraping,
-...) for the live line; ``stage`` is the run's coarse step (starting, planning, researching,
-exploring, writing, done), whose changes are few enough to print as plain lines off a terminal.
+Percent is the share of the run's steps done. A step is one model, search or scraping-batch call
+of a researcher (its query plan, each search, each batch of fetches, its report), or one of the
+run's own: planning, each planned round's evaluation, writing. Each researcher says how many steps
+it expects (``of``, known once it has planned its queries and scored its hits; before that the
+mean of its siblings', or the plan's estimate), so a researcher half way through counts half its
+steps, and the last one running alone moves the bar as fast as the first two did together. It
+never reaches 100 before the run has finished and never goes backwards (a researcher that learns
+it needs more steps, or is redone, holds the bar); past the planned rounds (``exploring``) no
+percent is known. A resumed run's stream counts the sub-tasks its checkpoint had completed
+(``run_resumed``) and redoes the others' steps (a resumed researcher goes quickly through what
+it had done). ``phase`` follows the researchers' steps (gathering, scraping, ...) for the live
+line; ``stage`` is the run's coarse step (starting, planning, researching, exploring, writing,
+done), whose changes are few enough to print as plain lines off a terminal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
+from deepresearch.config.settings import Settings
+from deepresearch.policies.ranking import batch_count
 from deepresearch.schemas import Event
 
-UNITS_PER_RESEARCHER = 10
+# A researcher's steps before anyone said: its query plan, four searches, three scraping
+# batches and its report (the default ``researcher`` config; ``plan_ready`` gives the real one).
+DEFAULT_STEPS = 9
+
+
+def researcher_steps(queries: int, batches: int) -> int:
+    """A researcher's steps: its query plan, a search per query, its scraping batches, its report."""
+    return 2 + queries + batches
+
+
+def budget(settings: Settings, deep: bool, planned: bool, evaluated: int = 0) -> dict[str, int]:
+    """What ``plan_ready`` (and ``run_resumed``) tell the reducer: a researcher's expected steps
+    under ``settings``, the run's own steps (planning when a model ``planned``, one evaluation per
+    planned round when ``deep``, writing) and how many of those are done (``evaluated`` rounds)."""
+    rs = settings.researcher
+    evaluations = settings.deep.target_rounds if deep else 0
+    planning = 1 if planned else 0
+    batches = batch_count(rs.max_sources, rs.batch_sizes, rs.max_sources)
+    return {
+        "steps": researcher_steps(rs.queries, batches),
+        "run_steps": planning + evaluations + 1,
+        "run_done": planning + min(evaluations, evaluated),
+    }
+
+
+@dataclass(frozen=True)
+class Share:
+    """One sub-task's research: steps done and expected (0: not said yet)."""
+
+    done: int = 0
+    of: int = 0
+    finished: bool = False
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 @dataclass(frozen=True)
 class ProgressState:
     phase: str = "starting"
     stage: str = "starting"
-    planned_units: int = UNITS_PER_RESEARCHER
-    done_units: int = 0
+    planned: int = 1  # researchers planned, every round so far
+    steps: int = DEFAULT_STEPS  # a researcher's expected steps, until it says
+    run_steps: int = 1  # the run's own steps: planning, evaluations, writing
+    run_done: int = 0
+    shares: dict[str, Share] = field(default_factory=dict)  # by sub-task id
+    high: int = 0  # the highest percent so far: the bar never goes back
     researchers_active: int = 0
     researchers_done: int = 0
     sources: int = 0
@@ -35,67 +85,100 @@ class ProgressState:
     def percent(self) -> int:
         if self.finished:
             return 100
-        return min(99, int(100 * self.done_units / max(1, self.planned_units)))
+        return self.high
 
     @property
     def percent_known(self) -> bool:
         """Exploring rounds were not planned, so their share of the run is unknown."""
         return self.finished or self.phase != "exploring"
 
+    def steps_done(self) -> tuple[int, int]:
+        """(steps done, steps in all) as known now."""
+        said = [s.of for s in self.shares.values() if s.of]
+        guess = round(sum(said) / len(said)) if said else self.steps
+        total, done = self.run_steps, self.run_done
+        for share in self.shares.values():
+            of = max(share.of or guess, share.done)
+            total += of
+            done += of if share.finished else share.done
+        total += max(0, self.planned - len(self.shares)) * guess
+        return done, total
+
+
+def _shown(state: ProgressState) -> ProgressState:
+    done, total = state.steps_done()
+    percent = min(99, 100 * done // max(1, total))
+    return replace(state, high=max(state.high, percent))
+
+
+def _share(state: ProgressState, sid: str, share: Share) -> ProgressState:
+    return replace(state, shares={**state.shares, sid: share})
+
 
 def advance(state: ProgressState, event: Event) -> ProgressState:
+    return _shown(_advance(state, event))
+
+
+def _advance(state: ProgressState, event: Event) -> ProgressState:
     p = event.payload
+    sid = p.get("subtask")
+    sid = sid if isinstance(sid, str) else ""
     match event.type:
         case "run_started":
             return replace(state, phase="planning", stage="planning")
         case "run_resumed":
-            return replace(state, phase="researching", stage="researching")
+            return _resumed(state, p)
         case "plan_ready":
-            count, target = p.get("count", 1), p.get("target_rounds", 1)
-            n = count if isinstance(count, int) else 1
+            n = _int(p.get("count"), 1)
             return replace(
                 state,
                 phase="researching",
                 stage="researching",
-                planned_units=n * UNITS_PER_RESEARCHER,
-                target_rounds=target if isinstance(target, int) else 1,
+                planned=n,
+                steps=_int(p.get("steps"), state.steps),
+                run_steps=_int(p.get("run_steps"), state.run_steps),
+                run_done=_int(p.get("run_done"), state.run_done),
+                target_rounds=_int(p.get("target_rounds"), 1),
             )
         case "round_started":
-            count, round_no = p.get("count", 0), p.get("round", state.round + 1)
-            extra = (count if isinstance(count, int) else 0) * UNITS_PER_RESEARCHER
-            r = round_no if isinstance(round_no, int) else state.round + 1
-            # The budget grows when the evaluator delegates; past the planned rounds we explore.
+            r = _int(p.get("round"), state.round + 1)
+            # The budget grows when the evaluator delegates (researchers and an evaluation);
+            # past the planned rounds we explore.
             stage = "exploring" if r > state.target_rounds else "researching"
+            extra = _int(p.get("count"), 0)
             return replace(
-                state, planned_units=state.planned_units + extra, round=r, phase=stage, stage=stage
+                state,
+                planned=state.planned + extra,
+                run_steps=state.run_steps + (1 if r > state.target_rounds else 0),
+                round=r,
+                phase=stage,
+                stage=stage,
             )
+        case "evaluated":
+            return replace(state, run_done=min(state.run_steps - 1, state.run_done + 1))
         case "researcher_started":
+            state = _share(state, sid, Share())  # a retry starts its steps again
             return replace(state, researchers_active=state.researchers_active + 1)
         case "researcher_progress":
             phase = p.get("phase")
             if state.phase == "exploring" or not isinstance(phase, str):
                 phase = state.phase
-            return replace(
-                state,
-                phase=phase,
-                done_units=min(state.planned_units, state.done_units + 1),
-            )
+            old = state.shares.get(sid, Share())
+            done = _int(p.get("units"), old.done + 1)
+            share = replace(old, done=done, of=max(done, _int(p.get("of"), old.of)))
+            return replace(_share(state, sid, share), phase=phase)
         case "source_read" | "source_reused":
             return replace(state, sources=state.sources + 1)
         case "researcher_finished" | "researcher_failed":
             tokens, cost = p.get("tokens", 0), p.get("cost_usd", 0.0)
-            state = replace(
-                state,
-                tokens=state.tokens + (tokens if isinstance(tokens, int) else 0),
-                cost_usd=state.cost_usd + (cost if isinstance(cost, int | float) else 0.0),
-            )
-            done = state.researchers_done + 1
-            floor = min(state.planned_units, done * UNITS_PER_RESEARCHER)
+            old = state.shares.get(sid, Share())
+            state = _share(state, sid, replace(old, finished=True))
             return replace(
                 state,
+                tokens=state.tokens + _int(tokens, 0),
+                cost_usd=state.cost_usd + (cost if isinstance(cost, int | float) else 0.0),
                 researchers_active=max(0, state.researchers_active - 1),
-                researchers_done=done,
-                done_units=max(state.done_units, floor),
+                researchers_done=state.researchers_done + (0 if old.finished else 1),
             )
         case "writing":
             return replace(state, phase="writing", stage="writing")
@@ -103,3 +186,24 @@ def advance(state: ProgressState, event: Event) -> ProgressState:
             return replace(state, phase="done", stage="done", finished=True, researchers_active=0)
         case _:
             return state
+
+
+def _resumed(state: ProgressState, p: dict[str, Any]) -> ProgressState:
+    """A resumed run: sub-tasks its checkpoint did not complete start their steps again, and a
+    stream read from the resume on (the CLI) learns the plan and what was completed from here."""
+    shares = {k: s for k, s in state.shares.items() if s.finished}
+    completed = _int(p.get("completed"), len(shares))
+    for k in range(len(shares), completed):  # completed before this stream began
+        shares[f"#{k}"] = Share(finished=True)
+    return replace(
+        state,
+        phase="researching",
+        stage="researching",
+        shares=shares,
+        planned=_int(p.get("count"), state.planned),
+        steps=_int(p.get("steps"), state.steps),
+        run_steps=_int(p.get("run_steps"), state.run_steps),
+        run_done=_int(p.get("run_done"), state.run_done),
+        researchers_active=0,
+        researchers_done=len(shares),
+    )

@@ -59,6 +59,11 @@ def batches(items: Sequence[str], sizes: Sequence[int], limit: int) -> list[list
     return out
 
 
+def batch_count(n: int, sizes: Sequence[int], limit: int) -> int:
+    """How many batches ``batches`` makes of ``n`` items."""
+    return len(batches([""] * min(n, limit), sizes, limit))
+
+
 # --------------------------------------------------------------------------- document-level ranking
 
 DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x

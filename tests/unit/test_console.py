@@ -29,11 +29,11 @@ RUN = [
     ev(1, "run_started", mode="deep"),
     ev(2, "plan_ready", count=2, target_rounds=1),
     ev(3, "researcher_started", subtask="s1"),
-    ev(4, "researcher_progress", phase="gathering"),
+    ev(4, "researcher_progress", subtask="s1", phase="gathering", units=1, of=2),
     ev(5, "source_read", url="u1"),
-    ev(6, "researcher_progress", phase="scraping"),
+    ev(6, "researcher_progress", subtask="s1", phase="scraping", units=2, of=2),
     ev(7, "source_read", url="u2"),
-    ev(8, "researcher_finished", tokens=1500, cost_usd=0.004),
+    ev(8, "researcher_finished", subtask="s1", tokens=1500, cost_usd=0.004),
     ev(9, "round_started", round=2, count=1),
     ev(10, "researcher_progress", phase="gathering"),
     ev(11, "writing", reports=2),
@@ -45,7 +45,7 @@ def test_details_show_every_field_and_exploring_without_a_percent() -> None:
     state = ProgressState()
     for event in RUN[:8]:
         state = advance(state, event)
-    assert details(state) == (" 50% · round 1 · researchers 0 · sources 2 · tokens 1,500 · $0.0040")
+    assert details(state) == (" 40% · round 1 · researchers 0 · sources 2 · tokens 1,500 · $0.0040")
     exploring = advance(state, RUN[8])
     assert details(exploring).startswith("exploring · round 2 · ")
     done = advance(advance(exploring, RUN[10]), RUN[11])

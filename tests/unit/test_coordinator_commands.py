@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from test_actors_inprocess import ExtractiveLLM, coordinator
 
 from deepresearch.actors.ports import ResearcherPort
-from deepresearch.schemas import ResearcherReport, SubTask
+from deepresearch.schemas import PriorWork, ResearcherReport, SubTask
 
 
 class ProcessDied(RuntimeError):
@@ -19,7 +19,9 @@ class ProcessDied(RuntimeError):
 class Dying:
     """A researcher whose process dies during the run."""
 
-    async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
+    async def run(
+        self, subtask: SubTask, notes: Sequence[str] = (), prior: PriorWork | None = None
+    ) -> ResearcherReport:
         raise ProcessDied("worker process exited")
 
     async def steer(self, note: str) -> None:

@@ -1,5 +1,6 @@
-"""Interrupt a deterministic deep run after every event k, resume from the last checkpoint, and
-compare the report body with the uninterrupted run's, byte for byte."""
+"""Interrupt a deterministic deep run after every event k, resume from the last checkpoint (and
+from what the unfinished sub-tasks had searched and read), and compare the report body with the
+uninterrupted run's, byte for byte."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from test_actors_inprocess import PAGES, EvaluatorScript, FakeFetcher, FakeGatew
 
 from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.evaluator import Evaluator
+from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.url_pool import UrlPool
+from deepresearch.policies.prior_work import resume_work
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.report import render_body
-from deepresearch.schemas import Request, SearchHit, SearchResult
+from deepresearch.schemas import PriorWork, Request, SearchHit, SearchResult
 
 QUERY = "Widget sales, gadget output and plant count in 2024"
 
@@ -67,11 +70,17 @@ def make_llm() -> ExtractiveLLM:
     return EvaluatorScript([first.model_dump_json()] + ['{"action": "synthesize"}'] * 5)
 
 
-def coordinator(sink: StopAfter, resume: dict[str, Any] | None, llm: Any) -> Coordinator:
+def coordinator(
+    sink: StopAfter,
+    resume: dict[str, Any] | None,
+    llm: Any,
+    pool: UrlPool | None = None,
+    prior: dict[str, PriorWork] | None = None,
+) -> Coordinator:
     s = settings(**{"deep.max_parallel": 2})
-    spawner = LocalSpawner(s, QueryGateway(), UrlPool(), sink, llm, [FakeFetcher()])
+    spawner = LocalSpawner(s, QueryGateway(), pool or UrlPool(), sink, llm, [FakeFetcher()])
     request = Request(run_id="r1", query=QUERY, mode="deep")
-    return Coordinator(s, request, sink, llm, spawner, Evaluator(llm), resume)
+    return Coordinator(s, request, sink, llm, spawner, Evaluator(llm), resume, None, prior)
 
 
 async def full_run() -> tuple[str, int]:
@@ -80,40 +89,48 @@ async def full_run() -> tuple[str, int]:
     return render_body(result.report), len(sink.events)
 
 
-async def interrupted_then_resumed(k: int) -> tuple[str, set[str]]:
+async def interrupted_then_resumed(k: int) -> tuple[str, set[str], int]:
+    """The resumed report, the completed sub-tasks it redid, and the searches it reused from
+    the interrupted session's records."""
     llm = make_llm()  # one model across both sessions: the evaluator script continues
-    sink = StopAfter(k)
-    task = asyncio.create_task(coordinator(sink, None, llm).run())
+    sink, kept = StopAfter(k), ListSink()  # kept: the docs.jsonl and searches.jsonl records
+    task = asyncio.create_task(coordinator(sink, None, llm, UrlPool(docs=kept)).run())
     waiter = asyncio.create_task(sink.tripped.wait())
     done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if task in done:  # finished before event k: nothing to resume
         waiter.cancel()
-        return render_body(task.result().report), set()
+        return render_body(task.result().report), set(), 0
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     checkpoint = sink.checkpoints[-1] if sink.checkpoints else None
-    again = StopAfter(None)
-    result = await coordinator(again, checkpoint, llm).run()
     completed = {r["subtask_id"] for r in (checkpoint or {}).get("completed", [])}
+    work = resume_work(kept.docs, kept.searches, completed, 200_000)
+    again = StopAfter(None)
+    resumed = coordinator(again, checkpoint, llm, UrlPool(work.docs), dict(work.prior))
+    result = await resumed.run()
     started = {
         p["subtask"]
         for t, p in zip(again.events, again.payloads, strict=True)
         if t == "researcher_started"
     }
-    return render_body(result.report), started & completed
+    reused = again.events.count("search_reused")
+    return render_body(result.report), started & completed, reused
 
 
 async def test_resume_after_every_event_gives_the_same_report() -> None:
     expected, n_events = await full_run()
     assert n_events > 20
+    reused = 0
     for k in range(1, n_events + 1):
-        body, redone = await interrupted_then_resumed(k)
+        body, redone, n = await interrupted_then_resumed(k)
         assert body == expected, f"report differs after interrupting at event {k}"
         assert redone == set(), f"completed sub-tasks {redone} were redone (event {k})"
+        reused += n
+    assert reused > n_events  # most interruptions left several searches to reuse
 
 
 @pytest.mark.parametrize("k", [1, 5])
 async def test_resume_with_no_checkpoint_starts_over(k: int) -> None:
     expected, _ = await full_run()
-    body, _ = await interrupted_then_resumed(k)
+    body, _, _ = await interrupted_then_resumed(k)
     assert body == expected
