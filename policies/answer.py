@@ -206,6 +206,26 @@ def share_lines(
     return f"{part[0]}\n\n{whole[0]}", [part[1], whole[1]]
 
 
+def trends_per_part(
+    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None = None
+) -> tuple[str, list[Row]] | None:
+    """A comparison over time ("how has revenue from Windows or Surface varied quarter to
+    quarter"): a trend table for each entity (by its sources' titles), else for each thing the
+    question names of its subject ("Windows", "Surface"), else for each metric."""
+    owned = _owned(rows, q.entities, titles or {})
+    parts: list[tuple[Sequence[Row], Question]] = [
+        (own, replace(q, entities=(entity,))) for entity, own in owned
+    ] or [(rows, _one_metric(q, part)) for part in (*q.entities[1:], *q.metrics)]
+    tables: list[str] = []
+    used: list[Row] = []
+    for own, part in parts:
+        found = trend_table(own, part)
+        if found and not any(r in used for r in found[1]):
+            tables.append(found[0])
+            used += found[1]
+    return ("\n\n".join(tables), used) if tables else None
+
+
 def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:
     """The rows whose label ``question`` names (``text.line_items``): "how did inventory levels
     reflect on ..." asks for reasons, and for the inventories figure they are about."""
@@ -232,7 +252,8 @@ def compose(
     if result is None and q.shape == "trend":
         result = trend_table(rows, q)
     elif result is None and q.shape == "comparison":
-        result = comparison_lines(rows, q, headings, titles)
+        over_time = trends_per_part(rows, q, titles) if q.over_time else None
+        result = over_time or comparison_lines(rows, q, headings, titles)
     if result is None and q.whole:
         result = share_lines(rows, q, titles)
     if result is None:

@@ -211,6 +211,9 @@ def check_report(
 # --------------------------------------------------------------------------- the final report
 
 
+_TABLE_RULE = re.compile(r"\|(?:\s*:?-{3,}:?\s*\|)+")
+
+
 def join_answer(parts: Sequence[str]) -> str:
     """Answer paragraphs, blank-line separated, except consecutive Markdown table lines (a
     composed period -> value table is checked line by line and must render as one table)."""
@@ -218,7 +221,9 @@ def join_answer(parts: Sequence[str]) -> str:
     for i, part in enumerate(parts):
         if i:
             table = part.startswith("|") and parts[i - 1].startswith("|")
-            out += "\n" if table else "\n\n"
+            # a header line (its separator line follows) starts a table of its own
+            header = i + 1 < len(parts) and _TABLE_RULE.fullmatch(parts[i + 1].strip()) is not None
+            out += "\n" if table and not header else "\n\n"
         out += part
     return out
 

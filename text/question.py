@@ -215,6 +215,7 @@ class Question:
     yoy: bool = False  # year over year
     breakdown: bool = False  # the parts of a figure: its segments, products, regions
     whole: str = ""  # a share's whole ("total revenue" of "what percentage of total revenue")
+    over_time: bool = False  # "across quarters", "quarter to quarter": whatever the shape
     metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
 
 
@@ -372,6 +373,7 @@ def analyze(text: str) -> Question:
         yoy=bool(_YOY.search(text)),
         metric_words=words,
         whole=_whole(text),
+        over_time=bool(_TREND.search(text)),
     )
 
 

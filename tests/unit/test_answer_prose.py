@@ -216,3 +216,27 @@ def test_a_figure_restated_by_another_table_of_its_filing_beats_a_notes_part() -
         titles=titles,
     )
     assert composed is not None and "1,875" in composed[0] and "524" not in composed[0]
+
+
+def test_two_things_compared_over_the_quarters_get_a_trend_table_each() -> None:
+    """ "How has revenue from Windows or Surface devices varied quarter to quarter?" names two
+    things of one company over time: a period -> value table for each, not one line each."""
+    title = "Revenue by product (in millions)"
+
+    def row(label: str, date: str, value: str, n: int) -> tuple[str, tuple[int, ...], int]:
+        return (f"{title}: {label}: Three Months Ended {date} = {value}", (n,), 0)
+
+    findings = [
+        row("Windows", "September 30, 2022", "5,313", 1),
+        row("Windows", "September 30, 2023", "5,567", 2),
+        row("Devices", "September 30, 2022", "1,448", 1),
+        row("Devices", "September 30, 2023", "1,125", 2),
+    ]
+    composed = compose(
+        "How has Initech's revenue from Windows or Surface devices varied quarter to quarter?",
+        findings,
+    )
+    assert composed is not None
+    headers = [p for p in composed[0].split("\n\n") if "| Initech: " in p]
+    assert len(headers) == 2 and "Windows" in headers[0] and "Devices" in headers[1]
+    assert all(v in composed[0] for v in ("5,313", "5,567", "1,448", "1,125"))

@@ -337,3 +337,12 @@ def test_a_long_quoted_table_row_keeps_every_figure_in_its_evidence() -> None:
     text = f"Intro sentence about margins. {cells} Closing sentence."
     quote = best_passage(cells, text, max_chars=600)
     assert cells in quote and not missing_figures(cells, quote)
+
+
+def test_two_composed_tables_render_as_two_tables() -> None:
+    """Consecutive table lines join into one table, but a header (its rule line follows)
+    starts the next one: "Windows" and "Devices" trends are two tables, not one."""
+    first = ["| Period | Windows |", "| --- | --- |", "| Q1 | 5,313 [1]"]
+    second = ["| Period | Devices |", "| --- | --- |", "| Q1 | 1,448 [1]"]
+    joined = verify.join_answer([*first, *second, "Devices declined."])
+    assert joined == "\n".join(first) + "\n\n" + "\n".join(second) + "\n\nDevices declined."
