@@ -33,7 +33,8 @@ from deepresearch.policies.answer_rows import (
     unit_text,
 )
 from deepresearch.text.line_items import MIN_TABLE_ROWS, LabelIndex, named_table, table_fit
-from deepresearch.text.question import SYNONYMS, Question, analyze, metric_terms
+from deepresearch.text.question import Question, analyze, metric_terms
+from deepresearch.text.question_words import SYNONYMS
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 

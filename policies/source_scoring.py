@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.schemas import SearchHit
 from deepresearch.text.names import names_in
-from deepresearch.text.question import SYNONYM_TERMS
+from deepresearch.text.question_words import SYNONYM_TERMS
 from deepresearch.text.terms import FORM_NUMBER, terms
 
 # A form number ("10-Q", "10-Qs", "8-K") names a kind of document, not what a question is about.

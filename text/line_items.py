@@ -8,7 +8,7 @@ the line item asked for, and its page is worth reading whatever its BM25 rank.
 
 A label matches by how much of it the query covers, each word weighted by its rarity among all
 labels ("total" and "net" begin half the labels and tell nothing), with the question's plain
-English equivalents of line items (``question.SYNONYMS``: "net sales" ~ "revenue").
+English equivalents of line items (``question_words.SYNONYMS``: "net sales" ~ "revenue").
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from deepresearch.text.question import SYNONYM_TERMS
+from deepresearch.text.question_words import SYNONYM_TERMS
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 

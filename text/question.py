@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from deepresearch.text.names import CAPITALIZED
-from deepresearch.text.periods import FULL_DATE, MONTHS, month_number
+from deepresearch.text.periods import FULL_DATE, month_number
+from deepresearch.text.question_words import FRAME, NOT_NAMES, SYNONYMS
 from deepresearch.text.terms import STOPWORDS, strip_possessive, terms
 
 Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
@@ -110,84 +111,6 @@ _FIGURE = re.compile(
     r"|\b(?:amount|total|percentage|rate|number of|figure|value)\b",
     re.IGNORECASE,
 )
-# Capitalized words that are never the entity asked about: question words, months, document and
-# period labels, generic reporting acronyms.
-_NOT_NAMES = {
-    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
-    "was", "were", "has", "have", "can", "could", "would", "should", "will", "the", "a", "an",
-    "in", "for", "of", "and", "or", "compare", "list", "describe", "explain", "please", "give",
-    "q1", "q2", "q3", "q4", "fy", "h1", "h2", "sec", "gaap", "non-gaap", "us", "u.s", "usd",
-    "eps", "ceo", "cfo", "form", "quarter", "fiscal", "i", "based", "according", "across",
-    "during", "between", "from", "to", "on", "at", "by", "with", "its", "their", "total", "net",
-    "if", "so", "then", "also", "had", "as",
-    *(m for m in MONTHS), *(m[:3] for m in MONTHS),
-}  # fmt: skip
-# Words that frame the question (shape, document, time) rather than name what is measured.
-_FRAME = {
-    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
-    "was", "were", "has", "have", "had", "be", "been", "the", "a", "an", "of", "for", "in", "on",
-    "at", "by", "from", "to", "with", "and", "or", "its", "their", "his", "her", "it", "they",
-    "this", "that", "these", "those", "company", "company's", "companies", "report", "reported",
-    "reports", "filing", "filings", "10-q", "10-k", "form", "quarter", "quarters", "quarterly",
-    "period", "periods", "year", "years", "fiscal", "ended", "ending", "end", "latest", "most",
-    "recent", "last", "current", "across", "over", "time", "trend", "trends", "change",
-    "changed", "changes", "compare", "compared", "comparison", "between", "versus", "vs", "vs.",
-    "much", "many", "amount", "value", "figure", "during", "as", "per", "each", "both", "all",
-    "any", "some", "can", "could", "would", "please", "tell", "me", "give", "show",
-    "list", "describe", "explain", "about", "there", "than", "into", "within", "q1", "q2",
-    "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
-    "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
-    "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
-    "differences", "against", "stacks", "measures", "varied", "vary", "allocate", "allocated",
-    "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
-    "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
-    "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",
-    "significant", "notable", "major", "key", "main", "primary", "considerable", "substantial",
-    "identified", "identifiable", "might", "may", "potentially", "potential", "seen", "reporting", "timeframe", "throughout", "disclosed", "previous", "prior",
-    "ones", "same", "other", "such", "qs", "10-qs", "outline",
-    "summarize", "comparing", "shift", "shifts", "variations", "trended", "alterations",
-    "one", "two", "four", "five", "seven", "eight", "ten", "higher",
-    "lower", "larger", "smaller", "bigger", "past", "next", "then", "also",
-    # words about the analysis asked for, not about what is measured ("how does the discussion
-    # of X relate to Y", "what insights can be gleaned from X")
-    "analyze", "analyse", "analysis", "examine", "assess", "relationship", "relate", "relates",
-    "correlate", "correlates", "correlation", "connection", "discussion", "discussions",
-    "discussed", "discuss", "insight", "insights", "information", "detail", "details",
-    "section", "sections", "disclose", "discloses", "align", "aligns", "measure", "stack",
-    "glean", "gleaned", "discern", "discerned", "pattern", "patterns", "indicate", "suggest",
-    "reveal", "revealed", "highlight", "highlighted", "outlined", "announce", "announced",
-    "engage", "engaged", "combine", "understand", "implication", "implications", "impact",
-    "affect", "affected", "affecting", "effect", "effects", "influence", "influenced",
-    "reflect", "specific", "specifically", "particular", "particularly", "various", "diverse",
-    "elements", "correspond", "shared", "mention", "regarding",
-}  # fmt: skip
-# Plain-English equivalents of financial line items: a company reports "revenue" where the
-# question says "net sales", "net income" where it says "earnings".
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "sales": ("revenue", "revenues"),
-    "revenue": ("sales",),
-    "revenues": ("sales",),
-    "earnings": ("income",),
-    "profit": ("income",),
-    "margin": ("profit",),  # "gross margin" in dollars is what some filers call gross profit
-    "costs": ("expenses",),
-    "expenses": ("costs",),
-    "spending": ("expenses",),
-    "exchange": ("currency", "currencies"),  # "foreign exchange rates" ~ "foreign currencies"
-    "currency": ("exchange",),
-    "currencies": ("exchange",),
-    "buybacks": ("repurchases", "repurchased"),
-    # "operating cash flow" is "net cash provided by operating activities"
-    "flow": ("activities",),
-    "flows": ("activities",),
-    "repurchases": ("repurchased",),
-}  # for scorers that weigh what a question is about
-# the same, as stemmed terms (``terms``): what scorers compare
-SYNONYM_TERMS: dict[str, frozenset[str]] = {
-    t: frozenset(x for v in alike for x in terms(v))
-    for w, alike in SYNONYMS.items()
-    for t in terms(w)
-}
 _WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 
 
@@ -275,7 +198,7 @@ def entities_of(text: str) -> tuple[str, ...]:
 
     for i, word in enumerate(words):
         bare = strip_possessive(word)
-        name = bool(CAPITALIZED.fullmatch(bare)) and bare.lower().rstrip(".") not in _NOT_NAMES
+        name = bool(CAPITALIZED.fullmatch(bare)) and bare.lower().rstrip(".") not in NOT_NAMES
         opens = i == 0 or words[i - 1] in {".", "?", "!"}  # "Compare ..." opens a sentence
         joined = i + 1 < len(words) and words[i + 1].lower() in {"vs", "vs.", "versus", "and", "or"}
         acronym = sum(c.isupper() for c in bare) >= 2
@@ -302,7 +225,7 @@ def metrics_of(
     run: list[str] = []
     for token in re.findall(r"[\w&'’.-]+|[,;|?!()]", text):
         low = token.lower().strip(".")
-        if low in _FRAME or not re.search(r"[a-z]", low) or token in {",", ";", "|", "?", "!"}:
+        if low in FRAME or not re.search(r"[a-z]", low) or token in {",", ";", "|", "?", "!"}:
             if run:
                 out.append(" ".join(run))
                 run = []
@@ -387,7 +310,6 @@ def _whole(text: str) -> str:
 
 
 __all__ = [
-    "SYNONYM_TERMS",
     "Period",
     "Question",
     "Shape",

@@ -1,0 +1,92 @@
+"""The words a question's analysis knows (``text.question``): capitalized words that are never
+the entity asked about, words that frame a question rather than name what it measures, and the
+filings' plain-English equivalents of what questions ask for ("net sales" ~ "revenue").
+
+Kept apart from the grammar that reads them: the lists grow with every kind of question met.
+"""
+
+from __future__ import annotations
+
+from deepresearch.text.periods import MONTHS
+from deepresearch.text.terms import terms
+
+# Capitalized words that are never the entity asked about: question words, months, document and
+# period labels, generic reporting acronyms.
+NOT_NAMES = {
+    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
+    "was", "were", "has", "have", "can", "could", "would", "should", "will", "the", "a", "an",
+    "in", "for", "of", "and", "or", "compare", "list", "describe", "explain", "please", "give",
+    "q1", "q2", "q3", "q4", "fy", "h1", "h2", "sec", "gaap", "non-gaap", "us", "u.s", "usd",
+    "eps", "ceo", "cfo", "form", "quarter", "fiscal", "i", "based", "according", "across",
+    "during", "between", "from", "to", "on", "at", "by", "with", "its", "their", "total", "net",
+    "if", "so", "then", "also", "had", "as",
+    *(m for m in MONTHS), *(m[:3] for m in MONTHS),
+}  # fmt: skip
+# Words that frame the question (shape, document, time) rather than name what is measured.
+FRAME = {
+    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
+    "was", "were", "has", "have", "had", "be", "been", "the", "a", "an", "of", "for", "in", "on",
+    "at", "by", "from", "to", "with", "and", "or", "its", "their", "his", "her", "it", "they",
+    "this", "that", "these", "those", "company", "company's", "companies", "report", "reported",
+    "reports", "filing", "filings", "10-q", "10-k", "form", "quarter", "quarters", "quarterly",
+    "period", "periods", "year", "years", "fiscal", "ended", "ending", "end", "latest", "most",
+    "recent", "last", "current", "across", "over", "time", "trend", "trends", "change",
+    "changed", "changes", "compare", "compared", "comparison", "between", "versus", "vs", "vs.",
+    "much", "many", "amount", "value", "figure", "during", "as", "per", "each", "both", "all",
+    "any", "some", "can", "could", "would", "please", "tell", "me", "give", "show",
+    "list", "describe", "explain", "about", "there", "than", "into", "within", "q1", "q2",
+    "q3", "q4", "fy", "based", "according", "document", "documents", "statement", "statements",
+    "fluctuate", "fluctuated", "fluctuation", "fluctuations", "evolve", "evolved", "respectively",
+    "perform", "performed", "performance", "year-over-year", "relative", "differ", "difference",
+    "differences", "against", "stacks", "measures", "varied", "vary", "allocate", "allocated",
+    "sec", "provide", "provided", "stated", "state", "say", "says", "mentioned",
+    "months", "month", "three", "six", "nine", "twelve", "three-month", "nine-month", "so",
+    "far", "our", "we", "you", "your", "new", "being", "up", "down", "if", "not", "no",
+    "significant", "notable", "major", "key", "main", "primary", "considerable", "substantial",
+    "identified", "identifiable", "might", "may", "potentially", "potential", "seen", "reporting", "timeframe", "throughout", "disclosed", "previous", "prior",
+    "ones", "same", "other", "such", "qs", "10-qs", "outline",
+    "summarize", "comparing", "shift", "shifts", "variations", "trended", "alterations",
+    "one", "two", "four", "five", "seven", "eight", "ten", "higher",
+    "lower", "larger", "smaller", "bigger", "past", "next", "then", "also",
+    # words about the analysis asked for, not about what is measured ("how does the discussion
+    # of X relate to Y", "what insights can be gleaned from X")
+    "analyze", "analyse", "analysis", "examine", "assess", "relationship", "relate", "relates",
+    "correlate", "correlates", "correlation", "connection", "discussion", "discussions",
+    "discussed", "discuss", "insight", "insights", "information", "detail", "details",
+    "section", "sections", "disclose", "discloses", "align", "aligns", "measure", "stack",
+    "glean", "gleaned", "discern", "discerned", "pattern", "patterns", "indicate", "suggest",
+    "reveal", "revealed", "highlight", "highlighted", "outlined", "announce", "announced",
+    "engage", "engaged", "combine", "understand", "implication", "implications", "impact",
+    "affect", "affected", "affecting", "effect", "effects", "influence", "influenced",
+    "reflect", "specific", "specifically", "particular", "particularly", "various", "diverse",
+    "elements", "correspond", "shared", "mention", "regarding",
+}  # fmt: skip
+# Plain-English equivalents of financial line items: a company reports "revenue" where the
+# question says "net sales", "net income" where it says "earnings".
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "sales": ("revenue", "revenues"),
+    "revenue": ("sales",),
+    "revenues": ("sales",),
+    "earnings": ("income",),
+    "profit": ("income",),
+    "margin": ("profit",),  # "gross margin" in dollars is what some filers call gross profit
+    "costs": ("expenses",),
+    "expenses": ("costs",),
+    "spending": ("expenses",),
+    "exchange": ("currency", "currencies"),  # "foreign exchange rates" ~ "foreign currencies"
+    "currency": ("exchange",),
+    "currencies": ("exchange",),
+    "buybacks": ("repurchases", "repurchased"),
+    # "operating cash flow" is "net cash provided by operating activities"
+    "flow": ("activities",),
+    "flows": ("activities",),
+    "repurchases": ("repurchased",),
+}  # for scorers that weigh what a question is about
+# the same, as stemmed terms (``terms``): what scorers compare
+SYNONYM_TERMS: dict[str, frozenset[str]] = {
+    t: frozenset(x for v in alike for x in terms(v))
+    for w, alike in SYNONYMS.items()
+    for t in terms(w)
+}
+
+__all__ = ["FRAME", "NOT_NAMES", "SYNONYMS", "SYNONYM_TERMS"]
