@@ -33,12 +33,14 @@ from deepresearch.policies.answer_rows import (
     unit_text,
 )
 from deepresearch.text.line_items import MIN_TABLE_ROWS, LabelIndex, named_table, table_fit
+from deepresearch.text.names import proper_names
 from deepresearch.text.question import Question, analyze, metric_terms
 from deepresearch.text.question_words import SYNONYMS
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
 MAX_TREND_ROWS = 12
+_LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
 _SHARE_WORDS = frozenset({"percentage", "proportion", "share", "portion", "fraction"})
 
 
@@ -227,6 +229,15 @@ def trends_per_part(
     return ("\n\n".join(tables), used) if tables else None
 
 
+def about_the_subject(rows: Sequence[Row], q: Question, texts: Sequence[str]) -> list[Row]:
+    """The rows whose table is not about someone the question does not name: a filing restates
+    an investee's results ("summarized financial information of Rivian": "Revenues 661"), which
+    are no figure of the filer's."""
+    common = {w for text in texts for w in _LOWER_WORD.findall(text)}
+    common |= {w.lower() for w in re.findall(r"[\w’'-]+", q.text)}
+    return [r for r in rows if not proper_names(r.row.title, common)]
+
+
 def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:
     """The rows whose label ``question`` names (``text.line_items``): "how did inventory levels
     reflect on ..." asks for reasons, and for the inventories figure they are about."""
@@ -243,7 +254,7 @@ def compose(
     """The composed answer text and the source numbers it cites; None when no row fits.
     ``titles`` are the sources' titles by number (a filing's title names its quarter)."""
     q = analyze(question)
-    rows = rows_of(findings)
+    rows = about_the_subject(rows_of(findings), q, [text for text, _, _ in findings])
     if q.shape == "explanation":  # the figure of a line item it names, then the reasons
         rows = named_rows(question, rows)
     if not rows:

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Collection
 
 CAPITALIZED = re.compile(r"\b[A-Z][\w&'’.-]*")
+_TOKEN = re.compile(r"[\w&'’.-]+")
+_DETERMINERS = frozenset({"the", "our", "its", "their", "this", "these", "a", "an"})
+_JOINERS = frozenset({"of", "and", "&", "for", "in", "on"})
 _AFTER_WORD = frozenset(string.ascii_lowercase + string.digits + ",;:)")
 
 
@@ -23,6 +27,37 @@ def _opens_sentence(text: str, start: int) -> bool:
 def names_in(text: str) -> list[str]:
     """The capitalized words of ``text`` that do not open a sentence, in order."""
     return [m[0] for m in CAPITALIZED.finditer(text) if not _opens_sentence(text, m.start())]
+
+
+def proper_names(text: str, common: Collection[str]) -> list[str]:
+    """The words of sentence-like ``text`` that can only be names: capitalized inside it, not
+    an acronym ("SEC"), a label before a number ("Level 2"), a defined term after a determiner
+    ("the Company's", "our Condensed Consolidated Statements") or a word ``common`` holds in lower
+    case; "information of Rivian" names Rivian. A title-cased heading names nothing."""
+    words = text.split()
+    if not words or sum(w[:1].isupper() for w in words) * 2 >= len(words):
+        return []
+    out = []
+    determined = False  # inside a capitalized run that a determiner opened
+    for m in _TOKEN.finditer(text):
+        token = m[0]
+        if not token[:1].isupper():  # "of" / "and" inside a determined run continue it
+            joins = determined and token in _JOINERS
+            determined = joins or token.lower() in _DETERMINERS
+            continue
+        word = token.rstrip(".’'").removesuffix("’s").removesuffix("'s")
+        rest = text[m.end() :].lstrip()
+        if (
+            m.start() == 0
+            or determined
+            or len(word) < 3
+            or word.replace(".", "").isupper()
+            or rest[:1].isdigit()
+            or word.lower() in common
+        ):
+            continue
+        out.append(word)
+    return out
 
 
 def names_someone(sentence: str) -> bool:
@@ -36,4 +71,4 @@ def names_someone(sentence: str) -> bool:
     return False
 
 
-__all__ = ["CAPITALIZED", "names_in", "names_someone"]
+__all__ = ["CAPITALIZED", "names_in", "names_someone", "proper_names"]

@@ -240,3 +240,18 @@ def test_two_things_compared_over_the_quarters_get_a_trend_table_each() -> None:
     headers = [p for p in composed[0].split("\n\n") if "| Initech: " in p]
     assert len(headers) == 2 and "Windows" in headers[0] and "Devices" in headers[1]
     assert all(v in composed[0] for v in ("5,313", "5,567", "1,448", "1,125"))
+
+
+def test_an_investees_results_are_no_figure_of_the_filer() -> None:
+    """A filing restates an investee's results ("summarized financial information of Rivian"):
+    its "Revenues" row is not the filer's revenue."""
+    cells = "Three Months Ended September 30, 2022 = {}"
+    rivian = (
+        "Summarized financial information of Rivian as disclosed in its filings (in millions): "
+        f"Revenues: {cells.format('536')}"
+    )
+    own = f"Consolidated statements of operations (in millions): Total net sales: {cells}"
+    question = "What was Initech's revenue in Q3 2022?"
+    assert compose(question, [(rivian, (1,), 0)]) is None
+    composed = compose(question, [(rivian, (1,), 0), (own.format("127,101"), (2,), 0)])
+    assert composed is not None and "127,101" in composed[0] and "536" not in composed[0]

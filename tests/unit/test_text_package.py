@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.text.figures import has_figure, states_figure
-from deepresearch.text.names import CAPITALIZED, names_in, names_someone
+from deepresearch.text.names import CAPITALIZED, names_in, names_someone, proper_names
 from deepresearch.text.periods import find_periods, month_number
 from deepresearch.text.terms import FUNCTION_WORDS, QUERY_EXTRA, STOPWORDS, terms
 
@@ -78,3 +78,20 @@ def test_a_questions_word_and_a_filings_word_share_their_stem() -> None:
     assert terms("activities active") == ["activ"] * 2
     assert terms("Inventories inventory") == ["inventori"] * 2
     assert terms("1,234 and 1234") == ["1234", "1234"]
+
+
+def test_only_words_that_cannot_be_anything_else_are_proper_names() -> None:
+    common = {"cash"}
+    title = "Required summarized financial information of Rivian as disclosed in its SEC filings"
+    assert proper_names(title, common) == ["Rivian"]
+    assert proper_names("the purchase price allocation for Activision Blizzard", common) == [
+        "Activision",
+        "Blizzard",
+    ]
+    for not_named in (
+        "certain items in our Condensed Consolidated Statements of Income",
+        "The following tables show the Company’s cash and Level 2 securities",
+        "Consolidated Condensed Statements of Income",  # a title-cased heading
+    ):
+        assert proper_names(not_named, common) == []
+    assert proper_names("revenue of the segment and of Cash", common) == []  # "cash" is a word
