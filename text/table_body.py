@@ -9,7 +9,7 @@ import itertools
 import re
 from typing import TYPE_CHECKING
 
-from deepresearch.text.table_headers import slot_of
+from deepresearch.text.header_columns import slot_of
 from deepresearch.text.tables import TableRow
 
 if TYPE_CHECKING:

@@ -13,6 +13,12 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from deepresearch.text.header_columns import (
+    assign_headers,
+    share_in_spans,
+    spread_period,
+    staggered,
+)
 from deepresearch.text.table_body import (
     adjacent,
     body_rows,
@@ -21,14 +27,10 @@ from deepresearch.text.table_body import (
 )
 from deepresearch.text.table_headers import (
     UNIT_RE,
-    assign_headers,
     header_block,
     header_text,
     is_prose,
     lone_header,
-    share_in_spans,
-    spread_period,
-    staggered,
     title_and_unit,
     unit_row,
 )
