@@ -43,10 +43,13 @@ def assign_headers(
     out: list[list[Frag]],
     top: bool,
     label_left: float = 0.0,
+    grazing: frozenset[tuple[int, int]] = frozenset(),
 ) -> str:
     """Each column takes the fragment of this header row that overlaps it most: a spanning
     header ("Three Months Ended", centred or right-aligned over its columns) reaches every
-    column it touches. Returns a unit found among the fragments ("(In millions)") if any."""
+    column it touches, except where it only grazes it (``grazing``: a tall header set close
+    to its neighbour, "Total Number of Shares Purchased as Part of ..."). Returns a unit found
+    among the fragments ("(In millions)") if any."""
     unit = ""
     frags = []
     stubs: list[Frag] = []
@@ -60,7 +63,7 @@ def assign_headers(
     used: set[int] = set()
     for i, slot in enumerate(slots):
         best = max(frags, key=lambda f: _overlap(f, slot), default=None)
-        if best is not None and _overlap(best, slot) > 1.0:
+        if best is not None and _overlap(best, slot) > 1.0 and (id(best), i) not in grazing:
             out[i].append(best)
             used.add(id(best))
     for frag in frags:  # over no column's territory: the nearest column
@@ -76,6 +79,135 @@ def assign_headers(
         if dated[i] or not cell:  # a stub over the labels ("Three Months Ended June 30,")
             cell[:0] = stubs  # heads the dates of its row; over other headers it names the
     return unit  # label column ("Period") and heads none
+
+
+def _main(frag: Frag, slots: list[tuple[float, float]]) -> int:
+    return max(range(len(slots)), key=lambda i: _overlap(frag, slots[i]))
+
+
+def _grazing(
+    heads: list[VisualRow], slots: list[tuple[float, float]], columns: list[tuple[float, float]]
+) -> frozenset[tuple[int, int]]:
+    """(fragment id, column) pairs where a header that is mostly another column's only grazes a
+    column with header words of its own: it reaches neither the column's figures nor is it
+    centred over header words under it that include the column's ("Common Stock" over
+    "Shares  Amount" heads both). Dates are left alone: a date heads the columns under it."""
+
+    def words(row: VisualRow) -> list[Frag]:
+        return [f for f in row.frags if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text)]
+
+    owned = {_main(f, slots) for row in heads for f in words(row) if not _dated([f.text])}
+    out: set[tuple[int, int]] = set()
+    for n, row in enumerate(heads):
+        for frag in words(row):
+            main = _main(frag, slots)
+            for i in owned - {main}:
+                if _dated([frag.text]) or _overlap(frag, (columns[i][0] - 1, columns[i][1] + 1)):
+                    continue
+                if not any(_centred_over(frag, low.frags, i, slots) for low in heads[n + 1 :]):
+                    out.add((id(frag), i))
+    return frozenset(out)
+
+
+def _centred_over(frag: Frag, below: list[Frag], i: int, slots: list[tuple[float, float]]) -> bool:
+    middle = frag.x0 + frag.x1
+    return any(
+        abs(middle - f.x0 - g.x1) <= 3 and any(_main(h, slots) == i for h in below[j : k + 1])
+        for j, f in enumerate(below)
+        for k, g in enumerate(below[j + 1 :], start=j + 1)
+    )  # a parent over two or more header words
+
+
+def column_headers(
+    heads: list[VisualRow],
+    slots: list[tuple[float, float]],
+    columns: list[tuple[float, float]],
+    label_left: float,
+) -> tuple[list[list[str]], str]:
+    """Each column's stacked header texts (top to bottom) and a unit stated among the header
+    rows ("" when none)."""
+    unit = ""
+    spans = bool(heads) and not staggered(heads, slots)
+    levels: list[list[list[Frag]]] = []
+    grazing = _grazing(heads, slots, columns)
+    for row in heads:
+        level: list[list[Frag]] = [[] for _ in slots]
+        top = row is heads[0] and spans
+        unit = assign_headers(row, slots, columns, level, top, label_left, grazing) or unit
+        levels.append(level)
+    _widen(levels, columns)
+    headers: list[list[str]] = [[] for _ in slots]
+    parents: list[Frag | None] = [None] * len(slots)
+    tops: list[Frag | None] = [None] * len(slots)
+    for n, level in enumerate(levels):
+        share_in_spans(level, parents)
+        for i, cell in enumerate(level):
+            headers[i].extend(f.text for f in cell)
+            parents[i] = cell[0] if cell else parents[i]
+            tops[i] = cell[0] if cell and n == 0 else tops[i]
+    spread_period(headers, tops)
+    return headers, unit
+
+
+_CENTRED = 6.0  # a header centred over a group of columns: its centre within this of theirs
+
+
+def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -> None:
+    """A header centred over a wider group of columns than it overlaps heads the whole group:
+    a spanning header ("Year Ended December 31," centred over four year columns though it
+    reaches only the middle two) when the outer columns have dates under it (a date column is
+    never left without its period); a date over one column it is not centred on ("Q1 2023"
+    over its "Amount" and "% of Net Revenue" columns) the narrowest group it is centred on.
+    The columns taken have no header of their own on its line and no other header above it.
+    Repeated while it widens: a period reaches a column once the date under it has."""
+
+    def ids(cell: list[Frag]) -> list[int]:
+        return [id(f) for f in cell]
+
+    def centred(frag: Frag, g: int, h: int) -> bool:
+        return abs(frag.x0 + frag.x1 - columns[g][0] - columns[h][1]) <= 2 * _CENTRED
+
+    def free(n: int, i: int, a: int) -> bool:
+        above = all(ids(up[i]) == ids(up[a]) or not up[i] or not up[a] for up in levels[:n])
+        return not levels[n][i] and above
+
+    def group(n: int, frag: Frag, a: int, b: int) -> tuple[int, int]:
+        if b > a:  # spanning: the widest symmetric group
+            k, widest = 1, 0
+            while a - k >= 0 and b + k < len(columns):
+                outer = (a - k, b + k)
+                dated = all(
+                    _dated([f.text for low in levels[n + 1 :] for f in low[i]]) for i in outer
+                )
+                if not (dated and all(free(n, i, a) for i in outer)):
+                    break
+                widest = k if centred(frag, *outer) else widest
+                k += 1
+            return a - widest, b + widest
+        if centred(frag, a, a) or not _dated([frag.text]):
+            return a, b
+        lo, hi = a, a
+        while lo > 0 and free(n, lo - 1, a):
+            lo -= 1
+        while hi + 1 < len(columns) and free(n, hi + 1, a):
+            hi += 1
+        fits = [(g, h) for g in range(lo, a + 1) for h in range(a, hi + 1) if centred(frag, g, h)]
+        return min(fits, key=lambda gh: gh[1] - gh[0], default=(a, b))
+
+    for _ in range(3):
+        widened = False
+        for n, level in enumerate(levels):
+            for frag in {id(f): f for cell in level for f in cell}.values():
+                mine = [i for i, cell in enumerate(level) if id(frag) in ids(cell)]
+                a, b = mine[0], mine[-1]
+                if b - a + 1 != len(mine):
+                    continue
+                g, h = group(n, frag, a, b)
+                for i in (*range(g, a), *range(b + 1, h + 1)):
+                    level[i].append(frag)
+                    widened = True
+        if not widened:
+            return
 
 
 def _right_tiled(frags: list[Frag], columns: list[tuple[float, float]]) -> list[Frag] | None:

@@ -13,12 +13,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from deepresearch.text.header_columns import (
-    assign_headers,
-    share_in_spans,
-    spread_period,
-    staggered,
-)
+from deepresearch.text.header_columns import column_headers
 from deepresearch.text.table_body import (
     adjacent,
     body_rows,
@@ -351,20 +346,8 @@ def _build(
     unit = unit or caption_unit
     if not i and previous is not None and not title:  # printed right under another table:
         title, unit = previous.title, unit or previous.unit  # a part under the same caption
-    headers: list[list[str]] = [[] for _ in slots]
-    parents: list[Frag | None] = [None] * len(slots)
-    tops: list[Frag | None] = [None] * len(slots)
-    spans = bool(heads) and not staggered(heads, slots)
-    for row in heads:
-        level: list[list[Frag]] = [[] for _ in slots]
-        top = row is heads[0] and spans
-        unit = assign_headers(row, slots, columns, level, top, label_left) or unit
-        share_in_spans(level, parents)
-        for i, cell in enumerate(level):
-            headers[i].extend(f.text for f in cell)
-            parents[i] = cell[0] if cell else parents[i]
-            tops[i] = cell[0] if cell and row is heads[0] else tops[i]
-    spread_period(headers, tops)
+    headers, head_unit = column_headers(heads, slots, columns, label_left)
+    unit = head_unit or unit
     names = [header_text(h) for h in headers]
     if not any(names) and previous is not None and _continues(previous, columns):
         names = list(previous.names)  # continued from above: the same headers, title and unit

@@ -1,0 +1,127 @@
+"""Which header heads which column, on layouts that came out wrong: a tall header set close to
+its neighbour grazing the neighbour's territory, a spanning header centred over more columns
+than it reaches, a date centred over its pair of columns. Each PDF is generated cell by cell,
+the way filings print tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pdf_layout import Placed, text_width, write_positioned_pdf
+from test_pdf_tables import LEFT, centred, row, rows_of
+
+from deepresearch.providers.extract import extract_path
+
+
+def _page(tmp_path: Path, page: list[Placed]) -> dict[str, str]:
+    return rows_of(extract_path(write_positioned_pdf(tmp_path / "t.pdf", [page])).pages[0])
+
+
+def _repurchases() -> list[Placed]:
+    """Headers of 3, 6 and 4 lines, bottom-aligned, each centred over its column; the third
+    column's header is wider than its figures and reaches into the second column's territory."""
+    r = [300.0, 380.0, 460.0, 585.0]
+    middles = [285.0, 358.0, 440.0, 548.0]
+    page: list[Placed] = [(LEFT, 780, "Share repurchase activity was as follows (in millions):")]
+    stacks = [
+        ["Total Number", "of Shares", "Purchased"],
+        ["Average Price", "Paid Per", "Share"],
+        [
+            "Total Number of",
+            "Shares",
+            "Purchased as Part",
+            "of Publicly",
+            "Announced Plans or",
+            "Programs",
+        ],
+        ["Approximate Dollar", "Value of Shares That", "May Yet Be Purchased", "Under the Plans"],
+    ]
+    for middle, stack in zip(middles, stacks, strict=True):
+        for depth, text in enumerate(reversed(stack)):
+            page.append(centred(middle, 706 + 9 * depth, text))
+    page.append((LEFT, 706, "Periods"))
+    page += row(690, "April 2023", ["38,121", "$ 165.46", "38,121", ""][:3], r[:3])
+    page += row(678, "May 2023", ["21,876", "174.91", "21,876"], r[:3])
+    page += row(666, "June 2023", ["42,676", "184.34", "42,676", "$ 94,569"], r)
+    return page
+
+
+def test_a_wide_header_grazing_its_neighbour_heads_only_its_own_column(tmp_path: Path) -> None:
+    rows = _page(tmp_path, _repurchases())
+    assert rows["June 2023"].endswith(
+        "June 2023: Total Number of Shares Purchased = 42,676; "
+        "Average Price Paid Per Share = 184.34; "
+        "Total Number of Shares Purchased as Part of Publicly Announced Plans or Programs "
+        "= 42,676; Approximate Dollar Value of Shares That May Yet Be Purchased Under the "
+        "Plans = 94,569"
+    )
+
+
+def _commitments() -> list[Placed]:
+    """A stub period over the first column; "Year Ended December 31," centred over the next
+    four year columns though it reaches over the middle two only; years under it."""
+    r = [240.0, 310.0, 370.0, 430.0, 490.0, 560.0, 605.0]
+    page: list[Placed] = [
+        (LEFT, 780, "Our principal contractual commitments were as follows (in millions):")
+    ]
+    page += [centred(r[0] - 25, 766, "Three Months"), centred(r[0] - 25, 757, "Ended December")]
+    page.append(centred(r[0] - 25, 748, "31,"))
+    page.append(centred((r[1] - 36 + r[4]) / 2, 748, "Year Ended December 31,"))
+    for right, text in zip(
+        r, ["2023", "2024", "2025", "2026", "2027", "Thereafter", "Total"], strict=True
+    ):
+        page.append((right - text_width(text), 736, text))
+    page += row(
+        722,
+        "Long-term debt",
+        ["$ 810", "$ 10,637", "$ 7,326", "$ 5,015", "$ 10,399", "$ 63,814", "$ 98,001"],
+        r,
+        dollar=36,
+    )
+    page += row(
+        710,
+        "Operating leases",
+        ["3,245", "9,977", "9,390", "8,678", "7,879", "49,645", "88,814"],
+        r,
+    )
+    return page
+
+
+def test_a_period_centred_over_more_columns_than_it_reaches_heads_them_all(
+    tmp_path: Path,
+) -> None:
+    rows = _page(tmp_path, _commitments())
+    assert rows["Operating leases"].endswith(
+        "Operating leases: Three Months Ended December 31, 2023 = 3,245; "
+        "Year Ended December 31, 2024 = 9,977; Year Ended December 31, 2025 = 9,390; "
+        "Year Ended December 31, 2026 = 8,678; Year Ended December 31, 2027 = 7,879; "
+        "Thereafter = 49,645; Total = 88,814"
+    )
+
+
+def _results() -> list[Placed]:
+    """A period centred over the four columns, each date centred over its "Amount" and "% of
+    Net Revenue" pair, reaching over the first of them only."""
+    r = [360.0, 445.0, 505.0, 590.0]
+    pairs = [(r[0] - 70 + r[1]) / 2, (r[2] - 27 + r[3]) / 2]  # a "$" 70 points left of 11,715
+    page: list[Placed] = [(LEFT, 780, "Consolidated Results of Operations")]
+    page.append(centred((r[0] - 70 + r[3]) / 2, 764, "Three Months Ended"))
+    page += [centred(pairs[0], 752, "Q1 2023"), centred(pairs[1], 752, "Q1 2022")]
+    page += [centred(r[1] - 16, 740, "% of Net"), centred(r[3] - 16, 740, "% of Net")]
+    page.append((LEFT, 730, "(In Millions)"))
+    for right, text in zip(r, ["Amount", "Revenue", "Amount", "Revenue"], strict=True):
+        page.append(centred(right - 16, 730, text))
+    page += row(716, "Net revenue", ["$ 11,715", "100.0 %", "18,353", "100.0 %"], r, dollar=70)
+    page += row(704, "Cost of sales", ["7,707", "65.8 %", "9,109", "49.6 %"], r)
+    return page
+
+
+def test_a_date_centred_over_its_pair_of_columns_heads_both(tmp_path: Path) -> None:
+    rows = _page(tmp_path, _results())
+    assert rows["Cost of sales"] == (
+        "Consolidated Results of Operations (in millions): Cost of sales: "
+        "Three Months Ended Q1 2023 Amount = 7,707; "
+        "Three Months Ended Q1 2023 % of Net Revenue = 65.8 %; "
+        "Three Months Ended Q1 2022 Amount = 9,109; "
+        "Three Months Ended Q1 2022 % of Net Revenue = 49.6 %"
+    )
