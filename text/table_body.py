@@ -32,11 +32,26 @@ _JOINS_NEXT = re.compile(r"(?:\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|
 _FOOTNOTES = re.compile(r"(?<![$€£\s])(?:\s*\(\d{1,2}\))+\s*:?$")  # not "$ (10)"
 
 
-def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) -> bool:
-    """A label line that the next data row's label completes: it stops mid-phrase, leaves a
-    parenthesis open, or the next label starts in lower case."""
-    if nxt is None or nxt.kind != "data" or text.endswith(":") or not adjacent(row, nxt, pitch):
+_ENUMERATOR = re.compile(r"^\(?[a-z]{1,4}[).]\s")  # "a) Balance sheets", "(ii) Notes"
+
+
+def _wrapped(text: str) -> bool:
+    """A line starting in lower case continues the label above it, unless it opens an item of
+    a lettered list ("b) Condensed Statements of ...")."""
+    text = text.strip()
+    return text[:1].islower() and not _ENUMERATOR.match(text)
+
+
+def _joins_next(text: str, body: list[VisualRow], i: int, pitch: float) -> bool:
+    """A label line (``text``, row ``i``) that the next data row's label completes: it stops
+    mid-phrase, leaves a parenthesis open, or the next label starts in lower case. Lines in
+    between that start in lower case are the same label wrapped over three lines or more
+    ("Research and / development / expenses")."""
+    nxt = body[i + 1] if i + 1 < len(body) else None
+    if nxt is None or text.endswith(":") or not adjacent(body[i], nxt, pitch):
         return False
+    if nxt.kind != "data":
+        return _wrapped(nxt.text) and _joins_next(nxt.text.strip(), body, i + 1, pitch)
     return (
         nxt.label[:1].islower()
         or text.count("(") > text.count(")")
@@ -97,19 +112,18 @@ def body_rows(
     for i, row in enumerate(body):
         if row.kind != "data":
             text = _FOOTNOTES.sub("", row.text.strip()).strip()
-            nxt = body[i + 1] if i + 1 < len(body) else None
             if (
-                text[:1].islower()
+                _wrapped(text)
                 and out
                 and out[-1][0] is body[i - 1]
                 and adjacent(body[i - 1], row, pitch)
             ):
                 prev_row, prev = out[-1]
                 out[-1] = (prev_row, TableRow(title, unit, f"{prev.label} {text}", prev.cells))
-            elif _joins_next(text, nxt, pitch, row):
-                carry = text
+            elif _joins_next(text, body, i, pitch):
+                carry = f"{carry} {text}" if carry and _wrapped(text) else text
             elif (
-                text[:1].islower()
+                _wrapped(text)
                 and section
                 and i
                 and body[i - 1].kind != "data"

@@ -125,3 +125,47 @@ def test_a_date_centred_over_its_pair_of_columns_heads_both(tmp_path: Path) -> N
         "Three Months Ended Q1 2022 Amount = 9,109; "
         "Three Months Ended Q1 2022 % of Net Revenue = 49.6 %"
     )
+
+
+def test_a_row_with_a_blank_percentage_is_a_row_not_a_header(tmp_path: Path) -> None:
+    """ "— %" (no figure in a "%" column) is a value: the row it ends is a data row, not a
+    header over the rows below it."""
+    page = _results()
+    label = "Less: Net income attributable to non-controlling interests"
+    page += row(692, label, ["(10)", "(0.1) %", "—", "— %"], [360.0, 445.0, 505.0, 590.0])
+    page += row(
+        680,
+        "Net income attributable to Intel",
+        ["(2,758)", "(23.5) %", "8,113", "44.2 %"],
+        [360.0, 445.0, 505.0, 590.0],
+    )
+    rows = _page(tmp_path, page)
+    assert rows["Net income attributable to Intel"].endswith(
+        "Net income attributable to Intel: Three Months Ended Q1 2023 Amount = (2,758); "
+        "Three Months Ended Q1 2023 % of Net Revenue = (23.5) %; "
+        "Three Months Ended Q1 2022 Amount = 8,113; "
+        "Three Months Ended Q1 2022 % of Net Revenue = 44.2 %"
+    )
+    assert rows["Less - Net income attributable to non-controlling interests"].endswith(
+        "Three Months Ended Q1 2022 Amount = —; Three Months Ended Q1 2022 % of Net Revenue = — %"
+    )
+
+
+def test_a_label_wrapped_over_three_lines_is_one_label(tmp_path: Path) -> None:
+    r = [400.0, 480.0]
+    page: list[Placed] = [(LEFT, 780, "Operating Expenses")]
+    page += [(r[0] - text_width("2023"), 766, "2023"), (r[1] - text_width("2022"), 766, "2022")]
+    page += [(LEFT, 752, "Research and"), (LEFT, 742, "development")]
+    page += row(732, "expenses", ["$ 2,294", "$ 1,945"], r)
+    page += row(720, "% of net revenue", ["12.7 %", "32.8 %"], r)
+    page += [(LEFT, 708, "Sales, general and"), (LEFT, 698, "administrative")]
+    page += row(688, "expenses", ["689", "631"], r)
+    rows = _page(tmp_path, page)
+    assert list(rows) == [
+        "Research and development expenses",
+        "% of net revenue",
+        "Sales, general and administrative expenses",
+    ]
+    assert rows["% of net revenue"] == (
+        "Operating Expenses: % of net revenue: 2023 = 12.7 %; 2022 = 32.8 %"
+    )
