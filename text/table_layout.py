@@ -259,6 +259,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
         if (
             row.kind == "text"
             and any(over)
+            and not all(f.is_value for f in row.frags)  # a chart's figure ("$9.3") heads nothing
             and stub <= (1 if len(over) > 1 else 0)
             and (not over[0] or stub == 0)
             and len(row.text) < 120
@@ -322,6 +323,11 @@ def _ends_body(row: VisualRow, value_left: float) -> bool:
     return is_prose(row) and row.right >= value_left
 
 
+def _lone(row: VisualRow) -> bool:
+    """A line of figures alone, no label, too few for a row ("$9.3")."""
+    return row.kind == "text" and all(f.is_value for f in row.frags)
+
+
 def _continues(table: Table | None, columns: list[tuple[float, float]]) -> bool:
     """Same columns (right edges within a few points) as ``table``: its continuation."""
     return (
@@ -335,8 +341,8 @@ def _build(
     above: list[VisualRow], body: list[VisualRow], pitch: float, previous: Table | None
 ) -> Table | None:
     data = [r for r in body if r.kind == "data"]
-    if len(data) < 2:
-        return None
+    if len(data) < 2 or (not any(r.label for r in data) and any(map(_lone, above[-3:] + body))):
+        return None  # unlabelled figures among lone figures: a chart's, set as printed
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
     label_left = min(r.frags[0].x0 for r in data)
     columns = _columns(data)

@@ -169,3 +169,33 @@ def test_a_label_wrapped_over_three_lines_is_one_label(tmp_path: Path) -> None:
     assert rows["% of net revenue"] == (
         "Operating Expenses: % of net revenue: 2023 = 12.7 %; 2022 = 32.8 %"
     )
+
+
+def test_a_charts_figures_under_its_captions_stay_as_printed(tmp_path: Path) -> None:
+    """Two bar charts side by side: captions over them, bar values set at the bars' heights
+    (some alone on their line, some sharing a line with the other chart's): no table, and
+    no figure becomes a column header."""
+    page: list[Placed] = [(LEFT, 780, "Client Computing")]
+    page += [(120, 760, "Revenue $B"), (380, 760, "Operating Income $B")]
+    for x, y, value in (
+        (100, 740, "$9.3"),
+        (100, 728, "$0.7"),
+        (100, 714, "$2.6"),
+        (230, 714, "$5.8"),
+        (230, 702, "$0.5"),
+        (370, 702, "$2.7"),
+        (230, 690, "$1.9"),
+        (100, 678, "$6.0"),
+        (230, 666, "$3.4"),
+        (500, 666, "$0.5"),
+    ):
+        page.append((x, y, value))
+    page += [
+        (95, 646, "Q1 2022"),
+        (225, 646, "Q1 2023"),
+        (365, 646, "Q1 2022"),
+        (495, 646, "Q1 2023"),
+    ]
+    text = extract_path(write_positioned_pdf(tmp_path / "t.pdf", [page])).pages[0]
+    assert rows_of(text) == {}
+    assert "Revenue $B Operating Income $B" in text.split("\n")
