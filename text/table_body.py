@@ -76,7 +76,8 @@ def _sum_span(
     cells: dict[int, list[str]], above: list[tuple[VisualRow, TableRow]], names: list[str]
 ) -> int:
     """How many rows right above a row its values each add up (the fewest, at least two, that
-    every column agrees on); 0 when they add up no run of rows: then it is no total."""
+    every column with figures above agrees on); 0 when they add up no run of rows: then it is
+    no total."""
     if not cells:
         return 0
     spans: set[int] | None = None
@@ -84,6 +85,8 @@ def _sum_span(
         value = _number(" ".join(texts))
         column = [dict(row.cells).get(names[slot], "") for _, row in above]
         numbers = [0.0 if v.strip() in _DASHES else _number(v) for v in column if v]
+        if not numbers and value:  # a column the rows above leave empty adds up nothing
+            continue
         if value is None or not numbers or value == 0:
             return 0
         total, ok = 0.0, set()
@@ -141,12 +144,11 @@ def body_rows(
         for frag in row.values:
             cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
         span = _sum_span(cells, out, names) if section or not label else 0  # O(rows) each
-        if section and label.lower() in ("total", "totals", "net", "subtotal"):
+        wider = span > len(out) - opened  # it adds up rows before the section: a larger total
+        if section and label.lower() in ("total", "totals", "net", "subtotal") and not wider:
             label, section = f"{section} - {label}", ""  # "Revenue - Total"
         elif section and (
-            label.lower().startswith("total")
-            or row.frags[0].x0 < section_x - 1
-            or span > len(out) - opened  # it adds up rows before the section: a larger total
+            label.lower().startswith("total") or row.frags[0].x0 < section_x - 1 or wider
         ):
             section = ""  # "Total net sales" closes its section; so does a row left of it
         elif section:

@@ -199,3 +199,23 @@ def test_a_charts_figures_under_its_captions_stay_as_printed(tmp_path: Path) -> 
     text = extract_path(write_positioned_pdf(tmp_path / "t.pdf", [page])).pages[0]
     assert rows_of(text) == {}
     assert "Revenue $B Operating Income $B" in text.split("\n")
+
+
+def test_a_total_of_every_section_above_closes_the_last_section(tmp_path: Path) -> None:
+    """Periods as section lines, one row each, then "Total" (indented like the rows) adding
+    up the rows of every section: the table's total, not the last section's; a column no row
+    above fills (the dollars left at the end) does not keep it from adding up."""
+    r = [300.0, 380.0, 480.0]
+    page: list[Placed] = [(LEFT, 780, "Share repurchase activity was as follows:")]
+    page += [(r[i] - text_width(t), 766, t) for i, t in enumerate(["Shares", "Price", "Remaining"])]
+    lines = [("April 2023:", "38,121", "165.46"), ("May 2023:", "21,876", "174.91")]
+    lines.append(("June 2023:", "42,676", "184.34"))
+    y = 752.0
+    for period, shares, price in lines:
+        page.append((LEFT, y, period))
+        page += row(y - 12, "Open market purchases", [shares, price], r[:2], LEFT + 10)
+        y -= 26
+    page += row(y, "Total", ["102,673", "", "$ 94,569"], r, LEFT + 10)
+    rows = _page(tmp_path, page)
+    assert rows["Total"].endswith("Total: Shares = 102,673; Remaining = 94,569")
+    assert rows["June 2023 - Open market purchases"].endswith("Shares = 42,676; Price = 184.34")
