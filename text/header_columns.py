@@ -44,12 +44,14 @@ def assign_headers(
     top: bool,
     label_left: float = 0.0,
     grazing: frozenset[tuple[int, int]] = frozenset(),
+    headed: frozenset[int] = frozenset(),
 ) -> str:
     """Each column takes the fragment of this header row that overlaps it most: a spanning
     header ("Three Months Ended", centred or right-aligned over its columns) reaches every
     column it touches, except where it only grazes it (``grazing``: a tall header set close
-    to its neighbour, "Total Number of Shares Purchased as Part of ..."). Returns a unit found
-    among the fragments ("(In millions)") if any."""
+    to its neighbour, "Total Number of Shares Purchased as Part of ..."). ``headed``: the
+    columns with header words of their own on lower lines. Returns a unit found among the
+    fragments ("(In millions)") if any."""
     unit = ""
     frags = []
     stubs: list[Frag] = []
@@ -69,16 +71,30 @@ def assign_headers(
     for frag in frags:  # over no column's territory: the nearest column
         if id(frag) not in used:
             out[slot_of(frag, slots)].append(frag)
-    if top and 2 <= len(frags) < len(columns):  # spanning headers: each column the nearest
+    dates = all(_dated([f.text]) for f in frags)  # dates under the headers right-aligned
+    if (top or dates) and 2 <= len(frags) < len(columns):  # over the last of their group too
         tiled = _right_tiled(frags, columns)
         for i, span in enumerate(columns):
-            if not out[i]:
-                out[i].append(tiled[i] if tiled else min(frags, key=lambda f: _gap(f, span)))
+            near = min(frags, key=lambda f: _gap(f, span))  # spanning headers: the nearest
+            if out[i] or not (tiled or (top and not (i in headed and _own_date(near, columns)))):
+                continue  # a date set flush over its own column heads no other column that
+            out[i].append(tiled[i] if tiled else near)  # has a header ("Acquisitions")
     dated = [bool(cell) and all(_dated([f.text]) for f in cell) for cell in out]
     for i, cell in enumerate(out if stubs and any(dated) else []):
         if dated[i] or not cell:  # a stub over the labels ("Three Months Ended June 30,")
             cell[:0] = stubs  # heads the dates of its row; over other headers it names the
     return unit  # label column ("Period") and heads none
+
+
+def _own_date(frag: Frag, columns: list[tuple[float, float]]) -> bool:
+    """A date right-aligned with the one column under it ("June 30," over "2022"), not
+    centred on it (a date centred over a group can be centred on its middle column too)."""
+    return _only_dates([frag.text]) and any(
+        abs(frag.x1 - c[1]) <= FLUSH
+        and _overlap(frag, c) > 0
+        and abs(frag.x0 + frag.x1 - c[0] - c[1]) > 2 * _CENTRED
+        for c in columns
+    )
 
 
 def _main(frag: Frag, slots: list[tuple[float, float]]) -> int:
@@ -130,10 +146,16 @@ def column_headers(
     spans = bool(heads) and not staggered(heads, slots)
     levels: list[list[list[Frag]]] = []
     grazing = _grazing(heads, slots, columns)
+    headed = frozenset(
+        _main(f, slots)
+        for row in heads[1:]
+        for f in row.frags
+        if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text) and not _dated([f.text])
+    )
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
         top = row is heads[0] and spans
-        unit = assign_headers(row, slots, columns, level, top, label_left, grazing) or unit
+        unit = assign_headers(row, slots, columns, level, top, label_left, grazing, headed) or unit
         levels.append(level)
     _widen(levels, columns)
     headers: list[list[str]] = [[] for _ in slots]

@@ -219,3 +219,46 @@ def test_a_total_of_every_section_above_closes_the_last_section(tmp_path: Path) 
     rows = _page(tmp_path, page)
     assert rows["Total"].endswith("Total: Shares = 102,673; Remaining = 94,569")
     assert rows["June 2023 - Open market purchases"].endswith("Shares = 42,676; Price = 184.34")
+
+
+def test_dates_under_the_headers_head_their_group(tmp_path: Path) -> None:
+    """A date line under the column headers, each date right-aligned over the last column
+    of its group ("March 31, 2023" over "Derivative Assets  Derivative Liabilities")."""
+    r = [370.0, 440.0, 505.0, 572.0]
+    page: list[Placed] = [(LEFT, 780, "The following table presents our derivative instruments:")]
+    page += _right_texts(r, 766, ["Derivative"] * 4)
+    page += _right_texts(r, 758, ["Assets", "Liabilities", "Assets", "Liabilities"])
+    page.append((LEFT, 758, "(In millions)"))
+    page += _right_texts([r[1], r[3]], 744, ["March 31,", "June 30,"])
+    page += _right_texts([r[1], r[3]], 736, ["2023", "2022"])
+    page += row(722, "Foreign exchange contracts", ["$ 19", "$ (77)", "$ 0", "$ (77)"], r)
+    page += row(710, "Interest rate contracts", ["6", "0", "3", "0"], r)
+    assert _page(tmp_path, page)["Interest rate contracts"].endswith(
+        "Interest rate contracts: Derivative Assets March 31, 2023 = 6; "
+        "Derivative Liabilities March 31, 2023 = 0; Derivative Assets June 30, 2022 = 3; "
+        "Derivative Liabilities June 30, 2022 = 0"
+    )
+
+
+def test_a_date_over_its_own_column_heads_no_column_with_a_header_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """ "June 30," right-aligned over "2022", "March 31," over "2023": "Acquisitions" and
+    "Other" between them are no dates' columns."""
+    r = [353.0, 427.0, 500.0, 572.0]
+    page: list[Placed] = [
+        (LEFT, 780, "Changes in the carrying amount of goodwill were as follows:")
+    ]
+    page += _right_texts([r[0], r[3]], 766, ["June 30,", "March 31,"])
+    page += _right_texts(r, 758, ["2022", "Acquisitions", "Other", "2023"])
+    page.append((LEFT, 758, "(In millions)"))
+    page += row(744, "Intelligent Cloud", ["$ 30,182", "$ 223", "$ 87", "$ 30,492"], r)
+    page += row(732, "More Personal Computing", ["12,531", "0", "122", "12,653"], r)
+    assert _page(tmp_path, page)["More Personal Computing"].endswith(
+        "More Personal Computing: June 30, 2022 = 12,531; Acquisitions = 0; Other = 122; "
+        "March 31, 2023 = 12,653"
+    )
+
+
+def _right_texts(rights: list[float], y: float, texts: list[str]) -> list[Placed]:
+    return [(r - text_width(t), y, t) for r, t in zip(rights, texts, strict=True)]
