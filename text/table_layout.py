@@ -34,9 +34,9 @@ from deepresearch.text.tables import TableRow
 _NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d(?:[\d,]*\d)?(?:\.\d+)?\s*\)?"
 _VALUE_RE = re.compile(
     rf"^(?:[$€£]\s*)?(?:{_NUMBER}\s*(?:%|bps|pts|x)?\)?(?:\s*[-–]\s*{_NUMBER}\s*%?)?|[—–−-]+\s*%?)$"
-    r"|^(?:n/?m|n/?a|\*+)$",
+    r"|^(?:n/?m|n/?a|\*+)$|^\d+(?:\.\d+)?\s*(?:years?|months?)$",
     re.IGNORECASE,
-)  # "$ —" is a blank in a "$" column, "— %" in a "%" column
+)  # "$ —" is a blank in a "$" column, "— %" in a "%" column; "8.1 years" a term
 _RANGE_END = re.compile(r"^[-–]\s*\d")
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 

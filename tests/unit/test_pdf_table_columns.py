@@ -262,3 +262,23 @@ def test_a_date_over_its_own_column_heads_no_column_with_a_header_of_its_own(
 
 def _right_texts(rights: list[float], y: float, texts: list[str]) -> list[Placed]:
     return [(r - text_width(t), y, t) for r, t in zip(rights, texts, strict=True)]
+
+
+def test_terms_in_years_are_values(tmp_path: Path) -> None:
+    """ "8 years" is a figure: its rows are the table's rows, not headers of the rows below."""
+    r = [489.0, 572.0]
+    page: list[Placed] = [(LEFT, 780, "Supplemental balance sheet information related to leases:")]
+    page += _right_texts(r, 766, ["March 31, 2023", "June 30, 2022"])
+    page += row(752, "Operating lease liabilities", ["$ 13,879", "$ 13,148"], r)
+    page.append((LEFT, 738, "Weighted Average Remaining Lease Term"))
+    page += row(726, "Operating leases", ["8 years", "8 years"], r, LEFT + 12)
+    page += row(714, "Finance leases", ["11 years", "12 years"], r, LEFT + 12)
+    page.append((LEFT, 700, "Weighted Average Discount Rate"))
+    page += row(688, "Operating leases", ["2.7%", "2.1%"], r, LEFT + 12)
+    rows = _page(tmp_path, page)
+    assert rows["Weighted Average Remaining Lease Term - Finance leases"].endswith(
+        "Finance leases: March 31, 2023 = 11 years; June 30, 2022 = 12 years"
+    )
+    assert rows["Weighted Average Discount Rate - Operating leases"].endswith(
+        "Operating leases: March 31, 2023 = 2.7%; June 30, 2022 = 2.1%"
+    )
