@@ -55,8 +55,9 @@ def assign_headers(
     unit = ""
     frags = []
     stubs: list[Frag] = []
-    for frag in row.frags:
-        if UNIT_RE.match(frag.text):
+    over = {unit_text(f.text) for f in row.frags if UNIT_RE.match(f.text) and f.x1 >= slots[0][0]}
+    for frag in row.frags:  # units that differ between columns are their columns' own
+        if UNIT_RE.match(frag.text) and not (len(over) > 1 and frag.x1 >= slots[0][0]):
             unit = unit_text(frag.text)
         elif frag.x1 >= slots[0][0]:
             frags.append(frag)

@@ -104,7 +104,7 @@ def _heading(
     )
 
 
-def _clean_title(text: str) -> str:
+def clean_title(text: str) -> str:
     text = _TRAILING_PAREN.sub("", " ".join(text.split())).strip()
     if len(text) > _MAX_TITLE_CHARS:
         text = text[: text.rfind(" ", 0, _MAX_TITLE_CHARS)] + " …"
@@ -209,5 +209,5 @@ def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
         if found:
             unit = unit or unit_text(found.group(1))
             text = (text[: found.start()] + text[found.end() :]).strip()
-        return _clean_title(text), unit
+        return clean_title(text), unit
     return "", unit

@@ -233,8 +233,9 @@ def _pitch(rows: list[VisualRow]) -> float:
 
 def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]:
     """Every table among ``words``: runs of at least two data rows with their headers.
-    ``previous`` is the last table before these words (the previous page's): a table printed
-    without headers under the same columns continues it and takes its headers."""
+    ``previous`` is the last table before these words (or a caption alone: the previous page
+    ended with the sentence introducing a table): a table printed without headers under the
+    same columns continues it and takes its headers."""
     rows = visual_rows(words)
     for row in rows:
         _classify(row)
@@ -350,7 +351,7 @@ def _build(
     heads, unit, i = header_block(above, body[0], slots, columns, pitch, label_left)
     title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
-    if not i and previous is not None and not title:  # printed right under another table:
+    if not i and previous is not None and not title:
         title, unit = previous.title, unit or previous.unit  # a part under the same caption
     headers, head_unit = column_headers(heads, slots, columns, label_left)
     unit = head_unit or unit

@@ -282,3 +282,34 @@ def test_terms_in_years_are_values(tmp_path: Path) -> None:
     assert rows["Weighted Average Discount Rate - Operating leases"].endswith(
         "Operating leases: March 31, 2023 = 2.7%; June 30, 2022 = 2.1%"
     )
+
+
+def test_a_caption_ending_the_page_before_names_the_table_overleaf(tmp_path: Path) -> None:
+    r = [400.0, 480.0]
+    first: list[Placed] = [(LEFT, 780, "Our debt maturities are as follows (in millions):")]
+    first += _right_texts(r, 766, ["2023", "2022"])
+    first += row(752, "Due in one year", ["1,250", "1,000"], r)
+    first += row(740, "Due in five years", ["8,500", "9,000"], r)
+    first.append((LEFT, 700, "Our share repurchases during the quarter were as follows:"))
+    second: list[Placed] = _right_texts(r, 780, ["Shares", "Average Price"])
+    second += row(766, "August 2023", ["2.2", "444.16"], r)
+    second += row(754, "September 2023", ["2.6", "456.81"], r)
+    pages = list(extract_path(write_positioned_pdf(tmp_path / "t.pdf", [first, second])).pages)
+    assert rows_of(pages[1])["August 2023"] == (
+        "Our share repurchases during the quarter were as follows: August 2023: "
+        "Shares = 2.2; Average Price = 444.16"
+    )
+
+
+def test_units_that_differ_between_columns_are_their_columns_own(tmp_path: Path) -> None:
+    r = [380.0, 470.0, 575.0]
+    page: list[Placed] = [(LEFT, 780, "A summary of RSU activity is as follows:")]
+    page += _right_texts(r, 766, ["Number of RSUs", "Fair Value", "Aggregate Fair Value"])
+    page += _right_texts([r[0], r[2]], 756, ["(in thousands)", "(in millions)"])
+    page += row(742, "Balance as of July 1, 2023", ["184,716", "135.08", "35,829"], r)
+    page += row(730, "Balance as of July 2, 2022", ["201,501", "109.48", "30,120"], r)
+    assert _page(tmp_path, page)["Balance as of July 1, 2023"] == (
+        "A summary of RSU activity is as follows: Balance as of July 1, 2023: "
+        "Number of RSUs (in thousands) = 184,716; Fair Value = 135.08; "
+        "Aggregate Fair Value (in millions) = 35,829"
+    )
