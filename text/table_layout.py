@@ -299,7 +299,8 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             lead == end > start
             and rows[lead - 1].right < value_left
             and not unit_row(rows[lead - 1])
-            and (
+            and not rows[lead - 1].text[:1].islower()  # "as follows (in millions):" ends a
+            and (  # sentence
                 rows[lead - 1].text.rstrip().endswith(":")
                 or (not heads and adjacent(rows[lead - 1], rows[lead], pitch))
             )

@@ -313,3 +313,22 @@ def test_units_that_differ_between_columns_are_their_columns_own(tmp_path: Path)
         "Number of RSUs (in thousands) = 184,716; Fair Value = 135.08; "
         "Aggregate Fair Value (in millions) = 35,829"
     )
+
+
+def test_the_wrapped_end_of_the_introducing_sentence_is_no_section(tmp_path: Path) -> None:
+    r = [570.0]
+    page: list[Placed] = [
+        (
+            LEFT,
+            780,
+            "Future payments under unconditional purchase obligations as of July 1, 2023, are",
+        ),
+        (LEFT, 770, "as follows (in millions):"),
+    ]
+    page += row(756, "2024", ["$ 3,417"], r)
+    page += row(744, "2025", ["1,990"], r)
+    page += row(732, "Total", ["$ 5,407"], r, LEFT + 12)
+    assert _page(tmp_path, page)["2025"] == (
+        "Future payments under unconditional purchase obligations as of July 1, 2023, are as "
+        "follows (in millions): 2025: July 1, 2023 = 1,990"
+    )
