@@ -36,22 +36,19 @@ def _gap(frag: Frag, span: tuple[float, float]) -> float:
     return max(0.0, span[0] - frag.x1, frag.x0 - span[1])
 
 
-def assign_headers(
+def _place(
     row: VisualRow,
     slots: list[tuple[float, float]],
-    columns: list[tuple[float, float]],
     out: list[list[Frag]],
-    top: bool,
-    label_left: float = 0.0,
-    grazing: frozenset[tuple[int, int]] = frozenset(),
-    headed: frozenset[int] = frozenset(),
-) -> str:
+    label_left: float,
+    grazing: frozenset[tuple[int, int]],
+) -> tuple[str, list[Frag], list[Frag]]:
     """Each column takes the fragment of this header row that overlaps it most: a spanning
     header ("Three Months Ended", centred or right-aligned over its columns) reaches every
     column it touches, except where it only grazes it (``grazing``: a tall header set close
-    to its neighbour, "Total Number of Shares Purchased as Part of ..."). ``headed``: the
-    columns with header words of their own on lower lines. Returns a unit found among the
-    fragments ("(In millions)") if any."""
+    to its neighbour, "Total Number of Shares Purchased as Part of ..."). Returns a unit found
+    among the fragments ("(In millions)", "" if none), the fragments over the columns and the
+    stubs over the labels."""
     unit = ""
     frags = []
     stubs: list[Frag] = []
@@ -72,19 +69,38 @@ def assign_headers(
     for frag in frags:  # over no column's territory: the nearest column
         if id(frag) not in used:
             out[slot_of(frag, slots)].append(frag)
-    dates = all(_dated([f.text]) for f in frags)  # dates under the headers right-aligned
-    if (top or dates) and 2 <= len(frags) < len(columns):  # over the last of their group too
-        tiled = _right_tiled(frags, columns)
-        for i, span in enumerate(columns):
-            near = min(frags, key=lambda f: _gap(f, span))  # spanning headers: the nearest
-            if out[i] or not (tiled or (top and not (i in headed and _own_date(near, columns)))):
-                continue  # a date set flush over its own column heads no other column that
-            out[i].append(tiled[i] if tiled else near)  # has a header ("Acquisitions")
+    return unit, frags, stubs
+
+
+def _fill(
+    frags: list[Frag],
+    out: list[list[Frag]],
+    columns: list[tuple[float, float]],
+    top: bool,
+    headed: frozenset[int],
+) -> None:
+    """Columns a row of spanning headers leaves empty take the nearest (top row), or the one
+    right-aligned over the last column of their group (``_right_tiled``; also dates under the
+    headers). A date set flush over its own column heads no other column that has a header
+    of its own (``headed``: "June 30," over "2022" beside "Acquisitions")."""
+    dates = all(_dated([f.text]) for f in frags)
+    if not (top or dates) or not 2 <= len(frags) < len(columns):
+        return
+    tiled = _right_tiled(frags, columns)
+    for i, span in enumerate(columns):
+        near = min(frags, key=lambda f: _gap(f, span))
+        if out[i] or not (tiled or (top and not (i in headed and _own_date(near, columns)))):
+            continue
+        out[i].append(tiled[i] if tiled else near)
+
+
+def _stubs(stubs: list[Frag], out: list[list[Frag]]) -> None:
+    """A stub over the labels ("Three Months Ended June 30,") heads the dates of its row;
+    over other headers it names the label column ("Period") and heads none."""
     dated = [bool(cell) and all(_dated([f.text]) for f in cell) for cell in out]
     for i, cell in enumerate(out if stubs and any(dated) else []):
-        if dated[i] or not cell:  # a stub over the labels ("Three Months Ended June 30,")
-            cell[:0] = stubs  # heads the dates of its row; over other headers it names the
-    return unit  # label column ("Period") and heads none
+        if dated[i] or not cell:
+            cell[:0] = stubs
 
 
 def _own_date(frag: Frag, columns: list[tuple[float, float]]) -> bool:
@@ -153,12 +169,17 @@ def column_headers(
         for f in row.frags
         if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text) and not _dated([f.text])
     )
+    placed: list[tuple[list[Frag], list[Frag]]] = []
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
-        top = row is heads[0] and spans
-        unit = assign_headers(row, slots, columns, level, top, label_left, grazing, headed) or unit
+        row_unit, frags, stubs = _place(row, slots, level, label_left, grazing)
+        unit = row_unit or unit
         levels.append(level)
-    _widen(levels, columns)
+        placed.append((frags, stubs))
+    _widen(levels, columns)  # before the nearest columns fill in: it knows what is centred
+    for n, (level, (frags, stubs)) in enumerate(zip(levels, placed, strict=True)):
+        _fill(frags, level, columns, n == 0 and spans, headed)
+        _stubs(stubs, level)
     headers: list[list[str]] = [[] for _ in slots]
     parents: list[Frag | None] = [None] * len(slots)
     tops: list[Frag | None] = [None] * len(slots)
@@ -178,9 +199,10 @@ _CENTRED = 6.0  # a header centred over a group of columns: its centre within th
 def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -> None:
     """A header centred over a wider group of columns than it overlaps heads the whole group:
     a spanning header ("Year Ended December 31," centred over four year columns though it
-    reaches only the middle two) when the outer columns have dates under it (a date column is
-    never left without its period); a date over one column it is not centred on ("Q1 2023"
-    over its "Amount" and "% of Net Revenue" columns) the narrowest group it is centred on.
+    reaches only the middle two) when it is a date or the outer columns have dates under it
+    (a date column is never left without its period); a date over one column it is not
+    centred on ("Q1 2023" over its "Amount" and "% of Net Revenue") the narrowest group it is
+    centred on.
     The columns taken have no header of their own on its line and no other header above it.
     Repeated while it widens: a period reaches a column once the date under it has."""
 
@@ -199,9 +221,9 @@ def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -
             k, widest = 1, 0
             while a - k >= 0 and b + k < len(columns):
                 outer = (a - k, b + k)
-                dated = all(
+                dated = _only_dates([frag.text]) or all(
                     _dated([f.text for low in levels[n + 1 :] for f in low[i]]) for i in outer
-                )
+                )  # a date heads the group it is centred on; a period, the dates under it
                 if not (dated and all(free(n, i, a) for i in outer)):
                     break
                 widest = k if centred(frag, *outer) else widest

@@ -332,3 +332,23 @@ def test_the_wrapped_end_of_the_introducing_sentence_is_no_section(tmp_path: Pat
         "Future payments under unconditional purchase obligations as of July 1, 2023, are as "
         "follows (in millions): 2025: July 1, 2023 = 1,990"
     )
+
+
+def test_a_date_centred_over_a_wider_group_than_it_reaches_heads_the_group(
+    tmp_path: Path,
+) -> None:
+    """One date centred over a single column, the next centred over four columns though it
+    reaches over the middle two only: the four are its columns, none is the first date's."""
+    r = [290.0, 365.0, 440.0, 515.0, 590.0]
+    page: list[Placed] = [(LEFT, 780, "Our marketable securities are as follows (in millions):")]
+    page.append(centred(r[0] - 34, 766, "December 31, 2022"))
+    page.append(centred((r[1] - 55 + r[4]) / 2, 766, "September 30, 2023"))
+    page += _right_texts(r, 754, ["Fair Value", "Cost", "Gains", "Losses", "Fair Value"])
+    money = ["$ 27,899", "$ 20,424", "$ —", "$ —", "$ 20,424"]
+    page += row(740, "Money market funds", money, r, dollar=55)
+    page += row(728, "Corporate debt", ["22,627", "24,542", "—", "(287)", "24,255"], r)
+    assert _page(tmp_path, page)["Corporate debt"].endswith(
+        "Corporate debt: December 31, 2022 Fair Value = 22,627; "
+        "September 30, 2023 Cost = 24,542; September 30, 2023 Gains = —; "
+        "September 30, 2023 Losses = (287); September 30, 2023 Fair Value = 24,255"
+    )
