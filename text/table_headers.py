@@ -160,11 +160,12 @@ def unit_row(row: VisualRow) -> bool:
 
 
 def _continues(row: VisualRow, margins: tuple[float, float]) -> bool:
-    """A wrapped line of the sentence below it: it runs from margin to margin and ends no
-    sentence (a heading above the sentence is short, centred or in capitals: it stays apart)."""
+    """A wrapped line of the sentence below it: it runs from the margin (or a paragraph's
+    indent) to the margin and ends no sentence (a heading above the sentence is short,
+    centred or in capitals: it stays apart)."""
     text = row.text.rstrip()
     return (
-        row.frags[0].x0 <= margins[0] + 10
+        row.frags[0].x0 <= margins[0] + 36
         and row.right >= margins[1] - 30
         and len(text.split()) >= 6
         and not text.endswith((".", ":"))

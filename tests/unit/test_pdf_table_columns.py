@@ -352,3 +352,23 @@ def test_a_date_centred_over_a_wider_group_than_it_reaches_heads_the_group(
         "September 30, 2023 Cost = 24,542; September 30, 2023 Gains = —; "
         "September 30, 2023 Losses = (287); September 30, 2023 Fair Value = 24,255"
     )
+
+
+def test_a_caption_sentence_whose_first_line_is_indented_is_the_title(tmp_path: Path) -> None:
+    r = [480.0, 570.0]
+    page: list[Placed] = [
+        (
+            LEFT + 22,
+            780,
+            "The following summarizes our principal contractual commitments, excluding open",
+        ),
+        (LEFT, 770, "orders for purchases, as of September 30, 2023 (in millions):"),
+    ]
+    page += _right_texts(r, 756, ["2024", "Total"])
+    page += row(742, "Operating lease liabilities", ["$ 9,977", "$ 88,814"], r)
+    page += row(730, "Finance lease liabilities", ["2,178", "14,574"], r)
+    assert _page(tmp_path, page)["Finance lease liabilities"] == (
+        "The following summarizes our principal contractual commitments, excluding open orders "
+        "for purchases, as of September 30, 2023 (in millions): Finance lease liabilities: "
+        "2024 = 2,178; Total = 14,574"
+    )
