@@ -187,6 +187,31 @@ def labels_wrapped_as_values(rows: list[VisualRow]) -> None:
             row.kind, row.label = "text", ""
 
 
+def labels_set_apart(rows: list[VisualRow]) -> list[VisualRow]:
+    """A label line and an unlabelled line of figures printed a little lower (less than a
+    line's height: baselines that jitter in a generated PDF) are one row."""
+    out: list[VisualRow] = []
+    for row in rows:
+        above = out[-1] if out else None
+        if (
+            above is not None
+            and above.kind == "text"
+            and row.kind == "data"
+            and not row.label
+            and above.right < row.values[0].x0
+            and above.centre - row.centre < 0.8 * _height(above, row)
+        ):
+            row.frags, row.label = above.frags + row.frags, above.text
+            out[-1] = row
+            continue
+        out.append(row)
+    return out
+
+
+def _height(*rows: VisualRow) -> float:
+    return max(w.y1 - w.y0 for r in rows for f in r.frags for w in f.words)
+
+
 def without_footer(rows: list[VisualRow], end: int, stop: int, pitch: float) -> int:
     """The body's end before a last data row printed far below the others: a page footer
     ending in its page number ("Financial Statements  5") is no row of the table."""

@@ -17,6 +17,7 @@ from deepresearch.text.header_columns import column_headers
 from deepresearch.text.table_body import (
     adjacent,
     body_rows,
+    labels_set_apart,
     labels_wrapped_as_values,
     without_footer,
 )
@@ -119,11 +120,13 @@ def visual_rows(words: list[Word]) -> list[VisualRow]:
     """Words grouped into rows (same baseline band), top to bottom, split into fragments at gaps
     wider than about one character height."""
     rows: list[list[Word]] = []
-    ref = ref_h = 0.0  # the current row's first centre and tallest word
+    ref = ref_h = 0.0  # the current row's mean centre (cells set on jittering baselines)
     for word in sorted(words, key=lambda w: (-(w.y0 + w.y1) / 2, w.x0)):
         centre, height = (word.y0 + word.y1) / 2, max(word.y1 - word.y0, 1.0)
         if rows and abs(centre - ref) <= 0.45 * max(ref_h, height):
             rows[-1].append(word)
+            if height >= 0.75 * ref_h:  # a superscript footnote mark does not move the row
+                ref += (centre - ref) / len(rows[-1])
             ref_h = max(ref_h, height)
             continue
         rows.append([word])
@@ -240,6 +243,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
     for row in rows:
         _classify(row)
     labels_wrapped_as_values(rows)
+    rows = labels_set_apart(rows)
     data = [r for r in rows if r.kind == "data"]
     if len(data) < 2:
         return []

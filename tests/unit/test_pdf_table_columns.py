@@ -13,7 +13,7 @@ from test_pdf_tables import LEFT, centred, row, rows_of
 from deepresearch.providers.extract import extract_path
 
 
-def _page(tmp_path: Path, page: list[Placed]) -> dict[str, str]:
+def page_rows(tmp_path: Path, page: list[Placed]) -> dict[str, str]:
     return rows_of(extract_path(write_positioned_pdf(tmp_path / "t.pdf", [page])).pages[0])
 
 
@@ -47,7 +47,7 @@ def _repurchases() -> list[Placed]:
 
 
 def test_a_wide_header_grazing_its_neighbour_heads_only_its_own_column(tmp_path: Path) -> None:
-    rows = _page(tmp_path, _repurchases())
+    rows = page_rows(tmp_path, _repurchases())
     assert rows["June 2023"].endswith(
         "June 2023: Total Number of Shares Purchased = 42,676; "
         "Average Price Paid Per Share = 184.34; "
@@ -90,7 +90,7 @@ def _commitments() -> list[Placed]:
 def test_a_period_centred_over_more_columns_than_it_reaches_heads_them_all(
     tmp_path: Path,
 ) -> None:
-    rows = _page(tmp_path, _commitments())
+    rows = page_rows(tmp_path, _commitments())
     assert rows["Operating leases"].endswith(
         "Operating leases: Three Months Ended December 31, 2023 = 3,245; "
         "Year Ended December 31, 2024 = 9,977; Year Ended December 31, 2025 = 9,390; "
@@ -117,7 +117,7 @@ def _results() -> list[Placed]:
 
 
 def test_a_date_centred_over_its_pair_of_columns_heads_both(tmp_path: Path) -> None:
-    rows = _page(tmp_path, _results())
+    rows = page_rows(tmp_path, _results())
     assert rows["Cost of sales"] == (
         "Consolidated Results of Operations (in millions): Cost of sales: "
         "Three Months Ended Q1 2023 Amount = 7,707; "
@@ -139,7 +139,7 @@ def test_a_row_with_a_blank_percentage_is_a_row_not_a_header(tmp_path: Path) -> 
         ["(2,758)", "(23.5) %", "8,113", "44.2 %"],
         [360.0, 445.0, 505.0, 590.0],
     )
-    rows = _page(tmp_path, page)
+    rows = page_rows(tmp_path, page)
     assert rows["Net income attributable to Intel"].endswith(
         "Net income attributable to Intel: Three Months Ended Q1 2023 Amount = (2,758); "
         "Three Months Ended Q1 2023 % of Net Revenue = (23.5) %; "
@@ -151,89 +151,19 @@ def test_a_row_with_a_blank_percentage_is_a_row_not_a_header(tmp_path: Path) -> 
     )
 
 
-def test_a_label_wrapped_over_three_lines_is_one_label(tmp_path: Path) -> None:
-    r = [400.0, 480.0]
-    page: list[Placed] = [(LEFT, 780, "Operating Expenses")]
-    page += [(r[0] - text_width("2023"), 766, "2023"), (r[1] - text_width("2022"), 766, "2022")]
-    page += [(LEFT, 752, "Research and"), (LEFT, 742, "development")]
-    page += row(732, "expenses", ["$ 2,294", "$ 1,945"], r)
-    page += row(720, "% of net revenue", ["12.7 %", "32.8 %"], r)
-    page += [(LEFT, 708, "Sales, general and"), (LEFT, 698, "administrative")]
-    page += row(688, "expenses", ["689", "631"], r)
-    rows = _page(tmp_path, page)
-    assert list(rows) == [
-        "Research and development expenses",
-        "% of net revenue",
-        "Sales, general and administrative expenses",
-    ]
-    assert rows["% of net revenue"] == (
-        "Operating Expenses: % of net revenue: 2023 = 12.7 %; 2022 = 32.8 %"
-    )
-
-
-def test_a_charts_figures_under_its_captions_stay_as_printed(tmp_path: Path) -> None:
-    """Two bar charts side by side: captions over them, bar values set at the bars' heights
-    (some alone on their line, some sharing a line with the other chart's): no table, and
-    no figure becomes a column header."""
-    page: list[Placed] = [(LEFT, 780, "Client Computing")]
-    page += [(120, 760, "Revenue $B"), (380, 760, "Operating Income $B")]
-    for x, y, value in (
-        (100, 740, "$9.3"),
-        (100, 728, "$0.7"),
-        (100, 714, "$2.6"),
-        (230, 714, "$5.8"),
-        (230, 702, "$0.5"),
-        (370, 702, "$2.7"),
-        (230, 690, "$1.9"),
-        (100, 678, "$6.0"),
-        (230, 666, "$3.4"),
-        (500, 666, "$0.5"),
-    ):
-        page.append((x, y, value))
-    page += [
-        (95, 646, "Q1 2022"),
-        (225, 646, "Q1 2023"),
-        (365, 646, "Q1 2022"),
-        (495, 646, "Q1 2023"),
-    ]
-    text = extract_path(write_positioned_pdf(tmp_path / "t.pdf", [page])).pages[0]
-    assert rows_of(text) == {}
-    assert "Revenue $B Operating Income $B" in text.split("\n")
-
-
-def test_a_total_of_every_section_above_closes_the_last_section(tmp_path: Path) -> None:
-    """Periods as section lines, one row each, then "Total" (indented like the rows) adding
-    up the rows of every section: the table's total, not the last section's; a column no row
-    above fills (the dollars left at the end) does not keep it from adding up."""
-    r = [300.0, 380.0, 480.0]
-    page: list[Placed] = [(LEFT, 780, "Share repurchase activity was as follows:")]
-    page += [(r[i] - text_width(t), 766, t) for i, t in enumerate(["Shares", "Price", "Remaining"])]
-    lines = [("April 2023:", "38,121", "165.46"), ("May 2023:", "21,876", "174.91")]
-    lines.append(("June 2023:", "42,676", "184.34"))
-    y = 752.0
-    for period, shares, price in lines:
-        page.append((LEFT, y, period))
-        page += row(y - 12, "Open market purchases", [shares, price], r[:2], LEFT + 10)
-        y -= 26
-    page += row(y, "Total", ["102,673", "", "$ 94,569"], r, LEFT + 10)
-    rows = _page(tmp_path, page)
-    assert rows["Total"].endswith("Total: Shares = 102,673; Remaining = 94,569")
-    assert rows["June 2023 - Open market purchases"].endswith("Shares = 42,676; Price = 184.34")
-
-
 def test_dates_under_the_headers_head_their_group(tmp_path: Path) -> None:
     """A date line under the column headers, each date right-aligned over the last column
     of its group ("March 31, 2023" over "Derivative Assets  Derivative Liabilities")."""
     r = [370.0, 440.0, 505.0, 572.0]
     page: list[Placed] = [(LEFT, 780, "The following table presents our derivative instruments:")]
-    page += _right_texts(r, 766, ["Derivative"] * 4)
-    page += _right_texts(r, 758, ["Assets", "Liabilities", "Assets", "Liabilities"])
+    page += right_texts(r, 766, ["Derivative"] * 4)
+    page += right_texts(r, 758, ["Assets", "Liabilities", "Assets", "Liabilities"])
     page.append((LEFT, 758, "(In millions)"))
-    page += _right_texts([r[1], r[3]], 744, ["March 31,", "June 30,"])
-    page += _right_texts([r[1], r[3]], 736, ["2023", "2022"])
+    page += right_texts([r[1], r[3]], 744, ["March 31,", "June 30,"])
+    page += right_texts([r[1], r[3]], 736, ["2023", "2022"])
     page += row(722, "Foreign exchange contracts", ["$ 19", "$ (77)", "$ 0", "$ (77)"], r)
     page += row(710, "Interest rate contracts", ["6", "0", "3", "0"], r)
-    assert _page(tmp_path, page)["Interest rate contracts"].endswith(
+    assert page_rows(tmp_path, page)["Interest rate contracts"].endswith(
         "Interest rate contracts: Derivative Assets March 31, 2023 = 6; "
         "Derivative Liabilities March 31, 2023 = 0; Derivative Assets June 30, 2022 = 3; "
         "Derivative Liabilities June 30, 2022 = 0"
@@ -249,89 +179,19 @@ def test_a_date_over_its_own_column_heads_no_column_with_a_header_of_its_own(
     page: list[Placed] = [
         (LEFT, 780, "Changes in the carrying amount of goodwill were as follows:")
     ]
-    page += _right_texts([r[0], r[3]], 766, ["June 30,", "March 31,"])
-    page += _right_texts(r, 758, ["2022", "Acquisitions", "Other", "2023"])
+    page += right_texts([r[0], r[3]], 766, ["June 30,", "March 31,"])
+    page += right_texts(r, 758, ["2022", "Acquisitions", "Other", "2023"])
     page.append((LEFT, 758, "(In millions)"))
     page += row(744, "Intelligent Cloud", ["$ 30,182", "$ 223", "$ 87", "$ 30,492"], r)
     page += row(732, "More Personal Computing", ["12,531", "0", "122", "12,653"], r)
-    assert _page(tmp_path, page)["More Personal Computing"].endswith(
+    assert page_rows(tmp_path, page)["More Personal Computing"].endswith(
         "More Personal Computing: June 30, 2022 = 12,531; Acquisitions = 0; Other = 122; "
         "March 31, 2023 = 12,653"
     )
 
 
-def _right_texts(rights: list[float], y: float, texts: list[str]) -> list[Placed]:
+def right_texts(rights: list[float], y: float, texts: list[str]) -> list[Placed]:
     return [(r - text_width(t), y, t) for r, t in zip(rights, texts, strict=True)]
-
-
-def test_terms_in_years_are_values(tmp_path: Path) -> None:
-    """ "8 years" is a figure: its rows are the table's rows, not headers of the rows below."""
-    r = [489.0, 572.0]
-    page: list[Placed] = [(LEFT, 780, "Supplemental balance sheet information related to leases:")]
-    page += _right_texts(r, 766, ["March 31, 2023", "June 30, 2022"])
-    page += row(752, "Operating lease liabilities", ["$ 13,879", "$ 13,148"], r)
-    page.append((LEFT, 738, "Weighted Average Remaining Lease Term"))
-    page += row(726, "Operating leases", ["8 years", "8 years"], r, LEFT + 12)
-    page += row(714, "Finance leases", ["11 years", "12 years"], r, LEFT + 12)
-    page.append((LEFT, 700, "Weighted Average Discount Rate"))
-    page += row(688, "Operating leases", ["2.7%", "2.1%"], r, LEFT + 12)
-    rows = _page(tmp_path, page)
-    assert rows["Weighted Average Remaining Lease Term - Finance leases"].endswith(
-        "Finance leases: March 31, 2023 = 11 years; June 30, 2022 = 12 years"
-    )
-    assert rows["Weighted Average Discount Rate - Operating leases"].endswith(
-        "Operating leases: March 31, 2023 = 2.7%; June 30, 2022 = 2.1%"
-    )
-
-
-def test_a_caption_ending_the_page_before_names_the_table_overleaf(tmp_path: Path) -> None:
-    r = [400.0, 480.0]
-    first: list[Placed] = [(LEFT, 780, "Our debt maturities are as follows (in millions):")]
-    first += _right_texts(r, 766, ["2023", "2022"])
-    first += row(752, "Due in one year", ["1,250", "1,000"], r)
-    first += row(740, "Due in five years", ["8,500", "9,000"], r)
-    first.append((LEFT, 700, "Our share repurchases during the quarter were as follows:"))
-    second: list[Placed] = _right_texts(r, 780, ["Shares", "Average Price"])
-    second += row(766, "August 2023", ["2.2", "444.16"], r)
-    second += row(754, "September 2023", ["2.6", "456.81"], r)
-    pages = list(extract_path(write_positioned_pdf(tmp_path / "t.pdf", [first, second])).pages)
-    assert rows_of(pages[1])["August 2023"] == (
-        "Our share repurchases during the quarter were as follows: August 2023: "
-        "Shares = 2.2; Average Price = 444.16"
-    )
-
-
-def test_units_that_differ_between_columns_are_their_columns_own(tmp_path: Path) -> None:
-    r = [380.0, 470.0, 575.0]
-    page: list[Placed] = [(LEFT, 780, "A summary of RSU activity is as follows:")]
-    page += _right_texts(r, 766, ["Number of RSUs", "Fair Value", "Aggregate Fair Value"])
-    page += _right_texts([r[0], r[2]], 756, ["(in thousands)", "(in millions)"])
-    page += row(742, "Balance as of July 1, 2023", ["184,716", "135.08", "35,829"], r)
-    page += row(730, "Balance as of July 2, 2022", ["201,501", "109.48", "30,120"], r)
-    assert _page(tmp_path, page)["Balance as of July 1, 2023"] == (
-        "A summary of RSU activity is as follows: Balance as of July 1, 2023: "
-        "Number of RSUs (in thousands) = 184,716; Fair Value = 135.08; "
-        "Aggregate Fair Value (in millions) = 35,829"
-    )
-
-
-def test_the_wrapped_end_of_the_introducing_sentence_is_no_section(tmp_path: Path) -> None:
-    r = [570.0]
-    page: list[Placed] = [
-        (
-            LEFT,
-            780,
-            "Future payments under unconditional purchase obligations as of July 1, 2023, are",
-        ),
-        (LEFT, 770, "as follows (in millions):"),
-    ]
-    page += row(756, "2024", ["$ 3,417"], r)
-    page += row(744, "2025", ["1,990"], r)
-    page += row(732, "Total", ["$ 5,407"], r, LEFT + 12)
-    assert _page(tmp_path, page)["2025"] == (
-        "Future payments under unconditional purchase obligations as of July 1, 2023, are as "
-        "follows (in millions): 2025: July 1, 2023 = 1,990"
-    )
 
 
 def test_a_date_centred_over_a_wider_group_than_it_reaches_heads_the_group(
@@ -343,32 +203,12 @@ def test_a_date_centred_over_a_wider_group_than_it_reaches_heads_the_group(
     page: list[Placed] = [(LEFT, 780, "Our marketable securities are as follows (in millions):")]
     page.append(centred(r[0] - 34, 766, "December 31, 2022"))
     page.append(centred((r[1] - 55 + r[4]) / 2, 766, "September 30, 2023"))
-    page += _right_texts(r, 754, ["Fair Value", "Cost", "Gains", "Losses", "Fair Value"])
+    page += right_texts(r, 754, ["Fair Value", "Cost", "Gains", "Losses", "Fair Value"])
     money = ["$ 27,899", "$ 20,424", "$ —", "$ —", "$ 20,424"]
     page += row(740, "Money market funds", money, r, dollar=55)
     page += row(728, "Corporate debt", ["22,627", "24,542", "—", "(287)", "24,255"], r)
-    assert _page(tmp_path, page)["Corporate debt"].endswith(
+    assert page_rows(tmp_path, page)["Corporate debt"].endswith(
         "Corporate debt: December 31, 2022 Fair Value = 22,627; "
         "September 30, 2023 Cost = 24,542; September 30, 2023 Gains = —; "
         "September 30, 2023 Losses = (287); September 30, 2023 Fair Value = 24,255"
-    )
-
-
-def test_a_caption_sentence_whose_first_line_is_indented_is_the_title(tmp_path: Path) -> None:
-    r = [480.0, 570.0]
-    page: list[Placed] = [
-        (
-            LEFT + 22,
-            780,
-            "The following summarizes our principal contractual commitments, excluding open",
-        ),
-        (LEFT, 770, "orders for purchases, as of September 30, 2023 (in millions):"),
-    ]
-    page += _right_texts(r, 756, ["2024", "Total"])
-    page += row(742, "Operating lease liabilities", ["$ 9,977", "$ 88,814"], r)
-    page += row(730, "Finance lease liabilities", ["2,178", "14,574"], r)
-    assert _page(tmp_path, page)["Finance lease liabilities"] == (
-        "The following summarizes our principal contractual commitments, excluding open orders "
-        "for purchases, as of September 30, 2023 (in millions): Finance lease liabilities: "
-        "2024 = 2,178; Total = 14,574"
     )
