@@ -190,22 +190,26 @@ def _sentence(above: list[VisualRow], i: int) -> str:
 def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
     """The caption above the headers: a unit line ("(In millions)"), then a heading or the
     sentence introducing the table ("... were as follows (in millions):")."""
-    unit = ""
+    unit, wrapped = "", False
     i = len(above)
     while i > 0:
         i -= 1
         text = above[i].text.strip()
         if UNIT_RE.match(text):
             unit = unit or unit_text(text)
+            wrapped = text.endswith(":")  # "(dollars in millions):" ends the sentence above
             continue
         if _UNAUDITED.fullmatch(text):  # "(unaudited)" under the caption names nothing
             continue
         if _NOTE_MARK.match(text):  # a note under the table above ("(1) Includes ...")
             return "", unit
-        if text.endswith((":", ".")) or text[:1].islower():  # a sentence, maybe wrapped
+        if text.endswith((":", ".")) or text[:1].islower() or wrapped:  # a sentence
             text = _sentence(above, i)
         elif is_prose(above[i]) or len(text.split()) > _MAX_TITLE_WORDS:
             return "", unit
+        if wrapped and text.count("(") > text.count(")"):  # "... (net" + "income in ...):"
+            cut = text.rfind("(")
+            unit, text = f"{text[cut + 1 :].strip()} {unit}".strip(), text[:cut].strip()
         found = _UNIT_IN_TEXT.search(text)
         if found:
             unit = unit or unit_text(found.group(1))

@@ -195,3 +195,27 @@ def test_a_row_set_on_jittering_baselines_is_one_row(tmp_path: Path) -> None:
     ]
     assert rows["Sale of investments and other"].endswith("2023 = 122; 2022 = 71")
     assert rows["Non-GAAP gross margin percentage"].endswith("2023 = 45.9 %; 2022 = 58.3 %")
+
+
+def test_a_unit_line_ending_the_introducing_sentence_keeps_the_sentence(tmp_path: Path) -> None:
+    """The sentence wraps onto the unit line ("... were as follows" / "(dollars in
+    millions):"), or its parenthesis opens on the line above ("... (net" / "income in
+    millions and shares in thousands):")."""
+    r = [480.0, 570.0]
+    sentence = (
+        "Gross margin for the three months ended July 1, 2023 and June 25, 2022 was as follows"
+    )
+    for lines, unit in (
+        ([sentence, "(dollars in millions):"], "dollars in millions"),
+        (
+            [f"{sentence} (net", "income in millions and shares in thousands):"],
+            "net income in millions and shares in thousands",
+        ),
+    ):
+        page: list[Placed] = [(LEFT, 780, lines[0]), (LEFT, 770, lines[1])]
+        page += right_texts(r, 756, ["2023", "2022"])
+        page += row(742, "Products", ["$ 21,448", "$ 21,870"], r)
+        page += row(730, "Services", ["14,965", "14,015"], r)
+        assert page_rows(tmp_path, page)["Services"] == (
+            f"{sentence} ({unit}): Services: 2023 = 14,965; 2022 = 14,015"
+        )
