@@ -133,10 +133,14 @@ def _grazing(
     out: set[tuple[int, int]] = set()
     for n, row in enumerate(heads):
         for frag in words(row):
+            if _dated([frag.text]):
+                continue
             main = _main(frag, slots)
             for i in owned - {main}:
-                if _dated([frag.text]) or _overlap(frag, (columns[i][0] - 1, columns[i][1] + 1)):
-                    continue
+                if _overlap(frag, slots[i]) <= 1.0 or _overlap(
+                    frag, (columns[i][0] - 1, columns[i][1] + 1)
+                ):
+                    continue  # not over its territory, or over its figures
                 if not any(_centred_over(frag, low.frags, i, slots) for low in heads[n + 1 :]):
                     out.add((id(frag), i))
     return frozenset(out)
