@@ -53,7 +53,9 @@ def _joins_next(text: str, body: list[VisualRow], i: int, pitch: float) -> bool:
     if nxt.kind != "data":
         return _wrapped(nxt.text) and _joins_next(nxt.text.strip(), body, i + 1, pitch)
     return (
-        nxt.label[:1].islower()
+        not nxt.label  # figures printed on the label's last line's baseline, label above
+        or nxt.label[:1].islower()
+        or nxt.label[:1] in ("$", "€", "£")  # "... net of tax of $(9)," / "$0, $(8), and $0"
         or text.count("(") > text.count(")")
         or bool(_JOINS_NEXT.search(text))
     )
@@ -145,6 +147,7 @@ def body_rows(
             cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
         span = _sum_span(cells, out, names) if section or not label else 0  # O(rows) each
         wider = span > len(out) - opened  # it adds up rows before the section: a larger total
+        label = label or ("Total" if span else "")
         if section and label.lower() in ("total", "totals", "net", "subtotal") and not wider:
             label, section = f"{section} - {label}", ""  # "Revenue - Total"
         elif section and (
@@ -152,9 +155,7 @@ def body_rows(
         ):
             section = ""  # "Total net sales" closes its section; so does a row left of it
         elif section:
-            label = f"{section} - {label}"
-        if not label and span:
-            label = "Total"
+            label = f"{section} - {label}" if label else section
         out.append(
             (
                 row,

@@ -219,3 +219,27 @@ def test_a_unit_line_ending_the_introducing_sentence_keeps_the_sentence(tmp_path
         assert page_rows(tmp_path, page)["Services"] == (
             f"{sentence} ({unit}): Services: 2023 = 14,965; 2022 = 14,015"
         )
+
+
+def test_labels_wrapped_onto_figures_lines_and_unlabelled_section_totals(tmp_path: Path) -> None:
+    """A label whose last line holds no words, only the figures; a label wrapped after a
+    comma onto "$0, $(8), and $0"; an unlabelled total of a section's rows."""
+    r = [480.0, 570.0]
+    page: list[Placed] = [(LEFT, 780, "Changes in other comprehensive income were as follows:")]
+    page += right_texts(r, 766, ["2023", "2022"])
+    page.append((LEFT, 752, "Derivatives"))
+    page += row(740, "Balance, beginning of period", ["(6)", "(17)"], r, LEFT + 10)
+    page.append((LEFT + 10, 728, "Net change related to derivatives, net of tax of $(9),"))
+    page += row(718, "$0, $(8), and $0", ["(32)", "0"], r, LEFT + 10)
+    page += right_texts(r, 704, ["(38)", "(17)"])
+    page.append((LEFT, 690, "Equity awards excluded from diluted net income per"))
+    page.append((LEFT, 680, "share because their effect would have been"))
+    page += right_texts(r, 670, ["10", "33"])
+    rows = page_rows(tmp_path, page)
+    assert list(rows) == [
+        "Derivatives - Balance, beginning of period",
+        "Derivatives - Net change related to derivatives, net of tax of $(9), $0, $(8), and $0",
+        "Derivatives - Total",
+        "Equity awards excluded from diluted net income per share because their effect would "
+        "have been",
+    ]
