@@ -349,7 +349,9 @@ def _build(
     data = [r for r in body if r.kind == "data"]
     if len(data) < 2 or (not any(r.label for r in data) and any(map(_lone, above[-3:] + body))):
         return None  # unlabelled figures among lone figures: a chart's, set as printed
-    label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    label_right = max(  # an inner text column ("Level 2") is the labels'
+        (f.x1 for r in data if r.label for f in r.frags if f.x1 < r.values[0].x0), default=0.0
+    )
     label_left = min(r.frags[0].x0 for r in data)
     columns = _columns(data)
     slots = _slots(columns, label_right)

@@ -212,3 +212,20 @@ def test_a_date_centred_over_a_wider_group_than_it_reaches_heads_the_group(
         "September 30, 2023 Cost = 24,542; September 30, 2023 Gains = —; "
         "September 30, 2023 Losses = (287); September 30, 2023 Fair Value = 24,255"
     )
+
+
+def test_a_header_over_an_inner_text_column_heads_no_figures(tmp_path: Path) -> None:
+    """ "Fair Value Level" over the "Level 2" words between the labels and the figures is the
+    labels' column: "Adjusted Cost Basis" keeps its own header."""
+    r = [290.0, 370.0]
+    page: list[Placed] = [(LEFT, 780, "The components of investments were as follows:")]
+    page += [centred(190, 766, "Fair Value"), centred(190, 757, "Level")]
+    page += right_texts(r, 766, ["Adjusted", "Recorded"])
+    page += right_texts(r, 757, ["Cost Basis", "Basis"])
+    page += row(743, "Commercial paper", ["$ 16,589", "$ 16,589"], r)
+    page.append((175, 743, "Level 2"))
+    page += row(731, "Certificates of deposit", ["2,701", "2,701"], r)
+    page.append((175, 731, "Level 2"))
+    assert page_rows(tmp_path, page)["Certificates of deposit Level 2"].endswith(
+        "Certificates of deposit Level 2: Adjusted Cost Basis = 2,701; Recorded Basis = 2,701"
+    )
