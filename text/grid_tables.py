@@ -40,7 +40,9 @@ def _is_separator(cells: list[str]) -> bool:
     return bool(cells) and all(_SEPARATOR.match(c) for c in cells if c) and any(cells)
 
 
-def _title_unit(text: str) -> tuple[str, str]:
+def caption_title_unit(text: str) -> tuple[str, str]:
+    """The title and unit a caption line gives a table: the sentence introducing it, its
+    "(in millions)" as the unit."""
     text = text.strip().lstrip("#").strip().rstrip(":")
     if UNIT_RE.match(text):
         return "", unit_text(text)
@@ -119,9 +121,9 @@ def grid_rows(grid: list[list[str]], caption: str = "") -> list[str]:
     grid = [row for row in grid if any(row)]
     if not grid:
         return []
-    title, unit = _title_unit(caption)
+    title, unit = caption_title_unit(caption)
     while len(grid) > 2 and grid[0][0] and not any(grid[0][1:]):  # caption or unit rows
-        line_title, line_unit = _title_unit(next(c for c in grid[0] if c))
+        line_title, line_unit = caption_title_unit(next(c for c in grid[0] if c))
         title, unit = line_title or title, line_unit or unit
         grid = grid[1:]
     grid = _join_signs(grid)

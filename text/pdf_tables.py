@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from deepresearch.text.table_headers import UNIT_RE
+from deepresearch.text.grid_tables import caption_title_unit
+from deepresearch.text.table_headers import UNIT_RE, clean_title
 from deepresearch.text.table_layout import Table, Word, find_tables
 from deepresearch.text.tables import format_row
 
@@ -56,8 +57,6 @@ class DocumentTables:
             i for i, line in enumerate(lines) if i not in running and _NUMERIC_TAIL.search(line)
         ]
         blocks = _blocks(candidates, lines, running)
-        if not blocks:
-            return "\n".join(lines)
         replaced: dict[int, list[str]] = {}
         dropped: set[int] = set()
         for first, last in blocks:
@@ -66,6 +65,9 @@ class DocumentTables:
             for table in find_tables(words, self.last):
                 _apply(table, words, replaced, dropped)
                 self.last = table
+        self._carry(lines, running, set(replaced) | dropped)
+        if not blocks:
+            return "\n".join(lines)
         out: list[str] = []
         for i, line in enumerate(lines):
             if i in replaced:
@@ -73,6 +75,27 @@ class DocumentTables:
             elif i not in dropped:
                 out.append(line)
         return "\n".join(out)
+
+    def _carry(self, lines: list[str], running: set[int], table_lines: set[int]) -> None:
+        """When the page ends with the sentence introducing a table ("... were as follows:"),
+        the table printed overleaf takes it as its caption (in place of the last table's)."""
+        tail = [
+            i
+            for i, line in enumerate(lines)
+            if i not in running and line.strip() and not line.strip().isdigit()
+        ]
+        if not tail or tail[-1] in table_lines or not lines[tail[-1]].rstrip().endswith(":"):
+            return
+        k = len(tail) - 1  # the sentence's wrapped lines above it
+        while (
+            k > 0
+            and len(tail) - k < 4
+            and tail[k - 1] not in table_lines
+            and not lines[tail[k - 1]].rstrip().endswith((".", ":"))
+        ):
+            k -= 1
+        title, unit = caption_title_unit(" ".join(lines[i].strip() for i in tail[k:]))
+        self.last = Table([], [], title=clean_title(title), unit=unit)
 
     def _running(self, lines: list[str]) -> set[int]:
         """Lines that earlier pages printed at the same place at their top or foot (a running

@@ -9,7 +9,7 @@ import itertools
 import re
 from typing import TYPE_CHECKING
 
-from deepresearch.text.table_headers import slot_of
+from deepresearch.text.header_columns import slot_of
 from deepresearch.text.tables import TableRow
 
 if TYPE_CHECKING:
@@ -32,13 +32,30 @@ _JOINS_NEXT = re.compile(r"(?:\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|
 _FOOTNOTES = re.compile(r"(?<![$€£\s])(?:\s*\(\d{1,2}\))+\s*:?$")  # not "$ (10)"
 
 
-def _joins_next(text: str, nxt: VisualRow | None, pitch: float, row: VisualRow) -> bool:
-    """A label line that the next data row's label completes: it stops mid-phrase, leaves a
-    parenthesis open, or the next label starts in lower case."""
-    if nxt is None or nxt.kind != "data" or text.endswith(":") or not adjacent(row, nxt, pitch):
+_ENUMERATOR = re.compile(r"^\(?[a-z]{1,4}[).]\s")  # "a) Balance sheets", "(ii) Notes"
+
+
+def _wrapped(text: str) -> bool:
+    """A line starting in lower case continues the label above it, unless it opens an item of
+    a lettered list ("b) Condensed Statements of ...")."""
+    text = text.strip()
+    return text[:1].islower() and not _ENUMERATOR.match(text)
+
+
+def _joins_next(text: str, body: list[VisualRow], i: int, pitch: float) -> bool:
+    """A label line (``text``, row ``i``) that the next data row's label completes: it stops
+    mid-phrase, leaves a parenthesis open, or the next label starts in lower case. Lines in
+    between that start in lower case are the same label wrapped over three lines or more
+    ("Research and / development / expenses")."""
+    nxt = body[i + 1] if i + 1 < len(body) else None
+    if nxt is None or text.endswith(":") or not adjacent(body[i], nxt, pitch):
         return False
+    if nxt.kind != "data":
+        return _wrapped(nxt.text) and _joins_next(nxt.text.strip(), body, i + 1, pitch)
     return (
-        nxt.label[:1].islower()
+        not nxt.label  # figures printed on the label's last line's baseline, label above
+        or nxt.label[:1].islower()
+        or nxt.label[:1] in ("$", "€", "£")  # "... net of tax of $(9)," / "$0, $(8), and $0"
         or text.count("(") > text.count(")")
         or bool(_JOINS_NEXT.search(text))
     )
@@ -61,7 +78,8 @@ def _sum_span(
     cells: dict[int, list[str]], above: list[tuple[VisualRow, TableRow]], names: list[str]
 ) -> int:
     """How many rows right above a row its values each add up (the fewest, at least two, that
-    every column agrees on); 0 when they add up no run of rows: then it is no total."""
+    every column with figures above agrees on); 0 when they add up no run of rows: then it is
+    no total."""
     if not cells:
         return 0
     spans: set[int] | None = None
@@ -69,6 +87,8 @@ def _sum_span(
         value = _number(" ".join(texts))
         column = [dict(row.cells).get(names[slot], "") for _, row in above]
         numbers = [0.0 if v.strip() in _DASHES else _number(v) for v in column if v]
+        if not numbers and value:  # a column the rows above leave empty adds up nothing
+            continue
         if value is None or not numbers or value == 0:
             return 0
         total, ok = 0.0, set()
@@ -97,19 +117,18 @@ def body_rows(
     for i, row in enumerate(body):
         if row.kind != "data":
             text = _FOOTNOTES.sub("", row.text.strip()).strip()
-            nxt = body[i + 1] if i + 1 < len(body) else None
             if (
-                text[:1].islower()
+                _wrapped(text)
                 and out
                 and out[-1][0] is body[i - 1]
                 and adjacent(body[i - 1], row, pitch)
             ):
                 prev_row, prev = out[-1]
                 out[-1] = (prev_row, TableRow(title, unit, f"{prev.label} {text}", prev.cells))
-            elif _joins_next(text, nxt, pitch, row):
-                carry = text
+            elif _joins_next(text, body, i, pitch):
+                carry = f"{carry} {text}" if carry and _wrapped(text) else text
             elif (
-                text[:1].islower()
+                _wrapped(text)
                 and section
                 and i
                 and body[i - 1].kind != "data"
@@ -127,18 +146,16 @@ def body_rows(
         for frag in row.values:
             cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
         span = _sum_span(cells, out, names) if section or not label else 0  # O(rows) each
-        if section and label.lower() in ("total", "totals", "net", "subtotal"):
+        wider = span > len(out) - opened  # it adds up rows before the section: a larger total
+        label = label or ("Total" if span else "")
+        if section and label.lower() in ("total", "totals", "net", "subtotal") and not wider:
             label, section = f"{section} - {label}", ""  # "Revenue - Total"
         elif section and (
-            label.lower().startswith("total")
-            or row.frags[0].x0 < section_x - 1
-            or span > len(out) - opened  # it adds up rows before the section: a larger total
+            label.lower().startswith("total") or row.frags[0].x0 < section_x - 1 or wider
         ):
             section = ""  # "Total net sales" closes its section; so does a row left of it
         elif section:
-            label = f"{section} - {label}"
-        if not label and span:
-            label = "Total"
+            label = f"{section} - {label}" if label else section
         out.append(
             (
                 row,
@@ -169,6 +186,31 @@ def labels_wrapped_as_values(rows: list[VisualRow]) -> None:
         row.values = row.values[len(moved) :]
         if not row.values:
             row.kind, row.label = "text", ""
+
+
+def labels_set_apart(rows: list[VisualRow]) -> list[VisualRow]:
+    """A label line and an unlabelled line of figures printed a little lower (less than a
+    line's height: baselines that jitter in a generated PDF) are one row."""
+    out: list[VisualRow] = []
+    for row in rows:
+        above = out[-1] if out else None
+        if (
+            above is not None
+            and above.kind == "text"
+            and row.kind == "data"
+            and not row.label
+            and above.right < row.values[0].x0
+            and above.centre - row.centre < 0.8 * _height(above, row)
+        ):
+            row.frags, row.label = above.frags + row.frags, above.text
+            out[-1] = row
+            continue
+        out.append(row)
+    return out
+
+
+def _height(*rows: VisualRow) -> float:
+    return max(w.y1 - w.y0 for r in rows for f in r.frags for w in f.words)
 
 
 def without_footer(rows: list[VisualRow], end: int, stop: int, pitch: float) -> int:

@@ -13,22 +13,20 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from deepresearch.text.header_columns import column_headers
 from deepresearch.text.table_body import (
     adjacent,
     body_rows,
+    labels_set_apart,
     labels_wrapped_as_values,
     without_footer,
 )
 from deepresearch.text.table_headers import (
     UNIT_RE,
-    assign_headers,
     header_block,
     header_text,
     is_prose,
     lone_header,
-    share_in_spans,
-    spread_period,
-    staggered,
     title_and_unit,
     unit_row,
 )
@@ -36,10 +34,10 @@ from deepresearch.text.tables import TableRow
 
 _NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d(?:[\d,]*\d)?(?:\.\d+)?\s*\)?"
 _VALUE_RE = re.compile(
-    rf"^(?:[$€£]\s*)?(?:{_NUMBER}\s*(?:%|bps|pts|x)?\)?(?:\s*[-–]\s*{_NUMBER}\s*%?)?|[—–−-]+)$"
-    r"|^(?:n/?m|n/?a|\*+)$",
+    rf"^(?:[$€£]\s*)?(?:{_NUMBER}\s*(?:%|bps|pts|x)?\)?(?:\s*[-–]\s*{_NUMBER}\s*%?)?|[—–−-]+\s*%?)$"
+    r"|^(?:n/?m|n/?a|\*+)$|^\d+(?:\.\d+)?\s*(?:years?|months?)$",
     re.IGNORECASE,
-)  # "$ —" is a blank in a "$" column
+)  # "$ —" is a blank in a "$" column, "— %" in a "%" column; "8.1 years" a term
 _RANGE_END = re.compile(r"^[-–]\s*\d")
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 
@@ -122,11 +120,13 @@ def visual_rows(words: list[Word]) -> list[VisualRow]:
     """Words grouped into rows (same baseline band), top to bottom, split into fragments at gaps
     wider than about one character height."""
     rows: list[list[Word]] = []
-    ref = ref_h = 0.0  # the current row's first centre and tallest word
+    ref = ref_h = 0.0  # the current row's mean centre (cells set on jittering baselines)
     for word in sorted(words, key=lambda w: (-(w.y0 + w.y1) / 2, w.x0)):
         centre, height = (word.y0 + word.y1) / 2, max(word.y1 - word.y0, 1.0)
         if rows and abs(centre - ref) <= 0.45 * max(ref_h, height):
             rows[-1].append(word)
+            if height >= 0.75 * ref_h:  # a superscript footnote mark does not move the row
+                ref += (centre - ref) / len(rows[-1])
             ref_h = max(ref_h, height)
             continue
         rows.append([word])
@@ -236,12 +236,14 @@ def _pitch(rows: list[VisualRow]) -> float:
 
 def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]:
     """Every table among ``words``: runs of at least two data rows with their headers.
-    ``previous`` is the last table before these words (the previous page's): a table printed
-    without headers under the same columns continues it and takes its headers."""
+    ``previous`` is the last table before these words (or a caption alone: the previous page
+    ended with the sentence introducing a table): a table printed without headers under the
+    same columns continues it and takes its headers."""
     rows = visual_rows(words)
     for row in rows:
         _classify(row)
     labels_wrapped_as_values(rows)
+    rows = labels_set_apart(rows)
     data = [r for r in rows if r.kind == "data"]
     if len(data) < 2:
         return []
@@ -262,6 +264,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
         if (
             row.kind == "text"
             and any(over)
+            and not all(f.is_value for f in row.frags)  # a chart's figure ("$9.3") heads nothing
             and stub <= (1 if len(over) > 1 else 0)
             and (not over[0] or stub == 0)
             and len(row.text) < 120
@@ -300,7 +303,8 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             lead == end > start
             and rows[lead - 1].right < value_left
             and not unit_row(rows[lead - 1])
-            and (
+            and not rows[lead - 1].text[:1].islower()  # "as follows (in millions):" ends a
+            and (  # sentence
                 rows[lead - 1].text.rstrip().endswith(":")
                 or (not heads and adjacent(rows[lead - 1], rows[lead], pitch))
             )
@@ -325,6 +329,11 @@ def _ends_body(row: VisualRow, value_left: float) -> bool:
     return is_prose(row) and row.right >= value_left
 
 
+def _lone(row: VisualRow) -> bool:
+    """A line of figures alone, no label, too few for a row ("$9.3")."""
+    return row.kind == "text" and all(f.is_value for f in row.frags)
+
+
 def _continues(table: Table | None, columns: list[tuple[float, float]]) -> bool:
     """Same columns (right edges within a few points) as ``table``: its continuation."""
     return (
@@ -338,31 +347,21 @@ def _build(
     above: list[VisualRow], body: list[VisualRow], pitch: float, previous: Table | None
 ) -> Table | None:
     data = [r for r in body if r.kind == "data"]
-    if len(data) < 2:
-        return None
-    label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
+    if len(data) < 2 or (not any(r.label for r in data) and any(map(_lone, above[-3:] + body))):
+        return None  # unlabelled figures among lone figures: a chart's, set as printed
+    label_right = max(  # an inner text column ("Level 2") is the labels'
+        (f.x1 for r in data if r.label for f in r.frags if f.x1 < r.values[0].x0), default=0.0
+    )
     label_left = min(r.frags[0].x0 for r in data)
     columns = _columns(data)
     slots = _slots(columns, label_right)
     heads, unit, i = header_block(above, body[0], slots, columns, pitch, label_left)
     title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
-    if not i and previous is not None and not title:  # printed right under another table:
+    if not i and previous is not None and not title:
         title, unit = previous.title, unit or previous.unit  # a part under the same caption
-    headers: list[list[str]] = [[] for _ in slots]
-    parents: list[Frag | None] = [None] * len(slots)
-    tops: list[Frag | None] = [None] * len(slots)
-    spans = bool(heads) and not staggered(heads, slots)
-    for row in heads:
-        level: list[list[Frag]] = [[] for _ in slots]
-        top = row is heads[0] and spans
-        unit = assign_headers(row, slots, columns, level, top, label_left) or unit
-        share_in_spans(level, parents)
-        for i, cell in enumerate(level):
-            headers[i].extend(f.text for f in cell)
-            parents[i] = cell[0] if cell else parents[i]
-            tops[i] = cell[0] if cell and row is heads[0] else tops[i]
-    spread_period(headers, tops)
+    headers, head_unit = column_headers(heads, slots, columns, label_left)
+    unit = head_unit or unit
     names = [header_text(h) for h in headers]
     if not any(names) and previous is not None and _continues(previous, columns):
         names = list(previous.names)  # continued from above: the same headers, title and unit
