@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 
 import snowballstemmer  # type: ignore[import-untyped]
 
@@ -49,7 +50,9 @@ def strip_possessive(word: str) -> str:
 
 
 _DIGITS = re.compile(r"[\d,.]+")
-_SNOWBALL = snowballstemmer.stemmer("english")
+# A Snowball stemmer keeps the word it works on in the object: one per thread (actors stem on
+# several threads, and a shared one mixed two words' letters: IndexError).
+_LOCAL = threading.local()
 
 
 # Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
@@ -66,7 +69,10 @@ def stem(word: str) -> str:
         w = w[:-2]
     if _DIGITS.fullmatch(w):
         return w.replace(",", "")
-    stemmed: str = _SNOWBALL.stemWord(w)
+    stemmer = getattr(_LOCAL, "stemmer", None)
+    if stemmer is None:
+        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
+    stemmed: str = stemmer.stemWord(w)
     return stemmed
 
 

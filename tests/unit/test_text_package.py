@@ -95,3 +95,16 @@ def test_only_words_that_cannot_be_anything_else_are_proper_names() -> None:
     ):
         assert proper_names(not_named, common) == []
     assert proper_names("revenue of the segment and of Cash", common) == []  # "cash" is a word
+
+
+def test_words_are_stemmed_alike_on_many_threads_at_once() -> None:
+    """Actors stem on several threads; one shared Snowball stemmer mixed two words' letters."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from deepresearch.text.terms import stem
+
+    words = [f"{w}{n}ings" for n in range(3000) for w in ("operat", "account")]
+    expected = [w[:-4] for w in words]  # "operat7ings" -> "operat7"
+    stem.cache_clear()
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(stem.__wrapped__, words)) == expected
