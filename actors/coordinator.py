@@ -83,7 +83,7 @@ class Coordinator:
         if self._resume is not None:
             state = self._restore(self._resume)
             done = {"status": state.status, "completed": len(self._reports)}
-            steps = progress.budget(self._s, deep, planned, state.round - 1)
+            steps = progress.budget(self._s, deep, planned, state.round - 1, state.max_parallel)
             await self._sink.emit("run_resumed", {**done, "count": len(self._subtasks), **steps})
             state, commands = lc.resume(state, self._subtasks)
         else:
@@ -100,7 +100,7 @@ class Coordinator:
                         "subtasks": [t.question for t in plan],
                         "count": len(plan),
                         "target_rounds": self._s.deep.target_rounds if deep else 1,
-                        **progress.budget(self._s, deep, planned),
+                        **progress.budget(self._s, deep, planned, slots=state.max_parallel),
                     },
                 )
                 state, commands = lc.reduce(state, lc.PlanReady(tuple(plan)))

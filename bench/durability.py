@@ -7,12 +7,13 @@
    only the unfinished part; Ray is joined once, so every run finds the crew warm, as under
    ``serve`` or ``--address``), resume time / the time the run had left (near 1 when the resume
    repeats nothing: an unfinished sub-task reuses its query plan, searches and pages), and when
-   the stop came as a share of the full run's time. 80% is the progress users see: 80% of the
-   run's steps (``policies/progress.py``: each researcher's query plan, searches, scraping batches
-   and report, and the run's planning, evaluation and writing). With 5 sub-tasks and
-   ``max_parallel`` 2 the last one runs alone, so the last 20% of the steps take about 30% of the
-   time. Progress is polled four times a second, so with a small ``--latency`` the run may end
-   before it can be interrupted: use ``--latency 0.4``.
+   the stop came as a share of the full run's time. 80% is the progress users see: the share of
+   the run's time done as ``policies/progress.py`` estimates it (steps of about one call each,
+   researchers counted by the span of their steps in ``max_parallel`` slots: with 5 sub-tasks and
+   2 slots the last one, running alone, is a third of the research time), so the stop comes at
+   about 0.8 of the run (a step later at most, plus the poll). Progress is polled four times a
+   second, so with a small ``--latency`` the run may end before it can be interrupted: use
+   ``--latency 0.4``.
 
     python bench/durability.py [--latency 0.1] [--repeat 3] [--json]
 """
@@ -132,7 +133,7 @@ def main() -> None:
         # what the interrupted run had left (its full time less the time before the stop):
         # near 1 when the resume redoes nothing the checkpoint holds
         "resume_over_time_left": round(resume_s / max(full - first, 1e-9), 3),
-        "stopped_at_share_of_run": round(first / full, 3),  # when 80% of the steps were done
+        "stopped_at_share_of_run": round(first / full, 3),  # when the percent reached 80
         "targets": {"checkpoint_overhead_ratio": 1.05, "resume_over_full_run": 0.25},
     }
     show(result, args.json)

@@ -1,22 +1,29 @@
 """Progress arithmetic from the event stream: a pure reducer the console (or a service) renders.
 
-Percent is the share of the run's steps done. A step is one model, search or scraping-batch call
-of a researcher (its query plan, each search, each batch of fetches, its report), or one of the
-run's own: planning, each planned round's evaluation, writing. Each researcher says how many steps
-it expects (``of``, known once it has planned its queries and scored its hits; before that the
-mean of its siblings', or the plan's estimate), so a researcher half way through counts half its
-steps, and the last one running alone moves the bar as fast as the first two did together. It
-never reaches 100 before the run has finished and never goes backwards (a researcher that learns
-it needs more steps, or is redone, holds the bar); past the planned rounds (``exploring``) no
-percent is known. A resumed run's stream counts the sub-tasks its checkpoint had completed
-(``run_resumed``) and redoes the others' steps (a resumed researcher goes quickly through what
-it had done). ``phase`` follows the researchers' steps (gathering, scraping, ...) for the live
-line; ``stage`` is the run's coarse step (starting, planning, researching, exploring, writing,
-done), whose changes are few enough to print as plain lines off a terminal.
+Percent is the share of the run's time done, estimated in step-times: a step is one model, search
+or scraping-batch call of a researcher (its query plan, each search, each batch of fetches, its
+report), or one of the run's own (planning, each planned round's evaluation, writing), and each
+takes about one step-time. Researchers run side by side in ``slots`` (``deep.max_parallel``), so
+their share of the run is the span of that schedule, not the sum of their steps: with 5 sub-tasks
+and 2 slots they run in waves of 2, 2 and 1, and the last one, running alone, takes a third of
+the research time though it is a fifth of its steps. Queued sub-tasks start in the first slot that
+frees (the lifecycle's order), so what is left is the span of the running researchers' remaining
+steps and the queue behind them, and what is done is the whole span less that. Each researcher
+says how many steps it expects (``of``, known once it has planned its queries and scored its
+hits; before that the mean of its siblings', or the plan's estimate). The percent never reaches
+100 before the run has finished and never goes backwards (a researcher that learns it needs more
+steps, or is redone, holds the bar); past the planned rounds (``exploring``) no percent is known.
+A resumed run's stream counts the sub-tasks its checkpoint had completed (``run_resumed``) and
+redoes the others' steps (a resumed researcher goes quickly through what it had done). ``phase``
+follows the researchers' steps (gathering, scraping, ...) for the live line; ``stage`` is the
+run's coarse step (starting, planning, researching, exploring, writing, done), whose changes are
+few enough to print as plain lines off a terminal.
 """
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,10 +41,13 @@ def researcher_steps(queries: int, batches: int) -> int:
     return 2 + queries + batches
 
 
-def budget(settings: Settings, deep: bool, planned: bool, evaluated: int = 0) -> dict[str, int]:
+def budget(
+    settings: Settings, deep: bool, planned: bool, evaluated: int = 0, slots: int = 1
+) -> dict[str, int]:
     """What ``plan_ready`` (and ``run_resumed``) tell the reducer: a researcher's expected steps
     under ``settings``, the run's own steps (planning when a model ``planned``, one evaluation per
-    planned round when ``deep``, writing) and how many of those are done (``evaluated`` rounds)."""
+    planned round when ``deep``, writing), how many of those are done (``evaluated`` rounds) and
+    how many researchers run at once (``slots``: the lifecycle's ``max_parallel``)."""
     rs = settings.researcher
     evaluations = settings.deep.target_rounds if deep else 0
     planning = 1 if planned else 0
@@ -46,7 +56,18 @@ def budget(settings: Settings, deep: bool, planned: bool, evaluated: int = 0) ->
         "steps": researcher_steps(rs.queries, batches),
         "run_steps": planning + evaluations + 1,
         "run_done": planning + min(evaluations, evaluated),
+        "slots": max(1, slots),
     }
+
+
+def span(running: Sequence[int], queued: Sequence[int], slots: int) -> int:
+    """Step-times until the researchers are done: the ``running`` ones go on for their remaining
+    steps, and each ``queued`` one, in order, starts in the first of ``slots`` that frees."""
+    loads = [*running, *[0] * max(0, slots - len(running))] or [0]
+    heapq.heapify(loads)
+    for steps in queued:
+        heapq.heappush(loads, heapq.heappop(loads) + steps)
+    return max(loads)
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,7 @@ class ProgressState:
     stage: str = "starting"
     planned: int = 1  # researchers planned, every round so far
     steps: int = DEFAULT_STEPS  # a researcher's expected steps, until it says
+    slots: int = 0  # researchers run at once (0: not said, all of them)
     run_steps: int = 1  # the run's own steps: planning, evaluations, writing
     run_done: int = 0
     shares: dict[str, Share] = field(default_factory=dict)  # by sub-task id
@@ -92,21 +114,23 @@ class ProgressState:
         """Exploring rounds were not planned, so their share of the run is unknown."""
         return self.finished or self.phase != "exploring"
 
-    def steps_done(self) -> tuple[int, int]:
-        """(steps done, steps in all) as known now."""
+    def time_done(self) -> tuple[int, int]:
+        """(step-times done, step-times in all) as known now: the run's own steps, one after the
+        other, and the span of its researchers' steps in ``slots``."""
         said = [s.of for s in self.shares.values() if s.of]
         guess = round(sum(said) / len(said)) if said else self.steps
-        total, done = self.run_steps, self.run_done
-        for share in self.shares.values():
-            of = max(share.of or guess, share.done)
-            total += of
-            done += of if share.finished else share.done
-        total += max(0, self.planned - len(self.shares)) * guess
-        return done, total
+        expected = [max(s.of or guess, s.done) for s in self.shares.values()]
+        left = [of - s.done for of, s in zip(expected, self.shares.values(), strict=True)]
+        running = [n for n, s in zip(left, self.shares.values(), strict=True) if not s.finished]
+        queued = [guess] * max(0, self.planned - len(self.shares))
+        slots = self.slots or len(expected) + len(queued)
+        whole = span([], [*expected, *queued], slots)
+        to_go = span(running, queued, max(slots, len(running)))
+        return self.run_done + max(0, whole - to_go), self.run_steps + whole
 
 
 def _shown(state: ProgressState) -> ProgressState:
-    done, total = state.steps_done()
+    done, total = state.time_done()
     percent = min(99, 100 * done // max(1, total))
     return replace(state, high=max(state.high, percent))
 
@@ -136,6 +160,7 @@ def _advance(state: ProgressState, event: Event) -> ProgressState:
                 stage="researching",
                 planned=n,
                 steps=_int(p.get("steps"), state.steps),
+                slots=_int(p.get("slots"), state.slots),
                 run_steps=_int(p.get("run_steps"), state.run_steps),
                 run_done=_int(p.get("run_done"), state.run_done),
                 target_rounds=_int(p.get("target_rounds"), 1),
@@ -202,6 +227,7 @@ def _resumed(state: ProgressState, p: dict[str, Any]) -> ProgressState:
         shares=shares,
         planned=_int(p.get("count"), state.planned),
         steps=_int(p.get("steps"), state.steps),
+        slots=_int(p.get("slots"), state.slots),
         run_steps=_int(p.get("run_steps"), state.run_steps),
         run_done=_int(p.get("run_done"), state.run_done),
         researchers_active=0,

@@ -27,7 +27,7 @@ def ev(seq: int, type: str, **payload: object) -> Event:
 
 RUN = [
     ev(1, "run_started", mode="deep"),
-    ev(2, "plan_ready", count=2, target_rounds=1),
+    ev(2, "plan_ready", count=2, target_rounds=1, slots=1),
     ev(3, "researcher_started", subtask="s1"),
     ev(4, "researcher_progress", subtask="s1", phase="gathering", units=1, of=2),
     ev(5, "source_read", url="u1"),
