@@ -120,7 +120,7 @@ def over_text_column(frag: Frag, inner: list[list[tuple[float, float]]]) -> bool
     on most rows that have some: "Pricing Category" over "Level 1")."""
     rows = [spans for spans in inner if spans]
     hits = sum(any(frag.x0 < b and frag.x1 > a for a, b in spans) for spans in rows)
-    return len(rows) >= 2 and hits >= 0.8 * len(rows)
+    return len(rows) >= 2 and hits >= 0.6 * len(rows)
 
 
 def _main(frag: Frag, slots: list[tuple[float, float]]) -> int:
