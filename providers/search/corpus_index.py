@@ -55,7 +55,7 @@ from deepresearch.providers.search.passages import passage_table, snippet, token
 from deepresearch.schemas import FetchedDoc, SearchHit
 from deepresearch.text.line_items import LabelIndex, best_pages
 
-INDEX_VERSION = 7  # 7: headers centred over column groups, grazing headers (text.header_columns)
+INDEX_VERSION = 7  # 7: table rows rebuilt (headers by column group, captions, labels: text.*)
 KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
 _LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
 
