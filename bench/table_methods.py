@@ -109,8 +109,9 @@ def docling(path: Path) -> list[str]:
     from docling_core.types.doc.page import TextCellUnit
     from docling_parse.pdf_parser import DoclingPdfParser
 
-    from deepresearch.text.table_layout import Word, find_tables
+    from deepresearch.text.table_layout import find_tables
     from deepresearch.text.tables import format_row
+    from deepresearch.text.visual_rows import Word
 
     doc = DoclingPdfParser().load(str(path))
     lines: list[str] = []

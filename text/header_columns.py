@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from deepresearch.text.table_headers import FLUSH, MONTHS, UNIT_RE, unit_text
 
 if TYPE_CHECKING:
-    from deepresearch.text.table_layout import Frag, VisualRow
+    from deepresearch.text.visual_rows import Frag, VisualRow
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _PERIOD = re.compile(r"\b(?:weeks|months|quarters?|years?)\s+end(?:ed|ing)\b", re.IGNORECASE)
@@ -40,7 +40,7 @@ def _place(
     row: VisualRow,
     slots: list[tuple[float, float]],
     out: list[list[Frag]],
-    label_left: float,
+    labels: tuple[float, list[list[tuple[float, float]]]],
     grazing: frozenset[tuple[int, int]],
 ) -> tuple[str, list[Frag], list[Frag]]:
     """Each column takes the fragment of this header row that overlaps it most: a spanning
@@ -49,6 +49,7 @@ def _place(
     to its neighbour, "Total Number of Shares Purchased as Part of ..."). Returns a unit found
     among the fragments ("(In millions)", "" if none), the fragments over the columns and the
     stubs over the labels."""
+    label_left, inner = labels
     unit = ""
     frags = []
     stubs: list[Frag] = []
@@ -56,7 +57,7 @@ def _place(
     for frag in row.frags:  # units that differ between columns are their columns' own
         if UNIT_RE.match(frag.text) and not (len(over) > 1 and frag.x1 >= slots[0][0]):
             unit = unit_text(frag.text)
-        elif frag.x1 >= slots[0][0]:
+        elif frag.x1 >= slots[0][0] and not over_text_column(frag, inner):
             frags.append(frag)
         elif frag.x0 <= label_left + 20:  # a header over an inner text column heads no value
             stubs.append(frag)
@@ -114,6 +115,14 @@ def _own_date(frag: Frag, columns: list[tuple[float, float]]) -> bool:
     )
 
 
+def over_text_column(frag: Frag, inner: list[list[tuple[float, float]]]) -> bool:
+    """``frag`` sits over the text column between the labels and the figures (over its words
+    on most rows that have some: "Pricing Category" over "Level 1")."""
+    rows = [spans for spans in inner if spans]
+    hits = sum(any(frag.x0 < b and frag.x1 > a for a, b in spans) for spans in rows)
+    return len(rows) >= 2 and hits >= 0.6 * len(rows)
+
+
 def _main(frag: Frag, slots: list[tuple[float, float]]) -> int:
     return max(range(len(slots)), key=lambda i: _overlap(frag, slots[i]))
 
@@ -159,10 +168,11 @@ def column_headers(
     heads: list[VisualRow],
     slots: list[tuple[float, float]],
     columns: list[tuple[float, float]],
-    label_left: float,
+    labels: tuple[float, list[list[tuple[float, float]]]],
 ) -> tuple[list[list[str]], str]:
     """Each column's stacked header texts (top to bottom) and a unit stated among the header
-    rows ("" when none)."""
+    rows ("" when none). ``labels``: the labels' left edge and each data row's words in a
+    text column between its label and its figures ("Level 2")."""
     unit = ""
     spans = bool(heads) and not staggered(heads, slots)
     levels: list[list[list[Frag]]] = []
@@ -176,7 +186,7 @@ def column_headers(
     placed: list[tuple[list[Frag], list[Frag]]] = []
     for row in heads:
         level: list[list[Frag]] = [[] for _ in slots]
-        row_unit, frags, stubs = _place(row, slots, level, label_left, grazing)
+        row_unit, frags, stubs = _place(row, slots, level, labels, grazing)
         unit = row_unit or unit
         levels.append(level)
         placed.append((frags, stubs))

@@ -19,8 +19,9 @@ from typing import Any
 
 from deepresearch.text.grid_tables import caption_title_unit
 from deepresearch.text.table_headers import UNIT_RE, clean_title
-from deepresearch.text.table_layout import Table, Word, find_tables
+from deepresearch.text.table_layout import Table, find_tables
 from deepresearch.text.tables import format_row
+from deepresearch.text.visual_rows import Word
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\S+")
@@ -44,6 +45,7 @@ class DocumentTables:
 
     def __init__(self) -> None:
         self.last: Table | None = None
+        self.overleaf: tuple[Table, ...] = ()  # the previous page's tables
         self.edges: Counter[tuple[str, int, str]] = (
             Counter()
         )  # lines seen at the top or foot of earlier pages
@@ -59,12 +61,15 @@ class DocumentTables:
         blocks = _blocks(candidates, lines, running)
         replaced: dict[int, list[str]] = {}
         dropped: set[int] = set()
+        found: list[Table] = []
         for first, last in blocks:
             which = [i for i in range(first, last + 1) if i not in running]
             words = _words(textpage, raw_text, lines, starts, which)
-            for table in find_tables(words, self.last):
+            for table in find_tables(words, self.last, (*self.overleaf, *found)):
                 _apply(table, words, replaced, dropped)
                 self.last = table
+                found.append(table)
+        self.overleaf = tuple(found)
         self._carry(lines, running, set(replaced) | dropped)
         if not blocks:
             return "\n".join(lines)

@@ -13,7 +13,7 @@ from deepresearch.text.header_columns import slot_of
 from deepresearch.text.tables import TableRow
 
 if TYPE_CHECKING:
-    from deepresearch.text.table_layout import Frag, VisualRow
+    from deepresearch.text.visual_rows import Frag, VisualRow
 
 _CURRENCY_RE = re.compile(r"^[$€£]\s*")
 

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from deepresearch.text.table_layout import VisualRow
+    from deepresearch.text.visual_rows import VisualRow
 
 UNIT_RE = re.compile(
     r"^\(?\s*(?:\w+\s+)?(?:dollars\s+|amounts\s+|\$\s*)?in\s+(?:millions|thousands|billions)\b",

@@ -1,5 +1,6 @@
-"""Table reconstruction from positioned words: which visual rows form a table, where its columns
-are, and each data row's label and cells (headers, title and unit: ``table_headers``).
+"""Table reconstruction from positioned words: which visual rows (``visual_rows``) form a table,
+where its columns are, and each data row's label and cells (headers, title and unit:
+``table_headers`` and ``header_columns``; labels and sections: ``table_body``).
 
 Pure geometry over ``Word`` boxes (PDF points, y grows upwards), so it is tested without a PDF
 and shared by any extractor that can place words. Columns come from the value cells themselves
@@ -10,10 +11,9 @@ every column it overlaps), so no ruling lines or fixed layouts are assumed.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 
-from deepresearch.text.header_columns import column_headers
+from deepresearch.text.header_columns import column_headers, over_text_column
 from deepresearch.text.table_body import (
     adjacent,
     body_rows,
@@ -31,78 +31,7 @@ from deepresearch.text.table_headers import (
     unit_row,
 )
 from deepresearch.text.tables import TableRow
-
-_NUMBER = r"\(?\s*[-+−]?\s*[$€£]?\s*\d(?:[\d,]*\d)?(?:\.\d+)?\s*\)?"
-_VALUE_RE = re.compile(
-    rf"^(?:[$€£]\s*)?(?:{_NUMBER}\s*(?:%|bps|pts|x)?\)?(?:\s*[-–]\s*{_NUMBER}\s*%?)?|[—–−-]+\s*%?)$"
-    r"|^(?:n/?m|n/?a|\*+)$|^\d+(?:\.\d+)?\s*(?:years?|months?)$",
-    re.IGNORECASE,
-)  # "$ —" is a blank in a "$" column, "— %" in a "%" column; "8.1 years" a term
-_RANGE_END = re.compile(r"^[-–]\s*\d")
-_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
-
-
-@dataclass(frozen=True)
-class Word:
-    """One word and its box; ``line`` is the extractor's text line the word came from."""
-
-    text: str
-    x0: float
-    x1: float
-    y0: float
-    y1: float
-    line: int
-
-
-@dataclass
-class Frag:
-    """Adjacent words of one visual row with no column gap between them."""
-
-    words: list[Word]
-
-    @property
-    def text(self) -> str:
-        return " ".join(w.text for w in self.words)
-
-    @property
-    def x0(self) -> float:
-        return self.words[0].x0
-
-    @property
-    def x1(self) -> float:
-        return self.words[-1].x1
-
-    @property
-    def is_value(self) -> bool:
-        """A value, not a label's wrapped end: "2021)" closes a parenthesis the label opened."""
-        text = self.text
-        return bool(_VALUE_RE.match(text)) and text.count(")") <= text.count("(")
-
-
-@dataclass
-class VisualRow:
-    frags: list[Frag]
-    kind: str = ""  # "data" | "head" | "text"
-    label: str = ""
-    values: list[Frag] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return " ".join(f.text for f in self.frags)
-
-    @property
-    def lines(self) -> set[int]:
-        return {w.line for f in self.frags for w in f.words}
-
-    @property
-    def centre(self) -> float:
-        return sum((w.y0 + w.y1) / 2 for f in self.frags for w in f.words) / sum(
-            len(f.words) for f in self.frags
-        )
-
-    @property
-    def right(self) -> float:
-        return self.frags[-1].x1
+from deepresearch.text.visual_rows import VisualRow, Word, classify, visual_rows
 
 
 @dataclass(frozen=True)
@@ -114,93 +43,6 @@ class Table:
     title: str = ""
     unit: str = ""
     headed: bool = False  # the headers were printed above this table (not inherited)
-
-
-def visual_rows(words: list[Word]) -> list[VisualRow]:
-    """Words grouped into rows (same baseline band), top to bottom, split into fragments at gaps
-    wider than about one character height."""
-    rows: list[list[Word]] = []
-    ref = ref_h = 0.0  # the current row's mean centre (cells set on jittering baselines)
-    for word in sorted(words, key=lambda w: (-(w.y0 + w.y1) / 2, w.x0)):
-        centre, height = (word.y0 + word.y1) / 2, max(word.y1 - word.y0, 1.0)
-        if rows and abs(centre - ref) <= 0.45 * max(ref_h, height):
-            rows[-1].append(word)
-            if height >= 0.75 * ref_h:  # a superscript footnote mark does not move the row
-                ref += (centre - ref) / len(rows[-1])
-            ref_h = max(ref_h, height)
-            continue
-        rows.append([word])
-        ref, ref_h = centre, height
-    out: list[VisualRow] = []
-    for row in rows:
-        row.sort(key=lambda w: w.x0)
-        gap = max(max(w.y1 - w.y0 for w in row), 4.0)
-        frags: list[Frag] = [Frag([row[0]])]
-        for word in row[1:]:
-            if word.x0 - frags[-1].x1 > gap or _starts_cell(frags[-1].words[-1].text, word.text):
-                frags.append(Frag([word]))
-            else:
-                frags[-1].words.append(word)
-        out.append(VisualRow(_merge_signs(frags)))
-    return out
-
-
-def _starts_cell(before: str, word: str) -> bool:
-    """A currency sign after a value, or a value right after a value, opens a new cell even when
-    the columns are set tight ("9% $ 106,658", "$ 36,729 $ 33,745", "(22 ) $ 77")."""
-    if word in ("$", "€", "£") and before[-1:] in (")", "%", "—"):
-        return True  # the ")" of a negative or the "%" of a rate closes its cell
-    if not (_VALUE_RE.match(before) and before not in ("$", "€", "£", "(")):
-        return False
-    return word in ("$", "€", "£") or (bool(_VALUE_RE.match(word)) and before[-1:].isdigit())
-
-
-def _merge_signs(frags: list[Frag]) -> list[Frag]:
-    """A lone ``$`` joins the value to its right, a lone ``%`` or ``)`` the value to its left."""
-    out: list[Frag] = []
-    pending: list[Word] = []
-    for frag in frags:
-        text = frag.text
-        if text in ("$", "€", "£", "$ (", "("):
-            pending.extend(frag.words)
-            continue
-        if (
-            out
-            and out[-1].is_value
-            and (text in ("%", ")", ")%") or (_RANGE_END.match(text) and frag.x0 - out[-1].x1 < 8))
-        ):  # "2024 - 2044": a range is one value
-            out[-1].words.extend(frag.words)
-            continue
-        if pending and not frag.is_value:  # a header's "$" (of "$ Change") stays apart
-            out.append(Frag(pending))
-            pending = []
-        out.append(Frag([*pending, *frag.words]))
-        pending = []
-    if pending:
-        out.append(Frag(pending))
-    return out
-
-
-def _classify(row: VisualRow) -> None:
-    first_value = next((i for i, f in enumerate(row.frags) if f.is_value), None)
-    if first_value is None:
-        row.kind = "text"
-        return
-    values = row.frags[first_value:]
-    if not all(f.is_value for f in values):
-        row.kind = "text"
-        return
-    label = " ".join(f.text for f in row.frags[:first_value])
-    years = [bool(_YEAR_RE.match(f.text)) for f in values]
-    if not label and len(values) >= 2 and years[0] and not all(years):
-        label, values = values[0].text, values[1:]  # "2025  2,250": the year labels the row
-    if all(years):  # "2023  2022", or "Three Months Ended September 30,  2023  2022"
-        row.kind = "head"
-        return
-    if not label and len(values) < 2:
-        row.kind = "text"
-        return
-    row.kind, row.label, row.values = "data", label, values
 
 
 def _columns(rows: list[VisualRow]) -> list[tuple[float, float]]:
@@ -234,14 +76,18 @@ def _pitch(rows: list[VisualRow]) -> float:
     return gaps[len(gaps) // 2] if gaps else 12.0
 
 
-def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]:
+def find_tables(
+    words: list[Word], previous: Table | None = None, earlier: tuple[Table, ...] = ()
+) -> list[Table]:
     """Every table among ``words``: runs of at least two data rows with their headers.
     ``previous`` is the last table before these words (or a caption alone: the previous page
     ended with the sentence introducing a table): a table printed without headers under the
-    same columns continues it and takes its headers."""
+    same columns continues it and takes its headers. A table without a caption takes the
+    title of the one printed right above it among these words, or of an earlier one
+    (``earlier``: this page's and the previous page's) printed under the same columns."""
     rows = visual_rows(words)
     for row in rows:
-        _classify(row)
+        classify(row)
     labels_wrapped_as_values(rows)
     rows = labels_set_apart(rows)
     data = [r for r in rows if r.kind == "data"]
@@ -250,6 +96,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
     value_left = min(f.x0 for r in data for f in r.values)
     label_right = max((r.frags[0].x1 for r in data if r.label), default=0.0)
     pitch = _pitch(rows)
+    inner = _inner(data)
     for row in rows:  # a text row over the value columns (a stub at most on the left): header
         over = [
             f.x0 >= value_left - 2
@@ -268,7 +115,7 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             and stub <= (1 if len(over) > 1 else 0)
             and (not over[0] or stub == 0)
             and len(row.text) < 120
-        ):
+        ) or (row.kind == "text" and _over_inner(row, inner, label_right)):
             row.kind = "head"
     tables: list[Table] = []
     start = 0
@@ -317,7 +164,9 @@ def find_tables(words: list[Word], previous: Table | None = None) -> list[Table]
             and adjacent(rows[end - 1], rows[end], pitch)
         ):
             lead -= 1  # the first line of the first row's wrapped label
-        table = _build(rows[start:lead], rows[lead:stop], pitch, tables[-1] if tables else previous)
+        near = bool(tables)  # right under another table of these words
+        last = tables[-1] if tables else previous
+        table = _build(rows[start:lead], rows[lead:stop], pitch, last, near, earlier)
         if table is not None:
             tables.append(table)
         start = stop
@@ -329,22 +178,39 @@ def _ends_body(row: VisualRow, value_left: float) -> bool:
     return is_prose(row) and row.right >= value_left
 
 
+def _inner(data: list[VisualRow]) -> list[list[tuple[float, float]]]:
+    """Each labelled row's words in a text column between its label and figures ("Level 2")."""
+    return [[(f.x0, f.x1) for f in r.frags[1:] if f.x1 < r.values[0].x0] for r in data if r.label]
+
+
+def _over_inner(row: VisualRow, inner: list[list[tuple[float, float]]], label_right: float) -> bool:
+    """A short line over an inner text column alone ("Pricing" over "Category"): its header."""
+    return len(row.text) < 40 and all(
+        f.x0 > label_right + 2 and over_text_column(f, inner) for f in row.frags
+    )
+
+
 def _lone(row: VisualRow) -> bool:
     """A line of figures alone, no label, too few for a row ("$9.3")."""
     return row.kind == "text" and all(f.is_value for f in row.frags)
 
 
-def _continues(table: Table | None, columns: list[tuple[float, float]]) -> bool:
+def _continues(table: Table | None, columns: list[tuple[float, float]], slack: float = 8) -> bool:
     """Same columns (right edges within a few points) as ``table``: its continuation."""
     return (
         table is not None
         and len(table.columns) == len(columns) >= 2
-        and all(abs(a[1] - b[1]) <= 8 for a, b in zip(table.columns, columns, strict=True))
+        and all(abs(a[1] - b[1]) <= slack for a, b in zip(table.columns, columns, strict=True))
     )
 
 
 def _build(
-    above: list[VisualRow], body: list[VisualRow], pitch: float, previous: Table | None
+    above: list[VisualRow],
+    body: list[VisualRow],
+    pitch: float,
+    previous: Table | None,
+    near: bool,
+    earlier: tuple[Table, ...],
 ) -> Table | None:
     data = [r for r in body if r.kind == "data"]
     if len(data) < 2 or (not any(r.label for r in data) and any(map(_lone, above[-3:] + body))):
@@ -358,9 +224,16 @@ def _build(
     heads, unit, i = header_block(above, body[0], slots, columns, pitch, label_left)
     title, caption_unit = title_and_unit(above[:i])
     unit = unit or caption_unit
-    if not i and previous is not None and not title:
-        title, unit = previous.title, unit or previous.unit  # a part under the same caption
-    headers, head_unit = column_headers(heads, slots, columns, label_left)
+    if not i and not title:  # right under another table, or overleaf under its columns
+        source = (
+            previous
+            if previous is not None and (near or not previous.columns)
+            else next((t for t in reversed(earlier) if _continues(t, columns, 12)), None)
+        )
+        if source is not None:
+            title, unit = source.title, unit or source.unit
+    inner = _inner(data)
+    headers, head_unit = column_headers(heads, slots, columns, (label_left, inner))
     unit = head_unit or unit
     names = [header_text(h) for h in headers]
     if not any(names) and previous is not None and _continues(previous, columns):

@@ -243,3 +243,49 @@ def test_labels_wrapped_onto_figures_lines_and_unlabelled_section_totals(tmp_pat
         "Equity awards excluded from diluted net income per share because their effect would "
         "have been",
     ]
+
+
+def _fair_values(y: float, caption: str | None) -> list[Placed]:
+    """A fair value table: "Pricing / Category" over the "Level 1" words, "Fair Value at" over
+    the two dates."""
+    r = [480.0, 570.0]
+    page: list[Placed] = [(LEFT, y + 30, caption)] if caption else []
+    page += [(250, y + 14, "Pricing"), (480, y + 20, "Fair Value at")]
+    page += [(250, y + 5, "Category"), *right_texts(r, y + 5, ["April 30, 2023", "Jan 29, 2023"])]
+    page += row(y - 10, "Money market funds", ["$ 1,502", "$ 1,777"], r)
+    page.append((250, y - 10, "Level 1"))
+    page += row(y - 22, "Corporate debt securities", ["6,716", "4,797"], r)
+    page.append((250, y - 22, "Level 2"))
+    return page
+
+
+def test_a_header_line_over_the_inner_text_column_alone_is_a_header(tmp_path: Path) -> None:
+    rows = page_rows(tmp_path, _fair_values(740, "Our fair values were as follows:"))
+    assert rows["Corporate debt securities Level 2"] == (
+        "Our fair values were as follows: Corporate debt securities Level 2: "
+        "Fair Value at April 30, 2023 = 6,716; Fair Value at Jan 29, 2023 = 4,797"
+    )
+
+
+def test_a_table_overleaf_takes_a_title_only_from_a_table_with_its_columns(
+    tmp_path: Path,
+) -> None:
+    """Overleaf, an uncaptioned table under the same columns as a table of the page before
+    continues it; one under other columns is no part of it (its title would be a wrong
+    caption)."""
+    r = [400.0, 480.0, 560.0]
+    first: list[Placed] = [(LEFT, 780, "Our debt maturities are as follows (in millions):")]
+    first += right_texts(r, 766, ["2024", "2025", "Total"])
+    first += row(752, "Notes", ["1,250", "1,000", "2,250"], r)
+    first += row(740, "Leases", ["500", "400", "900"], r)
+    second = right_texts(r, 780, ["2026", "2027", "Total"])
+    second += row(766, "Notes", ["2,000", "1,000", "3,000"], r)
+    second += row(754, "Leases", ["300", "200", "500"], r)
+    pdf = write_positioned_pdf(tmp_path / "t.pdf", [first, second, _fair_values(740, None)])
+    pages = list(extract_path(pdf).pages)
+    assert rows_of(pages[1])["Notes"].startswith(
+        "Our debt maturities are as follows (in millions): Notes:"
+    )
+    assert rows_of(pages[2])["Corporate debt securities Level 2"].startswith(
+        "Corporate debt securities Level 2: Fair Value at"
+    )
