@@ -40,6 +40,8 @@ _INDEX_LINE = re.compile(
 # Sentences about the document's own statements: hedged and figure-free.
 _META = re.compile(
     r"\bforward[- ]looking\b|\bactual results (?:could|may|might) differ|\bsafe harbor\b"
+    # "actual results (and outcomes) could differ materially", however the PDF split "differ"
+    r"|\bactual results\b[^.]{0,40}?\b(?:could|may|might)\b[^.]{0,24}?\bmaterially\b"
     r"|\bundertakes? no obligation\b|\bincorporated (?:herein )?by reference\b"
     r"|\bpursuant to (?:the requirements of|section|rule)\b",
     re.IGNORECASE,

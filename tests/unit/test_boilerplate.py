@@ -24,6 +24,10 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
          "Corp. and its subsidiaries.", "definition"),
         ("This report contains forward-looking statements that involve risks and uncertainties "
          "and actual results could differ materially.", "disclaimer"),
+        # the legend's enumeration of risks, "differ" split where the PDF set a ligature
+        ("Actual results and outcomes could dif er materially for a variety of reasons, "
+         "including, among others, fluctuations in foreign exchange rates, inflation, "
+         "risks of inventory management and global supply chain constraints.", "disclaimer"),
         # a contents table rebuilt as rows, under whatever heading the page runs
         ("Index: PART I - Item 1. Financial Statements a) Income Statements for the Three Months "
          "Ended September 30, 2023: Page = 3", "table of contents"),
