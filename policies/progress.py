@@ -155,14 +155,10 @@ def _advance(state: ProgressState, event: Event) -> ProgressState:
         case "plan_ready":
             n = _int(p.get("count"), 1)
             return replace(
-                state,
+                _with_budget(state, p),
                 phase="researching",
                 stage="researching",
                 planned=n,
-                steps=_int(p.get("steps"), state.steps),
-                slots=_int(p.get("slots"), state.slots),
-                run_steps=_int(p.get("run_steps"), state.run_steps),
-                run_done=_int(p.get("run_done"), state.run_done),
                 target_rounds=_int(p.get("target_rounds"), 1),
             )
         case "round_started":
@@ -213,6 +209,17 @@ def _advance(state: ProgressState, event: Event) -> ProgressState:
             return state
 
 
+def _with_budget(state: ProgressState, p: dict[str, Any]) -> ProgressState:
+    """``state`` with what ``plan_ready`` or ``run_resumed`` says of the run's steps (``budget``)."""
+    return replace(
+        state,
+        steps=_int(p.get("steps"), state.steps),
+        slots=_int(p.get("slots"), state.slots),
+        run_steps=_int(p.get("run_steps"), state.run_steps),
+        run_done=_int(p.get("run_done"), state.run_done),
+    )
+
+
 def _resumed(state: ProgressState, p: dict[str, Any]) -> ProgressState:
     """A resumed run: sub-tasks its checkpoint did not complete start their steps again, and a
     stream read from the resume on (the CLI) learns the plan and what was completed from here."""
@@ -221,15 +228,11 @@ def _resumed(state: ProgressState, p: dict[str, Any]) -> ProgressState:
     for k in range(len(shares), completed):  # completed before this stream began
         shares[f"#{k}"] = Share(finished=True)
     return replace(
-        state,
+        _with_budget(state, p),
         phase="researching",
         stage="researching",
         shares=shares,
         planned=_int(p.get("count"), state.planned),
-        steps=_int(p.get("steps"), state.steps),
-        slots=_int(p.get("slots"), state.slots),
-        run_steps=_int(p.get("run_steps"), state.run_steps),
-        run_done=_int(p.get("run_done"), state.run_done),
         researchers_active=0,
         researchers_done=len(shares),
     )
