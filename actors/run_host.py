@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 import time
 from collections.abc import Sequence
@@ -33,6 +35,7 @@ from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContex
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
+from deepresearch.policies.crew_dispatch import Ticket, pick_researcher
 from deepresearch.schemas import (
     Evaluation,
     FetchedDoc,
@@ -110,24 +113,27 @@ def crashed(exc: BaseException) -> bool:
 
 
 class CrewMember:
-    """One crew researcher serving one of this run's sub-tasks (a ``ResearcherPort``)."""
+    """One crew researcher serving one of this run's sub-tasks (a ``ResearcherPort``); which
+    researcher is decided when the host's ``Load`` gives the sub-task a slot."""
 
-    def __init__(self, handle: Any, index: int, context: RunContext, load: Load) -> None:
-        self.handle = handle
-        self._index = index
+    def __init__(self, researchers: Sequence[Any], handed: int, context: RunContext, load: Load):
+        self._researchers = researchers
+        self._handed = handed
         self._context = context
         self._load = load
         self._subtask = ""
+        self.handle: Any = None
 
     async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
         import ray
 
         self._subtask = subtask.id
-        self._load.busy[self._index] = self._load.busy.get(self._index, 0) + 1
+        index = await self._load.take(self._handed, len(self._researchers))
+        self.handle = self._researchers[index]
         try:
-            if self._index in self._load.replaced:  # Ray resubmits the probe once it is back
+            if index in self._load.replaced:  # Ray resubmits the probe once it is back
                 await self.handle.pid.options(max_task_retries=-1).remote()
-                self._load.replaced.discard(self._index)
+                self._load.replaced.discard(index)
             ref = self.handle.run.remote(self._context, subtask, list(notes))
             try:
                 report: ResearcherReport = await ref
@@ -138,38 +144,74 @@ class CrewMember:
                 raise
         except Exception as exc:
             if crashed(exc):  # its next sub-task waits until Ray has replaced it
-                self._load.replaced.add(self._index)
+                self._load.replaced.add(index)
             raise
         finally:
-            self._load.busy[self._index] -= 1
+            self._load.give(index, len(self._researchers))
 
     async def steer(self, note: str) -> None:
-        await self.handle.steer.remote(self._context.run_id, self._subtask, note)
+        """A note for the sub-task once a researcher serves it (before that, nobody to tell)."""
+        if self.handle is not None:
+            await self.handle.steer.remote(self._context.run_id, self._subtask, note)
 
 
-@dataclass
 class Load:
-    """What this host knows of the crew's researchers, over all its runs."""
+    """What this host knows of the crew's researchers, over all its runs, and the sub-tasks
+    waiting for one of their slots (``policies.crew_dispatch``)."""
 
-    busy: dict[int, int] = field(default_factory=dict)  # sub-tasks in flight per researcher
-    replaced: set[int] = field(default_factory=set)  # died; not yet seen back
+    def __init__(self) -> None:
+        self.busy: dict[int, int] = {}  # sub-tasks in flight per researcher
+        self.replaced: set[int] = set()  # died; not yet seen back
+        self.capacity = 0  # sub-tasks a researcher serves at once (ray.crew.concurrency)
+        self._waiting: list[tuple[Ticket, asyncio.Future[int]]] = []  # a heap
+        self._seq = itertools.count()
+
+    def _free(self, researchers: int) -> int | None:
+        return pick_researcher(self.busy, self.replaced, researchers, self.capacity)
+
+    async def take(self, handed: int, researchers: int) -> int:
+        """A slot for a sub-task whose run handed out ``handed`` before it: the researcher's
+        index, once one has room and no sub-task served before it waits."""
+        index = None if self._waiting else self._free(researchers)
+        if index is None:
+            slot: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiting, (Ticket(handed, next(self._seq)), slot))
+            try:
+                return await slot
+            except asyncio.CancelledError:
+                if slot.done() and not slot.cancelled():  # given just as it was cancelled
+                    self.give(slot.result(), researchers)
+                raise
+        self.busy[index] = self.busy.get(index, 0) + 1
+        return index
+
+    def give(self, index: int, researchers: int) -> None:
+        """The sub-task on ``index`` ended: its slot goes to the first waiting sub-task."""
+        self.busy[index] -= 1
+        while self._waiting:
+            free = self._free(researchers)
+            if free is None:
+                return
+            _, slot = heapq.heappop(self._waiting)
+            if not slot.done():  # one cancelled while waiting is skipped
+                self.busy[free] = self.busy.get(free, 0) + 1
+                slot.set_result(free)
 
 
 class CrewSpawner:
-    """Hands each sub-task to the least busy crew researcher (one being replaced last);
-    nothing to start or stop."""
+    """Hands each sub-task to the crew through the host's ``Load`` (a slot on the least busy
+    researcher, in the order ``policies.crew_dispatch`` serves); nothing to start or stop."""
 
     def __init__(self, researchers: Sequence[Any], context: RunContext, load: Load) -> None:
         self._researchers = list(researchers)
         self._context = context
         self._load = load
+        self._handed = 0
 
     def acquire(self) -> CrewMember:
-        def rank(i: int) -> tuple[bool, int, int]:
-            return (i in self._load.replaced, self._load.busy.get(i, 0), i)
-
-        index = min(range(len(self._researchers)), key=rank)
-        return CrewMember(self._researchers[index], index, self._context, self._load)
+        member = CrewMember(self._researchers, self._handed, self._context, self._load)
+        self._handed += 1
+        return member
 
     def release(self, researcher: Any, healthy: bool) -> None:
         """Crew researchers outlive the sub-task (Ray replaces one whose process died)."""
@@ -217,6 +259,7 @@ class RunHost:
         """Create the run's log, pool and coordinator; nothing runs until ``run``."""
         context, request = spec.context, spec.request
         run_id = context.run_id
+        self._load.capacity = context.settings.ray.crew.concurrency  # the crew's, like every run's
         if run_id in self._runs:  # e.g. resumed while its first driver's run still goes on
             raise InputError(f"run {run_id} is still running on the crew; wait for it to end")
         events = EventLog(spec.run_dir, run_id, spec.start_seq, time.time, spec.doc_caps)
