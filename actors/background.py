@@ -14,7 +14,7 @@ each at once and performs it on a task of its own, one lane per kind of call:
   held), and ``make`` runs only when its turn comes, so a superseded write costs nothing.
 
 ``check`` raises the first failure so far; ``flush`` waits until everything made so far has
-landed, then does the same. An actor killed meanwhile leaves a prefix of what it sent, never a gap.
+landed, then does the same (``flush_holding_tail``: but the events not sent yet are returned). An actor killed meanwhile leaves a prefix of what it sent, never a gap.
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ class Background:
 
     async def _send(self) -> None:
         batch, self._events, self._send_waiting = self._events, [], False
+        if not batch:  # taken by ``flush_holding_tail``
+            return
         if self._batch:
             await cast(BatchSink, self._sink).emit_many(batch)
         else:
@@ -149,6 +151,14 @@ class Background:
             error, lane.error = lane.error, None
             if error is not None:
                 raise error
+
+    async def flush_holding_tail(self) -> list[Pending]:
+        """``flush``, except for the events no send has taken yet: they are returned instead, to
+        travel with the caller's answer; its receiver appends them, after everything flushed
+        here (one round trip fewer at the end of a sub-task)."""
+        tail, self._events = self._events, []
+        await self.flush()
+        return tail
 
     async def flush(self) -> None:
         """Wait until everything made so far has landed; then ``check``."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from deepresearch import planning
@@ -41,6 +41,7 @@ class Coordinator:
         evaluator: EvaluatorPort | None = None,
         resume: dict[str, Any] | None = None,
         follow_up: FollowUpSeed | None = None,
+        progress_pace: Callable[[], float] | None = None,  # ``ProgressFile``'s pace
     ) -> None:
         self._resume = resume
         self._seed = follow_up  # an earlier run's reports (its texts are in the UrlPool)
@@ -63,7 +64,9 @@ class Coordinator:
         self._result: RunResult | None = None
         self._saved: lc.LifecycleState | None = None  # the state last checkpointed
         min_support = settings.verify.min_support
-        self._partial = ProgressFile(request.query, self._ordered, min_support, self._sink, sink)
+        self._partial = ProgressFile(
+            request.query, self._ordered, min_support, self._sink, sink, every_s=progress_pace
+        )
         deep_mode = request.mode == "deep"
         self._writer = ReportWriter(
             settings, self._question, deep_mode, self._sink, llm, self._account, self._charge

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from deepresearch import runtime
-from deepresearch.actors.background import Background
+from deepresearch.actors.background import Background, Pending
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.config.settings import Settings
@@ -42,6 +42,8 @@ from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import Claim, FetchedDoc, ResearcherReport, SearchHit, SubTask, Usage
 
+Held = tuple[ResearcherReport, list[Pending]]  # a report and the events it came ahead of
+
 
 class Researcher:
     def __init__(
@@ -58,8 +60,7 @@ class Researcher:
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
-        # Events and pool stores never wait for a round trip.
-        self._out = Background(sink)
+        self._out = Background(sink)  # events and pool stores never wait for a round trip
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -99,13 +100,18 @@ class Researcher:
         queries, so a run's searches do not depend on which sibling happened to finish first)."""
         self._steering.append(note)
 
-    async def pid(self) -> int:
-        return os.getpid()
-
     # ------------------------------------------------------------------ the run
 
     async def run(self, subtask: SubTask, notes: Sequence[str] = ()) -> ResearcherReport:
         """The sub-task's report; every event it emitted is in the log by the time it returns."""
+        report, tail = await self.run_holding_tail(subtask, notes)
+        for type, payload in tail:
+            await self._sink.emit(type, payload)
+        return report
+
+    async def run_holding_tail(self, subtask: SubTask, notes: Sequence[str] = ()) -> Held:
+        """``run``, but the events not sent when the report is ready come back with it: the
+        caller appends them before anyone sees the report (a round trip fewer)."""
         self._start(subtask, notes)
         try:
             report = await self._run(subtask)
@@ -113,8 +119,7 @@ class Researcher:
             with contextlib.suppress(Exception):  # the original error is the one to report
                 await self._out.flush()
             raise
-        await self._out.flush()
-        return report
+        return report, await self._out.flush_holding_tail()
 
     async def _run(self, subtask: SubTask) -> ResearcherReport:
         self._emit(
@@ -254,7 +259,8 @@ class Researcher:
         docs = self._docs
         doc_tokens: list[int] = []
         first = True
-        base = estimate_tokens(self._task.question + "".join(self._notes), self._chars_per_token)
+        per_token = self._s.llm.chars_per_token
+        base = estimate_tokens(self._task.question + "".join(self._notes), per_token)
         for batch in batches(urls, rs.batch_sizes, rs.max_sources):
             prompt = base + sum(doc_tokens)
             decision = gate(
@@ -306,10 +312,6 @@ class Researcher:
         if first:  # no batch at all: the handshake still says what siblings hold
             await self._claim(urls, [], first)
         return docs
-
-    @property
-    def _chars_per_token(self) -> float:
-        return self._s.llm.chars_per_token
 
     async def _read(self, url: str, claim: Claim, defer: bool = False) -> FetchedDoc | None:
         if claim.status == "cached" and claim.doc is not None:
@@ -374,8 +376,7 @@ class Researcher:
                 topic_coverage=round(check.topic_coverage, 3),
                 off_topic=check.off_topic,
             )
-        kept = list(check.kept)
-        # nothing kept: the evaluator sees a gap
+        kept = list(check.kept)  # nothing kept: the evaluator sees a gap
         quotes = [ev.quote for f in kept for ev in f.evidence]
         summary = unsourced.vet_summary(draft.summary, self._task.question, quotes) if kept else ""
         cited_urls = {u for f in kept for u in f.citations}

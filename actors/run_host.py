@@ -35,6 +35,7 @@ from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContex
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
+from deepresearch.policies import partial_pace
 from deepresearch.policies.crew_dispatch import Ticket, pick_researcher
 from deepresearch.schemas import (
     Evaluation,
@@ -116,11 +117,19 @@ class CrewMember:
     """One crew researcher serving one of this run's sub-tasks (a ``ResearcherPort``); which
     researcher is decided when the host's ``Load`` gives the sub-task a slot."""
 
-    def __init__(self, researchers: Sequence[Any], handed: int, context: RunContext, load: Load):
+    def __init__(
+        self,
+        researchers: Sequence[Any],
+        handed: int,
+        context: RunContext,
+        load: Load,
+        log: EventLog,
+    ) -> None:
         self._researchers = researchers
         self._handed = handed
         self._context = context
         self._load = load
+        self._log = log
         self._subtask = ""
         self.handle: Any = None
 
@@ -134,9 +143,12 @@ class CrewMember:
             if index in self._load.replaced:  # Ray resubmits the probe once it is back
                 await self.handle.pid.options(max_task_retries=-1).remote()
                 self._load.replaced.discard(index)
-            ref = self.handle.run.remote(self._context, subtask, list(notes))
+            ref = self.handle.run_holding_tail.remote(self._context, subtask, list(notes))
             try:
-                report: ResearcherReport = await ref
+                report: ResearcherReport
+                report, tail = await ref
+                if tail:  # after everything the researcher sent, before the report is seen
+                    await self._log.append_many(tail)
                 return report
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
@@ -202,14 +214,17 @@ class CrewSpawner:
     """Hands each sub-task to the crew through the host's ``Load`` (a slot on the least busy
     researcher, in the order ``policies.crew_dispatch`` serves); nothing to start or stop."""
 
-    def __init__(self, researchers: Sequence[Any], context: RunContext, load: Load) -> None:
+    def __init__(
+        self, researchers: Sequence[Any], context: RunContext, load: Load, log: EventLog
+    ) -> None:
         self._researchers = list(researchers)
         self._context = context
         self._load = load
+        self._log = log
         self._handed = 0
 
     def acquire(self) -> CrewMember:
-        member = CrewMember(self._researchers, self._handed, self._context, self._load)
+        member = CrewMember(self._researchers, self._handed, self._context, self._load, self._log)
         self._handed += 1
         return member
 
@@ -273,10 +288,11 @@ class RunHost:
             request,
             LocalSink(events),
             self._models.get(context),
-            CrewSpawner(spec.researchers, context, self._load),
+            CrewSpawner(spec.researchers, context, self._load, events),
             evaluator,
             spec.resume,
             spec.follow_up,
+            progress_pace=lambda: partial_pace.interval(len(self._runs)),
         )
         self._runs[run_id] = HostedRun(spec, events, pool, docs, coordinator)
         for kind, text in spec.warnings:

@@ -44,6 +44,26 @@ async def test_events_go_out_in_order_and_a_burst_during_a_send_goes_in_one_call
     assert sink.batches == [["a"], ["b", "c", "d"]]
 
 
+async def test_a_held_tail_is_what_no_send_took_and_everything_before_it_has_landed() -> None:
+    """A researcher's last events ride back with its report: ``flush_holding_tail`` waits for
+    the burst in flight and returns the events posted after it, unsent, in order."""
+    sink = BatchRecorder()
+    sink.gate.clear()
+    out = Background(sink)
+    out.post("a", {})
+    await asyncio.sleep(0)  # "a" is in flight, held by the gate
+    out.post("b", {})
+    out.post("c", {})
+    holding = asyncio.ensure_future(out.flush_holding_tail())
+    await asyncio.sleep(0)
+    assert not holding.done()  # "a" has not landed yet
+    sink.gate.set()
+    assert [t for t, _ in await holding] == ["b", "c"]
+    assert sink.batches == [["a"]]  # the tail never went out on its own
+    await out.flush()
+    assert sink.batches == [["a"]]
+
+
 async def test_emit_returns_before_the_sink_has_the_event() -> None:
     inner = ListSink()
     out = Background(inner)
