@@ -89,10 +89,12 @@ def warm(settings: Settings) -> None:
     carried = (*handles.hosts, handles.gateway)  # a run's context carries these: decoded now
     ready = [m.ready.remote(opened, carried) for m in (*handles.researchers, handles.gateway)]
     ready.append(handles.evaluator.ready.remote(carried))
+    spec = (*handles.researchers, handles.evaluator, handles.gateway)  # and a run's spec these
+    ready += [h.ready.remote(spec) for h in handles.hosts]
     if opened.corpus.path is not None:  # not built yet: the first run builds it
         with contextlib.suppress(DeepResearchError):
             assembly.corpus_index(opened)
-    ray.get([*ready, *(m.held.remote() for m in handles.hosts)])
+    ray.get(ready)
 
 
 def _join(settings: Settings, *, detached: bool, evaluator: bool, ledger: bool) -> CrewHandles:

@@ -386,3 +386,7 @@ class RunHost:
 
     async def held(self) -> list[str]:
         return sorted(self._runs)
+
+    async def ready(self, crew: Sequence[Any] = ()) -> None:
+        """Nothing to open: receiving ``crew`` decoded the handles a run's spec carries (the
+        first decoding of a class's handle loads that class here, for a second of a first run)."""
