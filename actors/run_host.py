@@ -137,7 +137,8 @@ class CrewMember:
         import ray
 
         self._subtask = subtask.id
-        index = await self._load.take(self._handed, len(self._researchers))
+        researchers = len(self._researchers)
+        index = await self._load.take(self._handed, researchers)
         self.handle = self._researchers[index]
         try:
             if index in self._load.replaced:  # Ray resubmits the probe once it is back
@@ -147,9 +148,6 @@ class CrewMember:
             try:
                 report: ResearcherReport
                 report, tail = await ref
-                if tail:  # after everything the researcher sent, before the report is seen
-                    await self._log.append_many(tail)
-                return report
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
                     ray.cancel(ref)
@@ -158,8 +156,11 @@ class CrewMember:
             if crashed(exc):  # its next sub-task waits until Ray has replaced it
                 self._load.replaced.add(index)
             raise
-        finally:
-            self._load.give(index, len(self._researchers))
+        finally:  # the researcher is done with it: the next sub-task need not wait for the log
+            self._load.give(index, researchers)
+        if tail:  # after everything the researcher sent, before the report is seen
+            await self._log.append_many(tail)
+        return report
 
     async def steer(self, note: str) -> None:
         """A note for the sub-task once a researcher serves it (before that, nobody to tell)."""
