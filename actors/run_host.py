@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from deepresearch.actors.background import Background
 from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.event_log import EventLog
 from deepresearch.actors.hosted import RunModels
@@ -94,16 +95,20 @@ class LocalSink:
 
 
 class LogDocs:
-    """The pool's ``DocSink``: texts go to the run's ``docs.jsonl`` without holding up a claim."""
+    """The pool's ``DocSink``: texts go to the run's ``docs.jsonl`` without holding up a claim,
+    one batch after another in the background (each written in a worker thread)."""
 
     def __init__(self, events: EventLog) -> None:
         self._log = events
-        self.pending: set[asyncio.Task[None]] = set()
+        self._out = Background(LocalSink(events))
 
     def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
-        task = asyncio.get_running_loop().create_task(self._log.append_docs(list(docs)))
-        self.pending.add(task)
-        task.add_done_callback(self.pending.discard)
+        self._out.submit(self._log.append_docs(list(docs)), "docs")
+
+    async def flush(self) -> None:
+        """Every batch saved so far is written (or failed: a follow-up only loses out)."""
+        with contextlib.suppress(Exception):
+            await self._out.flush()
 
 
 def crashed(exc: BaseException) -> bool:
@@ -376,8 +381,7 @@ class RunHost:
         if run.task is not None and not run.task.done():
             run.task.cancel()
             await asyncio.wait([run.task], timeout=60)
-        if run.docs.pending:
-            await asyncio.wait(list(run.docs.pending), timeout=60)
+        await asyncio.wait([asyncio.ensure_future(run.docs.flush())], timeout=60)
         self._runs.pop(run_id, None)
         self._models.release(run_id)
         await run.events.close()

@@ -15,6 +15,7 @@ from pydantic import JsonValue
 
 from deepresearch.actors.background import Background
 from deepresearch.actors.event_log import EventLog, ListSink
+from deepresearch.schemas import FetchedDoc
 
 
 class BatchRecorder(ListSink):
@@ -189,6 +190,29 @@ async def test_one_logs_stalled_disk_does_not_hold_up_another_log_on_the_loop(
     assert not pending.done() and await slow.last_seq() == 0 and await slow.events() == []
     stalled.set()
     assert await pending == 1 and [e.type for e in await slow.events()] == ["x"]
+
+
+async def test_a_stalled_documents_write_does_not_hold_up_the_loop(tmp_path: Path) -> None:
+    """Page texts kept for follow-ups are written in a worker thread: a write stuck on the
+    disk leaves the run host's loop (every run's claims and events) free."""
+    (tmp_path / "a").mkdir()
+    log, stalled = EventLog(str(tmp_path / "a"), "a"), threading.Event()
+    write, writers = log._dir.append_doc, []
+
+    def stuck(doc: Any) -> None:
+        writers.append(threading.get_ident())
+        stalled.wait(2)  # the old code blocked the loop right here
+        write(doc)
+
+    log._dir.append_doc = stuck  # type: ignore[method-assign]
+    doc = FetchedDoc(url="https://x.example/", title="t", location="l", text="page text")
+    pending = asyncio.create_task(log.append_docs([doc]))
+    await asyncio.sleep(0)
+    assert await asyncio.wait_for(log.append("y"), 5) == 1  # served while the write is stuck
+    stalled.set()
+    await pending
+    assert "page text" in (tmp_path / "a" / "docs.jsonl").read_text()
+    assert writers and threading.get_ident() not in writers  # never on the loop's thread
 
 
 async def test_a_superseded_checkpoint_is_taken_at_once_then_closed_unsent() -> None:
