@@ -43,6 +43,7 @@ from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import Claim, FetchedDoc, ResearcherReport, SearchHit, SubTask, Usage
 
 Held = tuple[ResearcherReport, list[Pending]]  # a report and the events it came ahead of
+EVENT_GATHER_S = 0.1  # events go out in bursts this far apart, not a round trip per step
 
 
 class Researcher:
@@ -60,7 +61,7 @@ class Researcher:
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
-        self._out = Background(sink)  # events and pool stores never wait for a round trip
+        self._out = Background(sink, EVENT_GATHER_S)  # nothing waits for a round trip
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -185,8 +186,7 @@ class Researcher:
             try:
                 hits = await self._search(query)
                 budget -= 1
-                # Nothing relevant came back: try broader variants, keeping a call for each
-                # planned query left.
+                # Nothing relevant came back: broader variants, keeping a call per query left.
                 spare = budget - (len(queries) - i - 1)
                 empty = not self._relevant(hits)
                 variants = reformulate(query, max_variants=spare) if empty and spare > 0 else []

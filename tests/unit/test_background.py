@@ -65,6 +65,28 @@ async def test_a_held_tail_is_what_no_send_took_and_everything_before_it_has_lan
     assert sink.batches == [["a"]]
 
 
+async def test_events_within_the_gather_window_go_in_one_call_and_a_flush_cuts_it_short() -> None:
+    """A crew researcher's events go to the run host in bursts (one call per window, not per
+    step), and nothing that waits for them (a flush, the end of a sub-task) waits out the window."""
+    sink = BatchRecorder()
+    out = Background(sink, gather_s=30.0)  # a window no test waits out
+    out.post("a", {})
+    await asyncio.sleep(0)
+    out.post("b", {})
+    await asyncio.sleep(0)
+    assert sink.batches == []  # still gathering
+    await asyncio.wait_for(out.flush(), 5)
+    assert sink.batches == [["a", "b"]]
+    out.post("c", {})
+    await asyncio.wait_for(out.flush(), 5)
+    assert sink.batches == [["a", "b"], ["c"]]
+    held = Background(sink, gather_s=30.0)
+    held.post("d", {})
+    await asyncio.sleep(0)
+    tail = await asyncio.wait_for(held.flush_holding_tail(), 5)
+    assert [t for t, _ in tail] == ["d"] and sink.batches == [["a", "b"], ["c"]]
+
+
 async def test_emit_returns_before_the_sink_has_the_event() -> None:
     inner = ListSink()
     out = Background(inner)
