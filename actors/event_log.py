@@ -143,8 +143,13 @@ class EventLog:
             kept.append(doc)
         if not kept:
             return
+
+        def write() -> None:
+            for kept_doc in kept:
+                self._dir.append_doc(kept_doc)
+
         try:
-            await asyncio.to_thread(lambda: [self._dir.append_doc(d) for d in kept])
+            await asyncio.to_thread(write)
         except StorageError as exc:  # only later follow-ups lose out: this run goes on
             self._docs_stopped = True
             await self.append("docs_write_failed", {"error": exc.reason})
