@@ -98,7 +98,8 @@ class Background:
         self._lanes: dict[str, _Lane] = {}
         self._events: list[Pending] = []
         self._send_waiting = False
-        # A send waits this long for more events to join it (``flush`` cuts the wait short).
+        # A send after the first waits this long for more events to join it (``flush`` cuts the
+        # wait short): a sub-task's start is seen at once, its progress in bursts.
         self._gather_s = gather_s
         self._hurry: asyncio.Event | None = None
 
@@ -115,10 +116,11 @@ class Background:
             self._lane("events").push(self._send)
 
     async def _send(self) -> None:
-        if self._gather_s > 0:
-            self._hurry = self._hurry or asyncio.Event()
+        if self._gather_s > 0 and self._hurry is not None:  # the first send goes at once
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._hurry.wait(), self._gather_s)
+        elif self._gather_s > 0:
+            self._hurry = asyncio.Event()
         batch, self._events, self._send_waiting = self._events, [], False
         if not batch:  # taken by ``flush_holding_tail``
             return

@@ -70,21 +70,26 @@ async def test_events_within_the_gather_window_go_in_one_call_and_a_flush_cuts_i
     step), and nothing that waits for them (a flush, the end of a sub-task) waits out the window."""
     sink = BatchRecorder()
     out = Background(sink, gather_s=30.0)  # a window no test waits out
+    out.post("started", {})
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert sink.batches == [["started"]]  # the first send goes at once
     out.post("a", {})
     await asyncio.sleep(0)
     out.post("b", {})
     await asyncio.sleep(0)
-    assert sink.batches == []  # still gathering
+    assert sink.batches == [["started"]]  # the next ones gather
     await asyncio.wait_for(out.flush(), 5)
-    assert sink.batches == [["a", "b"]]
+    assert sink.batches == [["started"], ["a", "b"]]
     out.post("c", {})
     await asyncio.wait_for(out.flush(), 5)
-    assert sink.batches == [["a", "b"], ["c"]]
+    assert sink.batches == [["started"], ["a", "b"], ["c"]]
     held = Background(sink, gather_s=30.0)
     held.post("d", {})
     await asyncio.sleep(0)
+    held.post("e", {})
     tail = await asyncio.wait_for(held.flush_holding_tail(), 5)
-    assert [t for t, _ in tail] == ["d"] and sink.batches == [["a", "b"], ["c"]]
+    assert [t for t, _ in tail] == ["e"] and sink.batches[-1] == ["d"]
 
 
 async def test_emit_returns_before_the_sink_has_the_event() -> None:
