@@ -36,7 +36,7 @@ from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContex
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
-from deepresearch.policies import partial_pace
+from deepresearch.policies import crew_dispatch, partial_pace
 from deepresearch.policies.crew_dispatch import Ticket, pick_researcher
 from deepresearch.schemas import (
     Evaluation,
@@ -125,13 +125,13 @@ class CrewMember:
     def __init__(
         self,
         researchers: Sequence[Any],
-        handed: int,
+        rank: int,
         context: RunContext,
         load: Load,
         log: EventLog,
     ) -> None:
         self._researchers = researchers
-        self._handed = handed
+        self._rank = rank  # ``policies.crew_dispatch.rank``
         self._context = context
         self._load = load
         self._log = log
@@ -143,7 +143,7 @@ class CrewMember:
 
         self._subtask = subtask.id
         researchers = len(self._researchers)
-        index = await self._load.take(self._handed, researchers)
+        index = await self._load.take(self._rank, researchers)
         self.handle = self._researchers[index]
         try:
             if index in self._load.replaced:  # Ray resubmits the probe once it is back
@@ -187,13 +187,13 @@ class Load:
     def _free(self, researchers: int) -> int | None:
         return pick_researcher(self.busy, self.replaced, researchers, self.capacity)
 
-    async def take(self, handed: int, researchers: int) -> int:
-        """A slot for a sub-task whose run handed out ``handed`` before it: the researcher's
+    async def take(self, rank: int, researchers: int) -> int:
+        """A slot for a sub-task of ``rank`` (``crew_dispatch.rank``): the researcher's
         index, once one has room and no sub-task served before it waits."""
         index = None if self._waiting else self._free(researchers)
         if index is None:
             slot: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-            heapq.heappush(self._waiting, (Ticket(handed, next(self._seq)), slot))
+            heapq.heappush(self._waiting, (Ticket(rank, next(self._seq)), slot))
             try:
                 return await slot
             except asyncio.CancelledError:
@@ -230,7 +230,8 @@ class CrewSpawner:
         self._handed = 0
 
     def acquire(self) -> CrewMember:
-        member = CrewMember(self._researchers, self._handed, self._context, self._load, self._log)
+        rank = crew_dispatch.rank(self._handed, self._context.settings.deep.max_parallel)
+        member = CrewMember(self._researchers, rank, self._context, self._load, self._log)
         self._handed += 1
         return member
 

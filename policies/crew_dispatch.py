@@ -5,9 +5,12 @@ Ray's queue at one researcher, first come first served, so a run whose sub-tasks
 busier researcher's queue waits while another researcher has room, and a run's later sub-tasks
 queue behind every run's first ones only by the accident of when they were sent. The run host
 keeps the waiting sub-tasks itself instead and hands one to a researcher only when it has a free
-slot: the one whose run has had the fewest sub-tasks handed out so far (each run gets its share
-of the crew, and a run that just arrived is not stuck behind older runs' later sub-tasks), in
-arrival order among equals; the researcher is the least busy one (one being replaced last).
+slot: a run's first ``deep.max_parallel`` sub-tasks (its opening fan-out) before any run's later
+ones, the run that has had the fewest handed out first, so a run that just arrived gets going at
+once instead of waiting behind older runs' later sub-tasks; later sub-tasks first come, first
+served, so runs finish in the order they got going, not all at once (32 runs ending together
+queued 32 evaluations and reports on the same processes). The researcher is the least busy one
+(one being replaced last).
 """
 
 from __future__ import annotations
@@ -21,8 +24,14 @@ from dataclasses import dataclass
 class Ticket:
     """A sub-task waiting for a slot; tickets order as they are served."""
 
-    handed: int  # sub-tasks its run had handed to the crew before this one
+    rank: int  # ``rank``: its place in its run's opening fan-out, or after all of them
     seq: int  # arrival order among the host's waiting sub-tasks
+
+
+def rank(handed: int, fan_out: int) -> int:
+    """A sub-task's rank from the number its run handed out before it: the opening fan-out's
+    in turn across runs, every later one alike (first come, first served)."""
+    return min(handed, max(1, fan_out))
 
 
 def pick_researcher(

@@ -12,7 +12,7 @@ from deepresearch.actors.event_log import EventLog
 from deepresearch.actors.run_context import RunContext
 from deepresearch.actors.run_host import CrewSpawner, Load
 from deepresearch.config.settings import load_settings
-from deepresearch.policies.crew_dispatch import Ticket, pick_researcher
+from deepresearch.policies.crew_dispatch import Ticket, pick_researcher, rank
 from deepresearch.schemas import ResearcherReport, SubTask
 
 
@@ -21,7 +21,17 @@ def test_the_least_busy_researcher_with_room_serves_next_and_a_replaced_one_last
     assert pick_researcher({0: 2, 1: 2}, set(), 2, capacity=2) is None  # every slot taken
     assert pick_researcher({0: 0, 1: 1}, {0}, 2, capacity=2) == 1  # 0 is being replaced
     assert pick_researcher({0: 5, 1: 9}, set(), 2, capacity=0) == 0  # no limit: least busy
-    assert Ticket(0, 9) < Ticket(1, 0)  # fewest handed out first, then arrival
+    assert Ticket(0, 9) < Ticket(1, 0)  # lowest rank first, then arrival
+
+
+def test_a_runs_opening_fan_out_goes_in_turn_across_runs_and_later_sub_tasks_in_arrival_order() -> (
+    None
+):
+    """With 3 in parallel, a run's first three sub-tasks rank 0, 1, 2 (every run's first
+    before any run's second); the fourth and later all rank 3: served as they came, so the run
+    whose opening finished first goes on first and runs do not all end at once."""
+    assert [rank(handed, 3) for handed in range(6)] == [0, 1, 2, 3, 3, 3]
+    assert rank(5, 0) == rank(5, 1) == 1  # one at a time: the first, then the rest as they come
 
 
 class FakeResearcher:
