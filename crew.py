@@ -12,6 +12,7 @@ retries the sub-tasks it was serving once, as for any crashed researcher.
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -71,11 +72,14 @@ def join(
 
 def warm(settings: Settings) -> None:
     """Create the crew's processes now and wait until they answer, with the corpus index of
-    ``settings`` open in those that search or read it: a service does this before it listens,
-    so no request pays for starting them (nothing to do without Ray)."""
+    ``settings`` open in those that search or read it, and in this process (``driver.prepare``
+    opens it for every run): a service does this before it listens, so no request pays for
+    starting them or loading the index (nothing to do without Ray)."""
     import ray
 
+    from deepresearch import assembly
     from deepresearch.driver import run_settings
+    from deepresearch.errors import DeepResearchError
 
     if not ray.is_initialized():
         return
@@ -85,7 +89,12 @@ def warm(settings: Settings) -> None:
     carried = (*handles.hosts, handles.gateway)  # a run's context carries these: decoded now
     ready = [m.ready.remote(opened, carried) for m in (*handles.researchers, handles.gateway)]
     ready.append(handles.evaluator.ready.remote(carried))
-    ray.get([*ready, *(m.held.remote() for m in handles.hosts)])
+    spec = (*handles.researchers, handles.evaluator, handles.gateway)  # and a run's spec these
+    ready += [h.ready.remote(spec) for h in handles.hosts]
+    if opened.corpus.path is not None:  # not built yet: the first run builds it
+        with contextlib.suppress(DeepResearchError):
+            assembly.corpus_index(opened)
+    ray.get(ready)
 
 
 def _join(settings: Settings, *, detached: bool, evaluator: bool, ledger: bool) -> CrewHandles:

@@ -6,20 +6,21 @@ researchers. None of that may hold up the next search or the next step, so ``Bac
 each at once and performs it on a task of its own, one lane per kind of call:
 
 - events (``post``, or ``emit`` as an ``EventSink``) go out in emit order; those that pile up while
-  a send is in flight go in one call (``emit_many`` when the sink has it). The EventLog stamps
-  them as they arrive, so ``seq`` and ``ts`` in ``events.jsonl`` agree;
+  a send is in flight (or within ``gather_s`` of the first) go in one call (``emit_many`` when
+  the sink has it). The EventLog stamps them as they arrive, so ``seq`` and ``ts`` agree;
 - ``submit(call, lane)``: calls whose answer nobody needs, one after another in their lane;
 - ``replace(key, make)``: writes where only the newest matters (a checkpoint, the progress file).
   A newer one replaces one still waiting with the same key (it holds everything the older one
   held), and ``make`` runs only when its turn comes, so a superseded write costs nothing.
 
 ``check`` raises the first failure so far; ``flush`` waits until everything made so far has
-landed, then does the same. An actor killed meanwhile leaves a prefix of what it sent, never a gap.
+landed, then does the same (``flush_holding_tail``: but the events not sent yet are returned). An actor killed meanwhile leaves a prefix of what it sent, never a gap.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, cast, runtime_checkable
@@ -91,12 +92,16 @@ class _Lane:
 
 
 class Background:
-    def __init__(self, sink: EventSink) -> None:
+    def __init__(self, sink: EventSink, gather_s: float = 0.0) -> None:
         self._sink = sink
         self._batch = isinstance(sink, BatchSink)  # a protocol check is slow: once per sink
         self._lanes: dict[str, _Lane] = {}
         self._events: list[Pending] = []
         self._send_waiting = False
+        # A send after the first waits this long for more events to join it (``flush`` cuts the
+        # wait short): a sub-task's start is seen at once, its progress in bursts.
+        self._gather_s = gather_s
+        self._hurry: asyncio.Event | None = None
 
     def _lane(self, name: str) -> _Lane:
         return self._lanes.setdefault(name, _Lane())
@@ -111,7 +116,14 @@ class Background:
             self._lane("events").push(self._send)
 
     async def _send(self) -> None:
+        if self._gather_s > 0 and self._hurry is not None:  # the first send goes at once
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._hurry.wait(), self._gather_s)
+        elif self._gather_s > 0:
+            self._hurry = asyncio.Event()
         batch, self._events, self._send_waiting = self._events, [], False
+        if not batch:  # taken by ``flush_holding_tail``
+            return
         if self._batch:
             await cast(BatchSink, self._sink).emit_many(batch)
         else:
@@ -150,8 +162,18 @@ class Background:
             if error is not None:
                 raise error
 
+    async def flush_holding_tail(self) -> list[Pending]:
+        """``flush``, except for the events no send has taken yet: they are returned instead, to
+        travel with the caller's answer; its receiver appends them, after everything flushed
+        here (one round trip fewer at the end of a sub-task)."""
+        tail, self._events = self._events, []
+        await self.flush()
+        return tail
+
     async def flush(self) -> None:
         """Wait until everything made so far has landed; then ``check``."""
+        if self._hurry is not None:
+            self._hurry.set()  # from now on, sends go at once
         while any(lane.busy for lane in self._lanes.values()):
             for lane in list(self._lanes.values()):
                 await lane.drain()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from deepresearch import planning, schemas
@@ -42,6 +42,7 @@ class Coordinator:
         resume: dict[str, Any] | None = None,
         follow_up: FollowUpSeed | None = None,
         prior: Mapping[str, schemas.PriorWork] | None = None,
+        progress_pace: Callable[[], float] | None = None,  # ``ProgressFile``'s pace
     ) -> None:
         self._resume = resume
         self._prior = dict(prior or {})  # what unfinished sub-tasks had done before a resume
@@ -65,7 +66,9 @@ class Coordinator:
         self._result: RunResult | None = None
         self._saved: lc.LifecycleState | None = None  # the state last checkpointed
         min_support = settings.verify.min_support
-        self._partial = ProgressFile(request.query, self._ordered, min_support, self._sink, sink)
+        self._partial = ProgressFile(
+            request.query, self._ordered, min_support, self._sink, sink, every_s=progress_pace
+        )
         deep_mode = request.mode == "deep"
         self._writer = ReportWriter(
             settings, self._question, deep_mode, self._sink, llm, self._account, self._charge
@@ -243,7 +246,7 @@ class Coordinator:
 
         async def work() -> None:
             """One researcher run; its outcome (and whether its process died) goes to the reducer."""
-            report, crashed = _failed(subtask, "cancelled"), False
+            report, crashed = synthesis.failed_report(subtask, "cancelled"), False
             researcher = self._spawner.acquire()
             self._current[subtask.id] = researcher
             healthy = False
@@ -262,7 +265,7 @@ class Coordinator:
                     "researcher_failed",
                     {"subtask": subtask.id, "error": reason, "crashed": crashed},
                 )
-                report = _failed(subtask, reason)
+                report = synthesis.failed_report(subtask, reason)
             finally:
                 self._spawner.release(researcher, healthy)
             self._running.pop(subtask.id, None)
@@ -385,12 +388,6 @@ class Coordinator:
             reason="" if report.status == "completed" else report.answer.split("\n", 1)[0],
             limited_by=limited_by,
         )
-
-
-def _failed(subtask: SubTask, reason: str) -> ResearcherReport:
-    return ResearcherReport(
-        subtask_id=subtask.id, question=subtask.question, status="failed", error=reason
-    )
 
 
 async def _steer(researcher: ResearcherPort, note: str) -> None:

@@ -117,30 +117,40 @@ class EventLog:
             self._writing = asyncio.Lock()
         return self._writing
 
-    async def append_docs(self, docs: list[FetchedDoc]) -> None:
-        """``append_doc`` for each, in order (the pool sends a scraping batch's texts at once)."""
-        for doc in docs:
-            await self.append_doc(doc)
-
     async def append_doc(self, doc: FetchedDoc) -> None:
-        """Keep a read document for a later follow-up run (``docs.jsonl``), within the caps.
+        await self.append_docs([doc])
 
-        Called fire-and-forget by the UrlPool; page text never goes into ``events.jsonl``."""
-        if not keep_for_follow_up(doc):
-            return
+    async def append_docs(self, docs: list[FetchedDoc]) -> None:
+        """Keep read documents for a later follow-up run (``docs.jsonl``), within the caps.
+
+        Called by the UrlPool's sink one batch at a time (``LogDocs``); page text never goes
+        into ``events.jsonl``. The writing runs in a worker thread: the run host's loop serves
+        every run it holds, and a page's JSON line is kilobytes to encode and write."""
         per_doc, total = self._doc_caps
-        allowed = doc_allowance(self._doc_chars, len(doc.text), per_doc, total)
-        if self._docs_stopped:
+        kept: list[FetchedDoc] = []
+        for doc in docs:
+            if self._docs_stopped:
+                break
+            if not keep_for_follow_up(doc):
+                continue
+            allowed = doc_allowance(self._doc_chars, len(doc.text), per_doc, total)
+            if allowed <= 0:  # the run's cap is used up: say so once
+                self._docs_stopped = True
+                await self.append("docs_cap_reached", {"total_chars": total})
+                break
+            if allowed < len(doc.text):
+                doc = doc.model_copy(update={"text": doc.text[:allowed]})
+            self._doc_chars += allowed
+            kept.append(doc)
+        if not kept:
             return
-        if allowed <= 0:  # the run's cap is used up: say so once
-            self._docs_stopped = True
-            await self.append("docs_cap_reached", {"total_chars": total})
-            return
-        if allowed < len(doc.text):
-            doc = doc.model_copy(update={"text": doc.text[:allowed]})
-        self._doc_chars += allowed
+
+        def write() -> None:
+            for kept_doc in kept:
+                self._dir.append_doc(kept_doc)
+
         try:
-            self._dir.append_doc(doc)
+            await asyncio.to_thread(write)
         except StorageError as exc:  # only later follow-ups lose out: this run goes on
             self._docs_stopped = True
             await self.append("docs_write_failed", {"error": exc.reason})

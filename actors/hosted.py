@@ -23,6 +23,7 @@ from typing import Any
 
 from deepresearch import assembly
 from deepresearch.actors import run_context
+from deepresearch.actors.background import Pending
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.run_context import (
@@ -124,6 +125,28 @@ class CrewResearcher:
         notes: Sequence[str] = (),
         prior: PriorWork | None = None,
     ) -> ResearcherReport:
+        report, _ = await self._serve(context, subtask, notes, prior, False)
+        return report
+
+    async def run_holding_tail(
+        self,
+        context: RunContext,
+        subtask: SubTask,
+        notes: Sequence[str] = (),
+        prior: PriorWork | None = None,
+    ) -> tuple[ResearcherReport, list[Pending]]:
+        """``run``; the sub-task's last events come back with its report (``Researcher``): the
+        run host appends them, so the report waits for no round trip to the host."""
+        return await self._serve(context, subtask, notes, prior, True)
+
+    async def _serve(
+        self,
+        context: RunContext,
+        subtask: SubTask,
+        notes: Sequence[str],
+        prior: PriorWork | None,
+        hold_tail: bool,
+    ) -> tuple[ResearcherReport, list[Pending]]:
         researcher = Researcher(
             context.settings,
             RunGateway(context),
@@ -135,7 +158,9 @@ class CrewResearcher:
         key = (context.run_id, subtask.id)
         self._live[key] = researcher
         try:
-            return await researcher.run(subtask, notes, prior)
+            if hold_tail:
+                return await researcher.run_holding_tail(subtask, notes, prior)
+            return await researcher.run(subtask, notes, prior), []
         finally:
             if self._live.get(key) is researcher:
                 del self._live[key]

@@ -29,8 +29,10 @@ class ProgressFile:
         sink: Background,
         log: EventSink,
         clock: Callable[[], float] = time.monotonic,
+        every_s: Callable[[], float] | None = None,
     ) -> None:
         self._query = query
+        self._every_s = every_s or (lambda: partial_pace.EVERY_S)  # ``partial_pace.interval``
         self._reports = reports
         self._min_support = min_support
         self._sink = sink  # events and the render's turn (newest wins)
@@ -42,7 +44,8 @@ class ProgressFile:
     def changed(self, last: bool = False) -> None:
         """A researcher finished (``last``: none is left running): render now, or when the
         interval since the last render ends."""
-        self._pace, delay = partial_pace.finished(self._pace, self._clock(), last=last)
+        now, every_s = self._clock(), self._every_s()
+        self._pace, delay = partial_pace.finished(self._pace, now, every_s, last=last)
         if delay == 0:
             if self._timer is not None:  # this render shows what the due one would have
                 self._timer.cancel()

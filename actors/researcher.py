@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from deepresearch import runtime
-from deepresearch.actors.background import Background
+from deepresearch.actors.background import Background, Pending
 from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.actors.scraping import Scraping
@@ -56,6 +56,9 @@ from deepresearch.schemas import (
     Usage,
 )
 
+Held = tuple[ResearcherReport, list[Pending]]  # a report and the events it came ahead of
+EVENT_GATHER_S = 0.1  # events go out in bursts this far apart, not a round trip per step
+
 
 class Researcher(Scraping):
     def __init__(
@@ -72,8 +75,7 @@ class Researcher(Scraping):
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
-        # Events and pool stores never wait for a round trip.
-        self._out = Background(sink)
+        self._out = Background(sink, EVENT_GATHER_S)  # nothing waits for a round trip
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -120,9 +122,6 @@ class Researcher(Scraping):
         queries, so a run's searches do not depend on which sibling happened to finish first)."""
         self._steering.append(note)
 
-    async def pid(self) -> int:
-        return os.getpid()
-
     # ------------------------------------------------------------------ the run
 
     async def run(
@@ -130,6 +129,16 @@ class Researcher(Scraping):
     ) -> ResearcherReport:
         """The sub-task's report; every event it emitted is in the log by the time it returns.
         ``prior``: what this sub-task had done before its run was interrupted (a resume)."""
+        report, tail = await self.run_holding_tail(subtask, notes, prior)
+        for type, payload in tail:
+            await self._sink.emit(type, payload)
+        return report
+
+    async def run_holding_tail(
+        self, subtask: SubTask, notes: Sequence[str] = (), prior: PriorWork | None = None
+    ) -> Held:
+        """``run``, but the events not sent when the report is ready come back with it: the
+        caller appends them before anyone sees the report (a round trip fewer)."""
         self._start(subtask, notes, prior)
         try:
             report = await self._run(subtask)
@@ -137,8 +146,7 @@ class Researcher(Scraping):
             with contextlib.suppress(Exception):  # the original error is the one to report
                 await self._out.flush()
             raise
-        await self._out.flush()
-        return report
+        return report, await self._out.flush_holding_tail()
 
     async def _run(self, subtask: SubTask) -> ResearcherReport:
         self._emit(
@@ -228,8 +236,7 @@ class Researcher(Scraping):
             try:
                 hits = await self._search(query)
                 budget -= 1
-                # Nothing relevant came back: try broader variants, keeping a call for each
-                # planned query left.
+                # Nothing relevant came back: broader variants, keeping a call per query left.
                 spare = budget - (len(queries) - i - 1)
                 empty = not self._relevant(hits)
                 variants = reformulate(query, max_variants=spare) if empty and spare > 0 else []
@@ -324,8 +331,7 @@ class Researcher(Scraping):
                 topic_coverage=round(check.topic_coverage, 3),
                 off_topic=check.off_topic,
             )
-        kept = list(check.kept)
-        # nothing kept: the evaluator sees a gap
+        kept = list(check.kept)  # nothing kept: the evaluator sees a gap
         quotes = [ev.quote for f in kept for ev in f.evidence]
         summary = unsourced.vet_summary(draft.summary, self._task.question, quotes) if kept else ""
         cited_urls = {u for f in kept for u in f.citations}

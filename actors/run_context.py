@@ -62,34 +62,48 @@ class RunContext:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A context goes with every crew call: its settings, keys and crew handles travel as
-        bytes pickled once per context, and a receiver decodes a run's bytes once (``_revive``).
-        Decoding a Ray actor handle costs about a millisecond (the core worker registers it),
-        twice per search otherwise."""
-        blob = self.__dict__.get("_blob")
-        if blob is None:
-            kept = (self.settings, self.keys, self.search_keys, self.host, self.gateway)
-            blob = pickle.dumps((*kept, self.ledger))
-            object.__setattr__(self, "_blob", blob)
-        return (_revive, (self.run_id, blob, self.llm))
+        bytes pickled once per context, and a receiver decodes a run's bytes once (``_revive``),
+        the crew's handles (the same for every run) once per process. Decoding a Ray actor
+        handle costs about a millisecond (the core worker registers it), twice per search
+        otherwise, and three per run and crew process."""
+        blobs = self.__dict__.get("_blob")
+        if blobs is None:
+            run = pickle.dumps((self.settings, self.keys, self.search_keys))
+            blobs = (run, pickle.dumps((self.host, self.gateway, self.ledger)))
+            object.__setattr__(self, "_blob", blobs)
+        return (_revive, (self.run_id, *blobs, self.llm))
 
 
 KEPT_CONTEXTS = 512  # decoded contexts a process keeps at most
-_decoded: dict[str, tuple[bytes, RunContext]] = {}  # by run id, until forget
+KEPT_CREWS = 8  # decoded crew handles (host, gateway, ledger) a process keeps at most
+_decoded: dict[str, tuple[tuple[bytes, bytes], RunContext]] = {}  # by run id, until forget
+_crews: dict[bytes, tuple[Any, Any, Any]] = {}  # by their bytes: every run of a crew shares them
 
 
-def _revive(run_id: str, blob: bytes, llm: LLMProvider | None) -> RunContext:
+def _crew_handles(blob: bytes) -> tuple[Any, Any, Any]:
+    handles = _crews.get(blob)
+    if handles is None:
+        handles = _crews[blob] = pickle.loads(blob)  # our own bytes
+        while len(_crews) > KEPT_CREWS:
+            _crews.pop(next(iter(_crews)))
+    return handles
+
+
+def _revive(run_id: str, blob: bytes, crew: bytes, llm: LLMProvider | None) -> RunContext:
     held = _decoded.get(run_id)
-    if held is None or held[0] != blob:
-        settings, keys, search_keys, host, gateway, ledger = pickle.loads(blob)  # our own bytes
+    blobs = (blob, crew)
+    if held is None or held[0] != blobs:
+        settings, keys, search_keys = pickle.loads(blob)  # our own bytes
+        host, gateway, ledger = _crew_handles(crew)
         context = RunContext(run_id, settings, host, gateway, keys, search_keys, ledger)
-        object.__setattr__(context, "_blob", blob)  # passed on (researcher to gateway) as it came
-        held = _decoded[run_id] = (blob, context)
+        object.__setattr__(context, "_blob", blobs)  # passed on (researcher to gateway) as it came
+        held = _decoded[run_id] = (blobs, context)
         while len(_decoded) > KEPT_CONTEXTS:  # a run whose end was never said
             _decoded.pop(next(iter(_decoded)))
     context = held[1]
     if llm is not None:  # a test's scripted model travels as it is
         context = replace(context, llm=llm)
-        object.__setattr__(context, "_blob", blob)
+        object.__setattr__(context, "_blob", blobs)
     return context
 
 

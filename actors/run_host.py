@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +31,13 @@ from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.event_log import EventLog
 from deepresearch.actors.hosted import RunModels
 from deepresearch.actors.lease import abandoned, watch_lease
+from deepresearch.actors.log_sinks import LocalSink, LogDocs
 from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContext
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
+from deepresearch.policies import crew_dispatch, partial_pace
+from deepresearch.policies.crew_dispatch import Ticket, pick_researcher
 from deepresearch.schemas import (
     Evaluation,
     FetchedDoc,
@@ -41,7 +46,6 @@ from deepresearch.schemas import (
     Request,
     ResearcherReport,
     RunResult,
-    SearchRecord,
     SubTask,
 )
 
@@ -73,45 +77,6 @@ class RunSpec:
         return [m for m in members if m is not None]
 
 
-class LocalSink:
-    """The run's ``EventLog`` object as an ``EventSink`` (and ``BatchSink``) in this process."""
-
-    def __init__(self, events: EventLog) -> None:
-        self._log = events
-
-    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
-        await self._log.append(type, payload or {})
-
-    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
-        await self._log.append_many(events)
-
-    async def checkpoint(self, data: dict[str, Any]) -> None:
-        await self._log.checkpoint(data)
-
-    async def write_text(self, name: str, text: str) -> None:
-        await self._log.write_text(name, text)
-
-
-class LogDocs:
-    """The pool's ``DocSink``: texts go to the run's ``docs.jsonl`` (search records to its
-    ``searches.jsonl``) without holding up a claim."""
-
-    def __init__(self, events: EventLog) -> None:
-        self._log = events
-        self.pending: set[asyncio.Task[None]] = set()
-
-    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
-        self._later(self._log.append_docs(list(docs)))
-
-    def save_searches(self, records: Sequence[SearchRecord]) -> None:
-        self._later(self._log.append_searches(list(records)))
-
-    def _later(self, call: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(call)
-        self.pending.add(task)
-        task.add_done_callback(self.pending.discard)
-
-
 def crashed(exc: BaseException) -> bool:
     """Whether ``exc`` says a crew actor's process died (Ray replaces it)."""
     import ray.exceptions
@@ -120,14 +85,24 @@ def crashed(exc: BaseException) -> bool:
 
 
 class CrewMember:
-    """One crew researcher serving one of this run's sub-tasks (a ``ResearcherPort``)."""
+    """One crew researcher serving one of this run's sub-tasks (a ``ResearcherPort``); which
+    researcher is decided when the host's ``Load`` gives the sub-task a slot."""
 
-    def __init__(self, handle: Any, index: int, context: RunContext, load: Load) -> None:
-        self.handle = handle
-        self._index = index
+    def __init__(
+        self,
+        researchers: Sequence[Any],
+        rank: int,
+        context: RunContext,
+        load: Load,
+        log: EventLog,
+    ) -> None:
+        self._researchers = researchers
+        self._rank = rank  # ``policies.crew_dispatch.rank``
         self._context = context
         self._load = load
+        self._log = log
         self._subtask = ""
+        self.handle: Any = None
 
     async def run(
         self, subtask: SubTask, notes: Sequence[str] = (), prior: PriorWork | None = None
@@ -135,53 +110,98 @@ class CrewMember:
         import ray
 
         self._subtask = subtask.id
-        self._load.busy[self._index] = self._load.busy.get(self._index, 0) + 1
+        researchers = len(self._researchers)
+        index = await self._load.take(self._rank, researchers)
+        self.handle = self._researchers[index]
         try:
-            if self._index in self._load.replaced:  # Ray resubmits the probe once it is back
+            if index in self._load.replaced:  # Ray resubmits the probe once it is back
                 await self.handle.pid.options(max_task_retries=-1).remote()
-                self._load.replaced.discard(self._index)
-            ref = self.handle.run.remote(self._context, subtask, list(notes), prior)
+                self._load.replaced.discard(index)
+            ref = self.handle.run_holding_tail.remote(self._context, subtask, list(notes), prior)
             try:
-                report: ResearcherReport = await ref
-                return report
+                report: ResearcherReport
+                report, tail = await ref
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
                     ray.cancel(ref)
                 raise
         except Exception as exc:
             if crashed(exc):  # its next sub-task waits until Ray has replaced it
-                self._load.replaced.add(self._index)
+                self._load.replaced.add(index)
             raise
-        finally:
-            self._load.busy[self._index] -= 1
+        finally:  # the researcher is done with it: the next sub-task need not wait for the log
+            self._load.give(index, researchers)
+        if tail:  # after everything the researcher sent, before the report is seen
+            await self._log.append_many(tail)
+        return report
 
     async def steer(self, note: str) -> None:
-        await self.handle.steer.remote(self._context.run_id, self._subtask, note)
+        """A note for the sub-task once a researcher serves it (before that, nobody to tell)."""
+        if self.handle is not None:
+            await self.handle.steer.remote(self._context.run_id, self._subtask, note)
 
 
-@dataclass
 class Load:
-    """What this host knows of the crew's researchers, over all its runs."""
+    """What this host knows of the crew's researchers, over all its runs, and the sub-tasks
+    waiting for one of their slots (``policies.crew_dispatch``)."""
 
-    busy: dict[int, int] = field(default_factory=dict)  # sub-tasks in flight per researcher
-    replaced: set[int] = field(default_factory=set)  # died; not yet seen back
+    def __init__(self) -> None:
+        self.busy: dict[int, int] = {}  # sub-tasks in flight per researcher
+        self.replaced: set[int] = set()  # died; not yet seen back
+        self.capacity = 0  # sub-tasks a researcher serves at once (ray.crew.concurrency)
+        self._waiting: list[tuple[Ticket, asyncio.Future[int]]] = []  # a heap
+        self._seq = itertools.count()
+
+    def _free(self, researchers: int) -> int | None:
+        return pick_researcher(self.busy, self.replaced, researchers, self.capacity)
+
+    async def take(self, rank: int, researchers: int) -> int:
+        """A slot for a sub-task of ``rank`` (``crew_dispatch.rank``): the researcher's
+        index, once one has room and no sub-task served before it waits."""
+        index = None if self._waiting else self._free(researchers)
+        if index is None:
+            slot: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiting, (Ticket(rank, next(self._seq)), slot))
+            try:
+                return await slot
+            except asyncio.CancelledError:
+                if slot.done() and not slot.cancelled():  # given just as it was cancelled
+                    self.give(slot.result(), researchers)
+                raise
+        self.busy[index] = self.busy.get(index, 0) + 1
+        return index
+
+    def give(self, index: int, researchers: int) -> None:
+        """The sub-task on ``index`` ended: its slot goes to the first waiting sub-task."""
+        self.busy[index] -= 1
+        while self._waiting:
+            free = self._free(researchers)
+            if free is None:
+                return
+            _, slot = heapq.heappop(self._waiting)
+            if not slot.done():  # one cancelled while waiting is skipped
+                self.busy[free] = self.busy.get(free, 0) + 1
+                slot.set_result(free)
 
 
 class CrewSpawner:
-    """Hands each sub-task to the least busy crew researcher (one being replaced last);
-    nothing to start or stop."""
+    """Hands each sub-task to the crew through the host's ``Load`` (a slot on the least busy
+    researcher, in the order ``policies.crew_dispatch`` serves); nothing to start or stop."""
 
-    def __init__(self, researchers: Sequence[Any], context: RunContext, load: Load) -> None:
+    def __init__(
+        self, researchers: Sequence[Any], context: RunContext, load: Load, log: EventLog
+    ) -> None:
         self._researchers = list(researchers)
         self._context = context
         self._load = load
+        self._log = log
+        self._handed = 0
 
     def acquire(self) -> CrewMember:
-        def rank(i: int) -> tuple[bool, int, int]:
-            return (i in self._load.replaced, self._load.busy.get(i, 0), i)
-
-        index = min(range(len(self._researchers)), key=rank)
-        return CrewMember(self._researchers[index], index, self._context, self._load)
+        rank = crew_dispatch.rank(self._handed, self._context.settings.deep.max_parallel)
+        member = CrewMember(self._researchers, rank, self._context, self._load, self._log)
+        self._handed += 1
+        return member
 
     def release(self, researcher: Any, healthy: bool) -> None:
         """Crew researchers outlive the sub-task (Ray replaces one whose process died)."""
@@ -229,6 +249,7 @@ class RunHost:
         """Create the run's log, pool and coordinator; nothing runs until ``run``."""
         context, request = spec.context, spec.request
         run_id = context.run_id
+        self._load.capacity = context.settings.ray.crew.concurrency  # the crew's, like every run's
         if run_id in self._runs:  # e.g. resumed while its first driver's run still goes on
             raise InputError(f"run {run_id} is still running on the crew; wait for it to end")
         events = EventLog(spec.run_dir, run_id, spec.start_seq, time.time, spec.doc_caps)
@@ -242,11 +263,12 @@ class RunHost:
             request,
             LocalSink(events),
             self._models.get(context),
-            CrewSpawner(spec.researchers, context, self._load),
+            CrewSpawner(spec.researchers, context, self._load, events),
             evaluator,
             spec.resume,
             spec.follow_up,
             spec.prior,
+            progress_pace=lambda: partial_pace.interval(len(self._runs)),
         )
         self._runs[run_id] = HostedRun(spec, events, pool, docs, coordinator)
         for kind, text in spec.warnings:
@@ -329,8 +351,7 @@ class RunHost:
         if run.task is not None and not run.task.done():
             run.task.cancel()
             await asyncio.wait([run.task], timeout=60)
-        if run.docs.pending:
-            await asyncio.wait(list(run.docs.pending), timeout=60)
+        await asyncio.wait([asyncio.ensure_future(run.docs.flush())], timeout=60)
         self._runs.pop(run_id, None)
         self._models.release(run_id)
         await run.events.close()
@@ -340,3 +361,7 @@ class RunHost:
 
     async def held(self) -> list[str]:
         return sorted(self._runs)
+
+    async def ready(self, crew: Sequence[Any] = ()) -> None:
+        """Nothing to open: receiving ``crew`` decoded the handles a run's spec carries (the
+        first decoding of a class's handle loads that class here, for a second of a first run)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 EVERY_S = 2.0  # at most one render of a run's progress file per this many seconds
+RUNS_AT_BASE_PACE = 4  # a host holding more runs than this paces each one's renders further apart
 
 
 @dataclass(frozen=True)
@@ -37,3 +38,11 @@ def finished(
 def rendered(now: float) -> Pace:
     """The due render was asked for at ``now``."""
     return Pace(rendered_at=now)
+
+
+def interval(runs: int, every_s: float = EVERY_S) -> float:
+    """The interval for each run of a host holding ``runs``: their renders share the host's one
+    event loop (and GIL), so beyond ``RUNS_AT_BASE_PACE`` runs it stretches with their number and
+    the host renders about as many files a second as with that many runs (32 runs rendering every
+    2 s took a quarter of a busy host's time, and each render delays every other run's calls)."""
+    return every_s * max(1.0, runs / RUNS_AT_BASE_PACE)

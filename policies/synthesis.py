@@ -11,7 +11,14 @@ from collections.abc import Mapping, Sequence
 
 from deepresearch.llm_messages import SourceText, WriteDraft, WriteTask
 from deepresearch.policies import unsourced
-from deepresearch.schemas import Finding, Report, ReportSection, ResearcherReport, Source
+from deepresearch.schemas import (
+    Finding,
+    Report,
+    ReportSection,
+    ResearcherReport,
+    Source,
+    SubTask,
+)
 
 EXTRACTIVE_NOTE = (
     "Written without a language model (extractive mode): every statement below is a sentence or "
@@ -192,3 +199,10 @@ def only_extractive(
     answered = {p for r in reports for p in r.answered_by}
     answered |= {v for k, v in providers.items() if k != "search"}
     return answered <= {"extractive"} and (bool(answered) or llm_name == "extractive")
+
+
+def failed_report(subtask: SubTask, reason: str) -> ResearcherReport:
+    """The report of a sub-task whose researcher failed, was cancelled or timed out."""
+    return ResearcherReport(
+        subtask_id=subtask.id, question=subtask.question, status="failed", error=reason
+    )

@@ -175,8 +175,9 @@ class Scorer:
         self.units = units
         self.k1, self.b = k1, b
         self.df: Counter[str] = Counter()
-        for u in units:
-            self.df.update(set(u.terms))
+        self.tf = [Counter(u.terms) for u in units]  # per unit, for every score and vector
+        for tf in self.tf:
+            self.df.update(tf.keys())
         self.n = max(len(units), 1)
         self.avg_len = sum(len(u.terms) for u in units) / self.n or 1.0
 
@@ -194,9 +195,8 @@ class Scorer:
         bigrams = set(itertools.pairwise(stream))
         quantity = asks_quantity(question)
         out: list[float] = []
-        for u in self.units:
-            tf = Counter(u.terms)
-            if not any(tf[t] for t in content):
+        for u, tf in zip(self.units, self.tf, strict=True):
+            if not any(t in tf for t in content):
                 out.append(0.0)
                 continue
             norm = self.k1 * (1 - self.b + self.b * len(u.terms) / self.avg_len)
@@ -216,8 +216,7 @@ class Scorer:
         return out
 
 
-def _vector(unit: Unit, scorer: Scorer) -> dict[str, float]:
-    tf = Counter(unit.terms)
+def _vector(tf: Counter[str], scorer: Scorer) -> dict[str, float]:
     vec = {t: c * scorer.idf(t) for t, c in tf.items()}
     length = math.sqrt(sum(v * v for v in vec.values())) or 1.0
     return {t: v / length for t, v in vec.items()}
@@ -245,7 +244,10 @@ def mmr_select(
     if top <= 0 or k <= 0:
         return []
     pool = [i for i, s in enumerate(scores) if s > 0 and s >= min_share * top]
-    vectors = {i: _vector(units[i], scorer) for i in pool}
+    shared = units is scorer.units  # the scorer's term counts are the units' own
+    vectors = {
+        i: _vector(scorer.tf[i] if shared else Counter(units[i].terms), scorer) for i in pool
+    }
     # Each candidate's highest similarity to the chosen units, kept up to date as units are
     # chosen rather than recomputed against all of them every step (vectors are non-negative,
     # so 0.0 is the similarity to an empty choice).

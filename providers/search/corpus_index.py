@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from deepresearch.text.line_items import LabelIndex, best_pages
 INDEX_VERSION = 9  # 9: table rows rebuilt (text.header_columns, visual_rows); 8: Snowball stems
 KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
 _LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
+_LOADING = threading.Lock()  # one load at a time: 32 runs prepared at once parse meta.json once
 
 
 @dataclass(frozen=True)
@@ -196,17 +198,19 @@ class CorpusIndex:
         key = (str(corpus_dir), str(index_dir), info.st_ino, info.st_size, info.st_mtime_ns)
         if key in _LOADED:
             return copy.copy(_LOADED[key])  # its own ``built`` flag, the same data
-        meta = read_json(index_dir / "meta.json")
-        if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
-            return None
-        try:
-            retriever = bm25s.BM25.load(str(index_dir), mmap=True, show_progress=False)
-            index = _LOADED[key] = cls(corpus_dir, root, cache, retriever, meta)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        while len(_LOADED) > KEPT_INDEXES:
-            _LOADED.pop(next(iter(_LOADED)))
-        return copy.copy(index)
+        with _LOADING:  # the thread this one waited for may have loaded it
+            if key not in _LOADED:
+                meta = read_json(index_dir / "meta.json")
+                if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
+                    return None
+                try:
+                    retriever = bm25s.BM25.load(str(index_dir), mmap=True, show_progress=False)
+                    _LOADED[key] = cls(corpus_dir, root, cache, retriever, meta)
+                except (OSError, ValueError, KeyError, TypeError):
+                    return None
+                while len(_LOADED) > KEPT_INDEXES:
+                    _LOADED.pop(next(iter(_LOADED)))
+            return copy.copy(_LOADED[key])
 
     def _cached_failures(
         self, files: list[CorpusFile], hashes: dict[str, str]

@@ -15,6 +15,7 @@ from pydantic import JsonValue
 
 from deepresearch.actors.background import Background
 from deepresearch.actors.event_log import EventLog, ListSink
+from deepresearch.schemas import FetchedDoc
 
 
 class BatchRecorder(ListSink):
@@ -42,6 +43,53 @@ async def test_events_go_out_in_order_and_a_burst_during_a_send_goes_in_one_call
     sink.gate.set()
     await out.flush()
     assert sink.batches == [["a"], ["b", "c", "d"]]
+
+
+async def test_a_held_tail_is_what_no_send_took_and_everything_before_it_has_landed() -> None:
+    """A researcher's last events ride back with its report: ``flush_holding_tail`` waits for
+    the burst in flight and returns the events posted after it, unsent, in order."""
+    sink = BatchRecorder()
+    sink.gate.clear()
+    out = Background(sink)
+    out.post("a", {})
+    await asyncio.sleep(0)  # "a" is in flight, held by the gate
+    out.post("b", {})
+    out.post("c", {})
+    holding = asyncio.ensure_future(out.flush_holding_tail())
+    await asyncio.sleep(0)
+    assert not holding.done()  # "a" has not landed yet
+    sink.gate.set()
+    assert [t for t, _ in await holding] == ["b", "c"]
+    assert sink.batches == [["a"]]  # the tail never went out on its own
+    await out.flush()
+    assert sink.batches == [["a"]]
+
+
+async def test_events_within_the_gather_window_go_in_one_call_and_a_flush_cuts_it_short() -> None:
+    """A crew researcher's events go to the run host in bursts (one call per window, not per
+    step), and nothing that waits for them (a flush, the end of a sub-task) waits out the window."""
+    sink = BatchRecorder()
+    out = Background(sink, gather_s=30.0)  # a window no test waits out
+    out.post("started", {})
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert sink.batches == [["started"]]  # the first send goes at once
+    out.post("a", {})
+    await asyncio.sleep(0)
+    out.post("b", {})
+    await asyncio.sleep(0)
+    assert sink.batches == [["started"]]  # the next ones gather
+    await asyncio.wait_for(out.flush(), 5)
+    assert sink.batches == [["started"], ["a", "b"]]
+    out.post("c", {})
+    await asyncio.wait_for(out.flush(), 5)
+    assert sink.batches == [["started"], ["a", "b"], ["c"]]
+    held = Background(sink, gather_s=30.0)
+    held.post("d", {})
+    await asyncio.sleep(0)
+    held.post("e", {})
+    tail = await asyncio.wait_for(held.flush_holding_tail(), 5)
+    assert [t for t, _ in tail] == ["e"] and sink.batches[-1] == ["d"]
 
 
 async def test_emit_returns_before_the_sink_has_the_event() -> None:
@@ -169,6 +217,29 @@ async def test_one_logs_stalled_disk_does_not_hold_up_another_log_on_the_loop(
     assert not pending.done() and await slow.last_seq() == 0 and await slow.events() == []
     stalled.set()
     assert await pending == 1 and [e.type for e in await slow.events()] == ["x"]
+
+
+async def test_a_stalled_documents_write_does_not_hold_up_the_loop(tmp_path: Path) -> None:
+    """Page texts kept for follow-ups are written in a worker thread: a write stuck on the
+    disk leaves the run host's loop (every run's claims and events) free."""
+    (tmp_path / "a").mkdir()
+    log, stalled = EventLog(str(tmp_path / "a"), "a"), threading.Event()
+    write, writers = log._dir.append_doc, []
+
+    def stuck(doc: Any) -> None:
+        writers.append(threading.get_ident())
+        stalled.wait(2)  # the old code blocked the loop right here
+        write(doc)
+
+    log._dir.append_doc = stuck  # type: ignore[method-assign]
+    doc = FetchedDoc(url="https://x.example/", title="t", location="l", text="page text")
+    pending = asyncio.create_task(log.append_docs([doc]))
+    await asyncio.sleep(0)
+    assert await asyncio.wait_for(log.append("y"), 5) == 1  # served while the write is stuck
+    stalled.set()
+    await pending
+    assert "page text" in (tmp_path / "a" / "docs.jsonl").read_text()
+    assert writers and threading.get_ident() not in writers  # never on the loop's thread
 
 
 async def test_a_superseded_checkpoint_is_taken_at_once_then_closed_unsent() -> None:

@@ -322,11 +322,15 @@ def _decode_handle(name: str) -> CrewHandle:
     return CrewHandle(name)
 
 
-def test_a_runs_crew_handles_are_decoded_once_per_process_until_released() -> None:
+def test_a_crews_handles_are_decoded_once_per_process_for_every_run() -> None:
     """Decoding a Ray actor handle is costly (the core worker registers it): the run host's
-    and gateway's handles in a context are decoded with its settings, once per run."""
+    and gateway's handles are the same in every run's context, so a crew process decodes them
+    once, not once per run (32 runs at once were 96 decodings per crew process)."""
     import pickle
 
+    from deepresearch.actors import run_context
+
+    run_context._crews.clear()
     CrewHandle.decoded.clear()
     sent = RunContext("r-handles", Settings(), CrewHandle("host"), CrewHandle("gateway"))
     first, second = pickle.loads(pickle.dumps(sent)), pickle.loads(pickle.dumps(sent))
@@ -334,8 +338,11 @@ def test_a_runs_crew_handles_are_decoded_once_per_process_until_released() -> No
     assert second.host is first.host and second.gateway is first.gateway
     assert sorted(CrewHandle.decoded) == ["gateway", "host"]
     RunModels().release("r-handles")
-    pickle.loads(pickle.dumps(sent))
-    assert sorted(CrewHandle.decoded) == ["gateway", "gateway", "host", "host"]
+    again = pickle.loads(pickle.dumps(sent))
+    other = RunContext("r-other", Settings(), CrewHandle("host"), CrewHandle("gateway"))
+    assert pickle.loads(pickle.dumps(other)).host is again.host is first.host
+    assert sorted(CrewHandle.decoded) == ["gateway", "host"]
+    RunModels().release("r-other")
 
 
 async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import bm25s
@@ -177,6 +179,39 @@ def test_a_process_loads_an_unchanged_index_once(
     (corpus / "guide.txt").write_text("Wind turbines produce more power in winter.\n")
     changed = open_index(corpus, cache, inline([]), [])  # a changed corpus: a new index
     assert changed.search("wind turbines", 1)[0].url == "doc:guide.txt"
+
+
+def test_runs_prepared_at_once_load_the_index_once(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A service prepares 32 runs at once, each in its own thread: one of them loads the index,
+    the others wait for it instead of parsing the same files again."""
+    from deepresearch.providers.search import corpus_index
+
+    cache = tmp_path / "cache"
+    open_index(corpus, cache, inline([]), [])
+    monkeypatch.setattr(corpus_index, "_LOADED", {})  # a process that has not loaded it yet
+    callers, arrived, all_in = 4, [0], threading.Event()
+    loads: list[str] = []
+    real_load = bm25s.BM25.load
+
+    def load(*a: object, **k: object) -> object:
+        loads.append("bm25")
+        all_in.wait(5)  # every caller has asked by the time the first load ends
+        return real_load(*a, **k)
+
+    monkeypatch.setattr(bm25s.BM25, "load", load)
+
+    def prepare() -> CorpusIndex:
+        arrived[0] += 1
+        if arrived[0] == callers:
+            all_in.set()
+        return CorpusIndex.load_cached(corpus, cache, 400)
+
+    with ThreadPoolExecutor(callers) as pool:
+        opened = list(pool.map(lambda _: prepare(), range(callers)))
+    assert loads == ["bm25"]
+    assert all(i.search("gross margin", 1) for i in opened)
 
 
 def test_renamed_file_is_not_reextracted_but_changed_file_is(corpus: Path, tmp_path: Path) -> None:

@@ -85,3 +85,41 @@ async def test_a_rounds_last_finish_renders_at_once_so_the_runs_end_waits_for_no
     await background.flush()
     assert rendered == [1, 3]
     assert partial_pace.finished(Pace(100.0, due=True), 100.1, 2.0, last=True)[1] == 0.0
+
+
+async def test_a_host_holding_many_runs_paces_each_runs_renders_further_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every run a host holds renders on its one event loop: with 32 runs a finish 3 s after
+    the last render waits (the interval is 16 s), while with one run it renders at once."""
+    assert partial_pace.interval(1) == partial_pace.interval(4) == partial_pace.EVERY_S
+    assert partial_pace.interval(32) == 8 * partial_pace.EVERY_S
+    rendered: list[int] = []
+
+    def render(query: str, finished: list[ResearcherReport], min_support: float) -> str:
+        rendered.append(len(finished))
+        return ""
+
+    monkeypatch.setattr(progress_file.synthesis, "partial_markdown", render)
+    for runs, expected in ((32, [1]), (1, [1, 2])):
+        clock, sink, reports = FakeClock(100.0), ListSink(), []
+        rendered.clear()
+        background = Background(sink)
+        progress = ProgressFile(
+            "Q?",
+            reports.copy,
+            0.5,
+            background,
+            sink,
+            clock,
+            lambda r=runs: partial_pace.interval(r),
+        )
+        for n in (1, 2):
+            reports.append(_report(n))
+            progress.changed()
+            await background.flush()
+            clock.now += 3.0
+        assert rendered == expected
+        progress.settle()  # a render still due is done now: nothing left out
+        await background.flush()
+        assert rendered == [1, 2]

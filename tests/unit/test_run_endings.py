@@ -252,23 +252,32 @@ def test_warming_the_crew_waits_for_every_member_and_needs_ray(
     waited: list[Any] = []
     monkeypatch.setattr("ray.get", waited.extend)
     monkeypatch.setattr("ray.is_initialized", lambda: False)
+    opened: list[Any] = []  # corpus indexes opened in this process (the service's)
+    monkeypatch.setattr("deepresearch.assembly.corpus_index", lambda s: opened.append(s.corpus))
     crew.forget()
-    settings = make_settings(tmp_path)
+    (tmp_path / "docs").mkdir()
+    settings = make_settings(tmp_path, **{"corpus.path": tmp_path / "docs"})
     crew.warm(settings)
-    assert made == {}  # no Ray: nothing to start (nor a Ray to start by accident)
+    assert made == {} and opened == []  # no Ray: nothing to start (nor a Ray to start by accident)
     monkeypatch.setattr("ray.is_initialized", lambda: True)
     crew.warm(settings)
     size = settings.ray.crew
     assert len(made) == size.hosts + size.researchers + 2  # with the gateway and the evaluator
     assert any(name.endswith("-evaluator") for name in made)
     assert len(waited) == len(made)
-    assert all(m.held.remote.called or m.ready.remote.called for m in made.values())
+    assert all(m.ready.remote.called for m in made.values())
+    # the service prepares every run against the index: loaded now, not by the first requests
+    assert [c.path for c in opened] == [(tmp_path / "docs").resolve()]
     # every member a run's context reaches (researchers, gateway, evaluator) decodes the handles
     # it carries (run hosts, gateway) now, not in the first run
-    readied = [m for m in made.values() if m.ready.remote.called]
-    assert len(readied) == size.researchers + 2
     hosts = [m for name, m in made.items() if "-run_host" in name]
     gateway = next(m for name, m in made.items() if name.endswith("-search_gateway"))
-    for member in readied:
-        assert member.ready.remote.call_args.args[-1] == (*hosts, gateway)
+    for member in made.values():
+        if member not in hosts:
+            assert member.ready.remote.call_args.args[-1] == (*hosts, gateway)
+    # run hosts decode the handles a run's spec carries (researchers, evaluator, gateway) now
+    researchers = [m for name, m in made.items() if "-researcher" in name]
+    evaluator = next(m for name, m in made.items() if name.endswith("-evaluator"))
+    for host in hosts:
+        assert host.ready.remote.call_args.args[-1] == (*researchers, evaluator, gateway)
     crew.forget()
