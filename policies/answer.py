@@ -27,6 +27,7 @@ from deepresearch.policies.answer_rows import (
     cite,
     date_key,
     figure_line,
+    filing_of,
     pick_cell,
     rows_of,
     subject,
@@ -34,14 +35,13 @@ from deepresearch.policies.answer_rows import (
 )
 from deepresearch.text.line_items import MIN_TABLE_ROWS, LabelIndex, named_table, table_fit
 from deepresearch.text.names import proper_names
-from deepresearch.text.question import Question, analyze, metric_terms
+from deepresearch.text.question import SHARE_WORDS, Question, analyze, metric_terms
 from deepresearch.text.question_words import SYNONYMS
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
 MAX_TREND_ROWS = 12
 _LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
-_SHARE_WORDS = frozenset({"percentage", "proportion", "share", "portion", "fraction"})
 
 
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
@@ -193,16 +193,13 @@ def share_lines(
     line, then the whole's from the same filing, so a reader judges "Services 21,213" against
     "Total net sales 81,797". The part is named by the question's other metrics and names."""
     titles = titles or {}
-    named = [m for m in q.metrics if m != q.whole and m not in _SHARE_WORDS]
+    named = [m for m in q.metrics if m != q.whole and m not in SHARE_WORDS]
     named += q.entities[1:]
     part = figure_line(rows, _one_metric(q, " ".join(named)), subject(q), titles)
     if part is None:
         return None
-
-    def filing(r: Row) -> set[str]:
-        return {titles.get(n, str(n)) for n in r.sources}
-
-    same = [r for r in rows if r.row.label != part[1].row.label and filing(r) & filing(part[1])]
+    filing = filing_of(part[1], titles)
+    same = [r for r in rows if r.row.label != part[1].row.label and filing & filing_of(r, titles)]
     whole = figure_line(same, _one_metric(q, q.whole), subject(q), titles)
     if whole is None:
         return None

@@ -170,13 +170,18 @@ def restated(r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping
     1,875" in the income statement and in the operating-expenses table), the same label in a
     note's breakdown of something else (its stock-based compensation part, 524) is said once."""
     date = date_key(cell[0])
-    filing = {titles.get(n, str(n)) for n in r.sources}
+    filing = filing_of(r, titles)
     return date is not None and any(
         o.row.title != r.row.title
-        and filing & {titles.get(n, str(n)) for n in o.sources}
+        and filing & filing_of(o, titles)
         and any(v == cell[1] and date_key(h) == date for h, v in o.row.cells)
         for o in rows
     )
+
+
+def filing_of(r: Row, titles: Mapping[int, str]) -> set[str]:
+    """The filings a row was cited from: its sources' titles (a page's title is its filing's)."""
+    return {titles.get(n, str(n)) for n in r.sources}
 
 
 def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tuple[str, str]]:
@@ -204,6 +209,7 @@ __all__ = [
     "cite",
     "date_key",
     "figure_line",
+    "filing_of",
     "latest_date",
     "match",
     "period_fit",

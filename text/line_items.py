@@ -87,8 +87,9 @@ class LabelIndex:
                     continue
                 # and the table's title: "Inventories (in millions): Finished goods: ..." is
                 # what "inventory levels" asks for, though its label never says so
-                core = _words(label_core(row.label))
-                for part in {row.label, label_core(row.label)}:
+                named = label_core(row.label)
+                core = _words(named)
+                for part in {row.label, named}:
                     if words := _words(part):
                         labels.append((i, k, words, core))
                 if title := _words(row.title):

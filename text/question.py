@@ -97,13 +97,13 @@ _LIST = re.compile(
 # a share of a whole: "what percentage of Apple's total revenue did Services contribute", "what
 # proportion of its revenue came from data center": the whole is the words after "of" (and an
 # owner), up to the next function word
+SHARE_WORDS = ("percentage", "proportion", "share", "portion", "fraction")
 _SHARE = re.compile(
-    r"\b(?:percentage|proportion|share|portion|fraction)\s+of\s+(?:[\w&.-]+(?:'s|’s)\s+|its\s+"
-    r"|the\s+|their\s+)?(?P<whole>(?:[a-z]+\s+){0,2}[a-z]+)",
+    rf"\b(?:{'|'.join(SHARE_WORDS)})\s+of\s+(?:[\w&.-]+(?:'s|’s)\s+|its\s+|the\s+|their\s+)?"
+    r"(?P<whole>(?:[a-z]+\s+){0,2}[a-z]+)",
 )
 _FIGURE_OPENING = re.compile(
-    r"(?:^|,\s*)(?:what|which)\s+(?:percentage|proportion|share|portion|fraction|amount)\b"
-    r"|^\s*how (?:much|many)\b",
+    rf"(?:^|,\s*)(?:what|which)\s+(?:{'|'.join(SHARE_WORDS)}|amount)\b|^\s*how (?:much|many)\b",
     re.IGNORECASE,
 )
 _FIGURE = re.compile(
@@ -257,7 +257,7 @@ def _shape(
         return "trend"  # "stack up against prior quarters": one metric over time
     if _COMPARE.search(text) and len(metrics) >= 2 and not _REASONS.search(text):
         return "comparison"  # one entity's metrics set against each other
-    if _TREND.search(text) or len({p.text for p in periods if p.year}) >= 2:
+    if _TREND.search(text) or years >= 2:
         return "trend"
     if _LIST.search(text) and not re.match(r"\s*(?:why|how)\b", text, re.I):
         return "list"
@@ -310,6 +310,7 @@ def _whole(text: str) -> str:
 
 
 __all__ = [
+    "SHARE_WORDS",
     "Period",
     "Question",
     "Shape",

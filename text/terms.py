@@ -57,8 +57,6 @@ _LOCAL = threading.local()
 
 # Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
 # and stemming them was most of the extractive provider's time (pure, so the cache is exact).
-# Memoized: a report's sources repeat the same few thousand words tens of thousands of times,
-# and stemming them was most of the extractive provider's time (pure, so the cache is exact).
 @functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """The English Snowball (Porter 2) stem: "operations", "operating" and "operational" are one

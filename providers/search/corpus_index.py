@@ -121,7 +121,8 @@ class CorpusIndex:
         self._p_text: list[str] = list(meta["passages"]["text"])
         self._pages_cache: dict[str, tuple[str, ...]] = {}
         self._doc_dates, self._covers, self._doc_ends = self._first_pages()
-        self._labels: LabelIndex | None = None  # built on the first search that needs it
+        # built on the first search that needs it, once for every copy ``_load`` hands out
+        self._labels: list[LabelIndex] = []
         self.built = False  # True when this open extracted or indexed anything
 
     # ------------------------------------------------------------------ opening
@@ -275,11 +276,11 @@ class CorpusIndex:
         ]
 
     def labels(self) -> LabelIndex:
-        """The row labels of every passage (``text.line_items``), built on first use: by the
-        first search, or by a service warming its crew so that no request pays for it."""
-        if self._labels is None:
-            self._labels = LabelIndex.build(self._p_text)
-        return self._labels
+        """The row labels of every passage (``text.line_items``), built by the first search that
+        needs them and shared by every copy of this loaded index."""
+        if not self._labels:
+            self._labels.append(LabelIndex.build(self._p_text))
+        return self._labels[0]
 
     def _line_item_pages(
         self, query: str, identity: np.ndarray, prior: np.ndarray, limit: int

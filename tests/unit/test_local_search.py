@@ -212,6 +212,8 @@ def test_runs_prepared_at_once_load_the_index_once(
         opened = list(pool.map(lambda _: prepare(), range(callers)))
     assert loads == ["bm25"]
     assert all(i.search("gross margin", 1) for i in opened)
+    # and the row labels the first search builds serve every copy of the loaded index
+    assert len({id(i.labels()) for i in opened}) == 1
 
 
 def test_renamed_file_is_not_reextracted_but_changed_file_is(corpus: Path, tmp_path: Path) -> None:
