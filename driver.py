@@ -22,6 +22,7 @@ from deepresearch import assembly, follow_up, intent_gate, runs, runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
 from deepresearch.output_dir import check_output_dir
+from deepresearch.policies import checkpoint as checkpoint_format
 from deepresearch.policies.intent import Intent
 from deepresearch.policies.prior_work import ResumeWork, resume_work
 from deepresearch.policies.report_path import default_directory, report_name
@@ -185,7 +186,7 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     warnings += build_index(settings)
     events = run_dir.read_events()
     start_seq = events[-1].seq if events else 0
-    completed = {r.get("subtask_id") for r in (checkpoint or {}).get("completed", [])}
+    completed = checkpoint_format.completed_ids(checkpoint)
     cap = settings.follow_up.doc_cap_chars  # its unfinished sub-tasks' searches and pages
     work = resume_work(run_dir.read_docs(), run_dir.read_searches(), completed, cap)
     return Prepared(

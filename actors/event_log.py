@@ -117,9 +117,6 @@ class EventLog:
             self._writing = asyncio.Lock()
         return self._writing
 
-    async def append_doc(self, doc: FetchedDoc) -> None:
-        await self.append_docs([doc])
-
     async def append_docs(self, docs: list[FetchedDoc]) -> None:
         """Keep read documents for a later follow-up run (``docs.jsonl``), within the caps.
 
@@ -156,13 +153,18 @@ class EventLog:
             await self.append("docs_write_failed", {"error": exc.reason})
 
     async def append_searches(self, records: list[SearchRecord]) -> None:
-        """Keep search records (``searches.jsonl``) for a resume of this run. A failed write
-        only means a resume searches again: said once, and the run goes on."""
+        """Keep search records (``searches.jsonl``) for a resume of this run, written in a worker
+        thread as pages are (``append_docs``). A failed write only means a resume searches
+        again: said once, and the run goes on."""
         if self._searches_stopped:
             return
-        try:
+
+        def write() -> None:
             for record in records:
                 self._dir.append_search(record)
+
+        try:
+            await asyncio.to_thread(write)
         except StorageError as exc:
             self._searches_stopped = True
             await self.append("searches_write_failed", {"error": exc.reason})

@@ -37,7 +37,7 @@ from deepresearch.llm_messages import (
 )
 from deepresearch.policies import findings, unsourced
 from deepresearch.policies.merge import reformulate
-from deepresearch.policies.progress import researcher_steps
+from deepresearch.policies.progress import expected_steps
 from deepresearch.policies.ranking import batch_count, fuse
 from deepresearch.policies.source_scoring import select_hits
 from deepresearch.policies.sufficiency import check_findings
@@ -96,7 +96,7 @@ class Researcher(Scraping):
         self._usage = Usage()
         self._degraded = False
         self._units = 0
-        self._of = researcher_steps(self._s.researcher.queries, self._max_batches)
+        self._of = expected_steps(self._s.researcher)
         self._steps = 0
         self._deadline = self._clock() + self._s.researcher.max_time_s
         self._docs: list[FetchedDoc] = []
@@ -228,7 +228,7 @@ class Researcher(Scraping):
     async def _gather(self) -> list[SearchHit]:
         rs = self._s.researcher
         queries = await self._plan_queries()
-        self._of = researcher_steps(len(queries), self._max_batches)
+        self._of = expected_steps(rs, len(queries))
         self._progress("gathering")
         results: list[tuple[SearchHit, ...]] = []
         budget = rs.tool_budget
@@ -293,11 +293,6 @@ class Researcher(Scraping):
         self._keep(result=result)
         self._progress("gathering")
         return result.hits
-
-    @property
-    def _max_batches(self) -> int:
-        rs = self._s.researcher
-        return batch_count(rs.max_sources, rs.batch_sizes, rs.max_sources)
 
     async def _report(self, docs: list[FetchedDoc]) -> ResearcherReport:
         rs = self._s.researcher

@@ -45,6 +45,11 @@ class Restored:
     plan_limits: tuple[str, ...] = ()
 
 
+def completed_ids(data: Mapping[str, Any] | None) -> set[str]:
+    """The ids of the sub-tasks a checkpoint holds finished reports of (none without one)."""
+    return {str(r.get("subtask_id")) for r in (data or {}).get("completed", [])}
+
+
 def restore(data: Mapping[str, Any]) -> Restored:
     tasks = [SubTask.model_validate(t) for t in data.get("subtasks", [])]
     reports = [ResearcherReport.model_validate(r) for r in data.get("completed", [])]

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from deepresearch.config.settings import Settings
+from deepresearch.config.settings import ResearcherSettings, Settings
 from deepresearch.policies.ranking import batch_count
 from deepresearch.schemas import Event
 
@@ -41,6 +41,13 @@ def researcher_steps(queries: int, batches: int) -> int:
     return 2 + queries + batches
 
 
+def expected_steps(rs: ResearcherSettings, queries: int | None = None) -> int:
+    """A researcher's expected steps under its settings (its planned ``queries`` once known):
+    what ``plan_ready`` tells the reducer and what the researcher then says (``of``)."""
+    batches = batch_count(rs.max_sources, rs.batch_sizes, rs.max_sources)
+    return researcher_steps(rs.queries if queries is None else queries, batches)
+
+
 def budget(
     settings: Settings, deep: bool, planned: bool, evaluated: int = 0, slots: int = 1
 ) -> dict[str, int]:
@@ -51,9 +58,8 @@ def budget(
     rs = settings.researcher
     evaluations = settings.deep.target_rounds if deep else 0
     planning = 1 if planned else 0
-    batches = batch_count(rs.max_sources, rs.batch_sizes, rs.max_sources)
     return {
-        "steps": researcher_steps(rs.queries, batches),
+        "steps": expected_steps(rs),
         "run_steps": planning + evaluations + 1,
         "run_done": planning + min(evaluations, evaluated),
         "slots": max(1, slots),

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from deepresearch.text.table_headers import FLUSH, MONTHS, UNIT_RE, unit_text
+from deepresearch.text.periods import MONTHS
+from deepresearch.text.table_headers import FLUSH, UNIT_RE, unit_text
 
 if TYPE_CHECKING:
     from deepresearch.text.visual_rows import Frag, VisualRow

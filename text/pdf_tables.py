@@ -59,6 +59,7 @@ class DocumentTables:
             i for i, line in enumerate(lines) if i not in running and _NUMERIC_TAIL.search(line)
         ]
         blocks = _blocks(candidates, lines, running)
+        carried = self.last if self.last is not None and not self.last.columns else None
         replaced: dict[int, list[str]] = {}
         dropped: set[int] = set()
         found: list[Table] = []
@@ -70,6 +71,8 @@ class DocumentTables:
                 self.last = table
                 found.append(table)
         self.overleaf = tuple(found)
+        if carried is not None and self.last is carried:
+            self.last = None  # a caption names the table overleaf, not one pages later
         self._carry(lines, running, set(replaced) | dropped)
         if not blocks:
             return "\n".join(lines)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from deepresearch.text.periods import MONTHS
+
 if TYPE_CHECKING:
     from deepresearch.text.visual_rows import VisualRow
 
@@ -24,12 +26,6 @@ _SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
 _UNAUDITED = re.compile(r"\(?\s*\b(?:unaudited|audited)\b\s*\)?", re.IGNORECASE)
 _DATE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
-)
-MONTHS = frozenset(
-    {
-        *("january", "february", "march", "april", "may", "june", "july", "august"),
-        *("september", "october", "november", "december"),
-    }
 )
 _UNIT_WORD = re.compile(
     r"\b(?:In|Millions|Thousands|Billions|Dollars|Amounts|Except|Per|Share|Shares|And)\b"

@@ -111,7 +111,7 @@ def find_tables(
         if (
             row.kind == "text"
             and any(over)
-            and not all(f.is_value for f in row.frags)  # a chart's figure ("$9.3") heads nothing
+            and not _lone(row)  # a chart's figure ("$9.3") heads nothing
             and stub <= (1 if len(over) > 1 else 0)
             and (not over[0] or stub == 0)
             and len(row.text) < 120

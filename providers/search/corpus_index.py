@@ -56,7 +56,7 @@ from deepresearch.providers.search.passages import passage_table, snippet, token
 from deepresearch.schemas import FetchedDoc, SearchHit
 from deepresearch.text.line_items import LabelIndex, best_pages
 
-INDEX_VERSION = 9  # 9: table rows rebuilt (text.header_columns, visual_rows); 8: Snowball stems
+INDEX_VERSION = 10  # 10: a page-end caption names only the table overleaf; 8: Snowball stems
 KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
 _LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
 _LOADING = threading.Lock()  # one load at a time: 32 runs prepared at once parse meta.json once

@@ -282,12 +282,12 @@ def test_kept_documents_are_capped(tmp_path: Path) -> None:
         )
 
     async def store() -> None:
-        await log.append_doc(doc(0, 5000))  # cut to the per-document cap
-        await log.append_doc(doc(1, 800, reuse.SNIPPET_TYPE))  # a snippet stand-in: not kept
-        await log.append_doc(doc(2, 900))
-        await log.append_doc(doc(3, 900))  # cut to what is left of the run's cap
-        await log.append_doc(doc(4, 900))  # nothing left: said once
-        await log.append_doc(doc(5, 900))
+        await log.append_docs([doc(0, 5000)])  # cut to the per-document cap
+        await log.append_docs([doc(1, 800, reuse.SNIPPET_TYPE)])  # a snippet stand-in: not kept
+        await log.append_docs([doc(2, 900)])
+        await log.append_docs([doc(3, 900)])  # cut to what is left of the run's cap
+        await log.append_docs([doc(4, 900)])  # nothing left: said once
+        await log.append_docs([doc(5, 900)])
         await log.close()
 
     asyncio.run(store())

@@ -119,6 +119,11 @@ def test_a_caption_ending_the_page_before_names_the_table_overleaf(tmp_path: Pat
         "Our share repurchases during the quarter were as follows: August 2023: "
         "Shares = 2.2; Average Price = 444.16"
     )
+    # a page of prose between them: the caption names nothing pages later
+    prose: list[Placed] = [(LEFT, 780, "We repurchased shares under the program approved in 2022.")]
+    path = write_positioned_pdf(tmp_path / "t3.pdf", [first, prose, second])
+    later = rows_of(list(extract_path(path).pages)[2])["August 2023"]
+    assert not later.startswith("Our share repurchases")
 
 
 def test_units_that_differ_between_columns_are_their_columns_own(tmp_path: Path) -> None:
