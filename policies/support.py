@@ -140,12 +140,17 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
         return " ".join(text.split())[:max_chars]
     wanted, claim_figures = content_terms(claim), figures(claim)
     flat = " ".join(claim.split())
-    for i, unit in enumerate(units.texts):  # a quoted claim: its own sentence is the passage
-        if flat and flat in unit:
-            missing = missing_figures(claim_figures, list(units.figures[i]))
-            s = _score(wanted, claim_figures, units.terms[i], missing, units.weights)
+    for i in range(len(units.texts)):  # a quoted claim: its own sentences are the passage
+        stop = _quoted(units.texts, i, flat)
+        if stop:
+            quoted = " ".join(units.texts[i:stop])
+            missing = missing_figures(
+                claim_figures, [f for k in range(i, stop) for f in units.figures[k]]
+            )
+            have = frozenset().union(*units.terms[i:stop])
+            s = _score(wanted, claim_figures, have, missing, units.weights)
             if not s.missing and s.score >= 1.0:
-                return _clip(unit, flat, 2 * max_chars)
+                return _clip(quoted, flat, 2 * max_chars)
             break
     relevant = [
         i
@@ -174,6 +179,21 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
         if best is not None and best[0] and best[1] >= 1.0:
             break  # a single sentence already holds everything: no wider window can do better
     return _clip(best_text, " ".join(claim.split()), 2 * max_chars)
+
+
+def _quoted(texts: tuple[str, ...], i: int, claim: str) -> int:
+    """The end of the run of sentences from ``texts[i]`` that holds ``claim`` verbatim (a
+    sentence with the rest of its paragraph), or 0 when the claim does not start there."""
+    if not claim:
+        return 0
+    if claim in texts[i]:
+        return i + 1
+    if not claim.startswith(texts[i]):
+        return 0
+    joined, stop = texts[i], i + 1
+    while stop < len(texts) and len(joined) < len(claim):
+        joined, stop = f"{joined} {texts[stop]}", stop + 1
+    return stop if claim in joined else 0
 
 
 def _clip(window: str, claim: str, cap: int) -> str:

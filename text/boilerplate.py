@@ -118,6 +118,13 @@ def boilerplate(units: Sequence[tuple[str, str]]) -> list[bool]:
     return [shape_of(text) is not None or text in copies for _, text in units]
 
 
+def boilerplate_share(text: str) -> float:
+    """The share of ``text``'s non-blank lines that have a boilerplate shape: a page of index
+    lines, signatures or certifications is a page no question is answered from."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    return sum(1 for line in lines if shape_of(line.strip())) / len(lines) if lines else 0.0
+
+
 def document_of(url: str) -> str:
     """The document a source URL belongs to (pages of one file are one document)."""
     return url.split("#", 1)[0]
@@ -125,6 +132,7 @@ def document_of(url: str) -> str:
 
 __all__ = [
     "boilerplate",
+    "boilerplate_share",
     "document_of",
     "off_topic",
     "repeated",

@@ -21,6 +21,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from deepresearch.text.boilerplate import shape_of
 from deepresearch.text.question_words import SYNONYM_TERMS
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
@@ -83,8 +84,8 @@ class LabelIndex:
                 if " = " not in line:
                     continue
                 row = parse_row(line)
-                if row is None:
-                    continue
+                if row is None or shape_of(line) == "table of contents":
+                    continue  # a contents row names a section, not a figure
                 # and the table's title: "Inventories (in millions): Finished goods: ..." is
                 # what "inventory levels" asks for, though its label never says so
                 named = label_core(row.label)

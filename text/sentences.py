@@ -36,7 +36,7 @@ _MD_SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
 # fmt: off
 _ABBREV = frozenset({
-    "inc", "corp", "co", "ltd", "no", "mr", "mrs", "ms", "dr", "st", "vs", "etc", "fig",
+    "inc", "corp", "co", "ltd", "no", "nos", "mr", "mrs", "ms", "dr", "st", "vs", "etc", "fig",
     "approx", "jr", "sr", "u.s", "e.g", "i.e", "",
 })
 # fmt: on
@@ -45,6 +45,7 @@ _TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
 _LETTER_WORD = re.compile(r"[A-Za-z]{2,}")
 _SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z0-9“\"(\[])")
 _INITIALS = re.compile(r"(?:[a-z]\.)*[a-z]")
+CONTEXT_CHARS = 600  # a sentence and the rest of its paragraph, as one quote (verify.quote_chars)
 
 
 def asks_quantity(question: str) -> bool:
@@ -60,6 +61,9 @@ class Unit:
     order: int  # position across the task, for stable tie-breaking
     table: bool = False
     terms: tuple[str, ...] = field(default=(), compare=False)
+    # the sentences after this one in its paragraph (verbatim, up to ``CONTEXT_CHARS`` in all):
+    # "In December 2018, Kove IO filed a complaint ..." is followed by what the complaint alleges
+    follow: tuple[str, ...] = field(default=(), compare=False)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -99,13 +103,28 @@ def _keep(text: str, table: bool) -> bool:
     return len(words) >= 4
 
 
-def _source_units(text: str, boilerplate: frozenset[str]) -> list[tuple[str, bool]]:
-    units: list[tuple[str, bool]] = []
+def _following(sentences: list[str], k: int) -> tuple[str, ...]:
+    """The sentences after ``sentences[k]`` that fit with it in ``CONTEXT_CHARS``, up to one
+    too short to be a unit (the verifier's quotes are runs of units)."""
+    size, out = len(sentences[k]), []
+    for s in sentences[k + 1 :]:
+        size += 1 + len(s)
+        if size > CONTEXT_CHARS or not _keep(s, False):
+            break
+        out.append(s)
+    return tuple(out)
+
+
+def _source_units(
+    text: str, boilerplate: frozenset[str]
+) -> list[tuple[str, bool, tuple[str, ...]]]:
+    units: list[tuple[str, bool, tuple[str, ...]]] = []
     paragraph: list[str] = []
 
     def flush() -> None:
         if paragraph:
-            units.extend((s, False) for s in _split_sentences(" ".join(paragraph)))
+            sentences = _split_sentences(" ".join(paragraph))
+            units.extend((s, False, _following(sentences, k)) for k, s in enumerate(sentences))
             paragraph.clear()
 
     for raw in text.splitlines():
@@ -118,7 +137,7 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[tuple[str, boo
             continue
         if _is_table_line(line) or parse_row(line) is not None:
             flush()
-            units.append((line, True))
+            units.append((line, True, ()))
             continue
         bullet = _BULLET.match(line)
         if bullet:
@@ -131,7 +150,7 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[tuple[str, boo
             continue
         paragraph.append(line)
     flush()
-    return [(t, table) for t, table in units if _keep(t, table)]
+    return [(t, table, follow) for t, table, follow in units if _keep(t, table)]
 
 
 # A crew process splits the same pages run after run: the lines of a text and its units (given
@@ -147,8 +166,10 @@ def _lines(text: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=KEPT_TEXTS)
 def _units_of(
     text: str, boilerplate: frozenset[str]
-) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
-    return tuple((t, table, tuple(terms(t))) for t, table in _source_units(text, boilerplate))
+) -> tuple[tuple[str, bool, tuple[str, ...], tuple[str, ...]], ...]:
+    return tuple(
+        (t, table, tuple(terms(t)), follow) for t, table, follow in _source_units(text, boilerplate)
+    )
 
 
 def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
@@ -163,8 +184,8 @@ def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
     }
     units: list[Unit] = []
     for n, text in sources:
-        for unit_text, table, unit_terms in _units_of(text, _lines(text) & boilerplate):
-            units.append(Unit(unit_text, n, len(units), table, unit_terms))
+        for unit_text, table, unit_terms, follow in _units_of(text, _lines(text) & boilerplate):
+            units.append(Unit(unit_text, n, len(units), table, unit_terms, follow))
     return units
 
 

@@ -77,6 +77,40 @@ def breakdown_rows(
     return [*chosen, *extra][: max(budget, len(chosen))]
 
 
+def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tuple[int, str]]:
+    """Each chosen unit's finding text: a sentence with the rest of its paragraph
+    (``Unit.follow``) while each next sentence states a figure or shares a word with the
+    question or the sentence, so "X filed a complaint" comes with what the complaint alleges
+    and not with the paragraph's next topic. A chosen sentence that an earlier one's finding
+    holds is part of that finding, which takes the better rank of the two: nothing is said
+    twice."""
+    asked = set(terms(question))
+    rank = {i: r for r, i in enumerate(chosen)}
+    groups: list[tuple[int, int, str]] = []  # (best rank, lead unit, text)
+    for i in sorted(chosen, key=lambda i: units[i].order):
+        u = units[i]
+        holder = next(
+            (
+                g
+                for g, (_, j, text) in enumerate(groups)
+                if units[j].source == u.source and u.text in text
+            ),
+            None,
+        )
+        if holder is not None:
+            best, j, text = groups[holder]
+            groups[holder] = (min(best, rank[i]), j, text)
+            continue
+        topic = asked | set(u.terms)
+        parts = [u.text]
+        for sentence in u.follow:
+            if not (has_figure(sentence) or topic & set(terms(sentence))):
+                break
+            parts.append(sentence)
+        groups.append((rank[i], i, " ".join(parts)))
+    return [(i, text) for _, i, text in sorted(groups)]
+
+
 def latest_weights(
     q: Question, units: list[Unit], documents: dict[int, str] | None = None
 ) -> list[float]:
@@ -146,6 +180,7 @@ __all__ = [
     "breakdown_rows",
     "evidence_budget",
     "evidence_units",
+    "in_context",
     "latest_weights",
     "line_item_boost",
     "per_document_rows",

@@ -41,6 +41,7 @@ from deepresearch.providers.llm.evidence import (
     breakdown_rows,
     evidence_budget,
     evidence_units,
+    in_context,
     latest_weights,
     line_item_boost,
     per_document_rows,
@@ -50,7 +51,7 @@ from deepresearch.text.boilerplate import document_of
 from deepresearch.text.figures import missing_figures
 from deepresearch.text.periods import find_periods
 from deepresearch.text.question import analyze
-from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select
+from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select, split_sentences
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
@@ -60,6 +61,7 @@ _TERMINAL = (".", "!", "?")
 # a finding stating a figure counts this much more for the Answer of a question that is not an
 # explanation: "our effective tax rate was 18%" answers, "the rate decreased due to ..." talks
 FIGURE_WEIGHT = 2.0
+REFILLS = 3  # rounds of selecting more units when some merged into another's finding
 MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
 # a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
 _FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
@@ -73,6 +75,21 @@ def _sentence(text: str) -> str:
 def _has_unit(text: str) -> bool:
     row = parse_row(text)
     return row is not None and bool(row.unit)
+
+
+def _finding_scores(query: str, texts: list[str]) -> list[float]:
+    """Each finding's relevance: the best of its sentences' (a table row is one). A finding
+    may be a sentence with the rest of its paragraph, and a longer text would rank lower by
+    length alone."""
+    parts = [[t] if parse_row(t) else (split_sentences(t) or [t]) for t in texts]
+    owned = [(k, p) for k, sentences in enumerate(parts) for p in sentences]
+    units = [Unit(p, k, n, False, tuple(terms(p))) for n, (k, p) in enumerate(owned)]
+    if not units:
+        return []
+    best = [0.0] * len(texts)
+    for u, sc in zip(units, Scorer(units).score(query, find_periods(query)), strict=True):
+        best[u.source] = max(best[u.source], sc)
+    return best
 
 
 def usable_summary(summary: str) -> bool:
@@ -101,7 +118,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
         for sc, u, w in zip(scores, units, latest_weights(q, units, documents), strict=True)
     ]
     scores = line_item_boost(task.question, units, scores)
-    chosen = mmr_select(units, scores, scorer, task.max_findings)
+    chosen = _select(task.question, units, scores, scorer, task.max_findings)
     budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
         chosen = per_document_rows(units, scores, chosen, documents, budget)
@@ -109,12 +126,30 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
         chosen = breakdown_rows(q, units, scores, chosen, budget)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
-    findings = tuple(DraftFinding(text=units[i].text, sources=(units[i].source,)) for i in chosen)
+    findings = tuple(
+        DraftFinding(text=text, sources=(units[i].source,))
+        for i, text in in_context(task.question, units, chosen)
+    )
     by_score = sorted(chosen, key=lambda i: (-scores[i], units[i].order))
     top = scores[by_score[0]]
     lead = [i for i in by_score[:3] if scores[i] >= 0.5 * top]
     summary = " ".join(_sentence(units[i].text) for i in lead)
     return FindingsDraft(summary=summary, findings=findings)
+
+
+def _select(
+    question: str, units: list[Unit], scores: list[float], scorer: Scorer, k: int
+) -> list[int]:
+    """MMR's ``k`` best units, and more while some of them are part of another's paragraph
+    (``in_context`` makes them one finding): ``k`` findings, not ``k`` sentences."""
+    chosen = mmr_select(units, scores, scorer, k)
+    for _ in range(REFILLS):
+        short = k - len(in_context(question, units, chosen))
+        more = mmr_select(units, scores, scorer, len(chosen) + short) if short > 0 else chosen
+        if len(more) <= len(chosen):
+            break
+        chosen = more
+    return chosen
 
 
 def answer_plan(task: PlanTask) -> PlanDraft:
@@ -174,13 +209,12 @@ def answer_write(task: WriteTask) -> WriteDraft:
                 drafts.append(DraftFinding(text=f.text, sources=nums))
                 flat.append((si, drafts[-1]))
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
-    units = [Unit(d.text, si, k, False, tuple(terms(d.text))) for k, (si, d) in enumerate(flat)]
-    scores = Scorer(units).score(task.query, find_periods(task.query)) if units else []
+    scores = _finding_scores(task.query, [d.text for _, d in flat])
     shape = analyze(task.query).shape
     if shape != "explanation":  # a figure answers more than talk of one
         scores = [
-            sc * (FIGURE_WEIGHT if _FIGURE.search(u.text) else 1.0)
-            for sc, u in zip(scores, units, strict=True)
+            sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)
+            for sc, (_, d) in zip(scores, flat, strict=True)
         ]
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):

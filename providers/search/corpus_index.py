@@ -18,7 +18,6 @@ import tempfile
 import threading
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,57 +45,22 @@ from deepresearch.providers.search.corpus_store import (
     CorpusFile,
     Warn,
     atomic_write,
-    check_relative,
     gather_documents,
     inside,
     read_json,
     scan_corpus,
 )
+from deepresearch.providers.search.doc_ids import DocEntry, doc_id, doc_location, parse_doc_id
 from deepresearch.providers.search.passages import passage_table, snippet, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
+from deepresearch.text.boilerplate import boilerplate_share
 from deepresearch.text.line_items import LabelIndex, best_pages
 
 INDEX_VERSION = 10  # 10: a page-end caption names only the table overleaf; 8: Snowball stems
+TEMPLATE_SHARE = 0.5  # a passage this much boilerplate (by line) is no search hit
 KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
 _LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
 _LOADING = threading.Lock()  # one load at a time: 32 runs prepared at once parse meta.json once
-
-
-@dataclass(frozen=True)
-class DocEntry:
-    relpath: str
-    sha256: str
-    kind: str  # "pdf" | "html" | "text" | an office kind (extract.OFFICE_SUFFIXES)
-    pages: int
-
-    @property
-    def name(self) -> str:
-        return self.relpath.rsplit("/", 1)[-1]
-
-
-def doc_id(relpath: str, page: int, kind: str) -> str:
-    return f"doc:{relpath}#page={page}" if kind in PAGE_LABELS else f"doc:{relpath}"
-
-
-def doc_location(relpath: str, page: int, kind: str) -> str:
-    """``a.pdf, p. 2``, ``deck.pptx, slide 3``, ``book.xlsx, sheet 2``, ``b.epub, section 4``."""
-    label = PAGE_LABELS.get(kind)
-    return f"{relpath}, {label} {page}" if label else relpath
-
-
-def parse_doc_id(url: str) -> tuple[str, int | None]:
-    """``doc:<relpath>[#page=N]`` -> (relpath, page); refuse paths that could leave the corpus."""
-    if not url.startswith("doc:"):
-        raise FetchError(url, "not a corpus document id")
-    rel, _, fragment = url[4:].partition("#")
-    page: int | None = None
-    if fragment:
-        key, _, value = fragment.partition("=")
-        if key != "page" or not value.isdigit() or int(value) < 1:
-            raise FetchError(url, f"bad page reference {fragment!r}")
-        page = int(value)
-    check_relative(url, rel, "document", "corpus")
-    return rel, page
 
 
 def _fingerprint(hashes: dict[str, str], passage_chars: int) -> str:
@@ -123,6 +87,7 @@ class CorpusIndex:
         self._doc_dates, self._covers, self._doc_ends = self._first_pages()
         # built on the first search that needs it, once for every copy ``_load`` hands out
         self._labels: list[LabelIndex] = []
+        self._templates: dict[int, bool] = {}  # passage -> mostly boilerplate, as searches meet it
         self.built = False  # True when this open extracted or indexed anything
 
     # ------------------------------------------------------------------ opening
@@ -253,19 +218,23 @@ class CorpusIndex:
         prior = self.doc_prior(ids, names)
         identity = identity_weights(query, self._covers) * period_weights(query, self._doc_ends)
         scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc]) * identity[self._p_doc]
+        recency = np.ones(len(self._docs))
         if wants_latest(query):
-            scores = scores * recency_weights(prior * identity, self._doc_dates)[self._p_doc]
+            recency = recency_weights(prior * identity, self._doc_dates)
+            scores = scores * recency[self._p_doc]
         candidates = np.flatnonzero(scores > 0)
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         groups = identity_groups(query, self._covers)
         best: dict[tuple[int, int], int] = {}  # (doc, page) -> its best passage, best first
         for i in order.tolist():
+            if self._template(i):
+                continue
             best.setdefault((int(self._p_doc[i]), int(self._p_page[i])), i)
             if len(best) >= limit * max(1, len(set(groups))):
                 break
         # a comparison ("Acme and Zeta"): each entity's best pages in turn, not one entity's
         keys = round_robin(list(best), [groups[d] for d, _ in best])
-        items = self._line_item_pages(query, identity, prior, limit // 2)
+        items = self._line_item_pages(query, identity * recency, prior, limit // 2)
         keys = list(dict.fromkeys([*items, *keys]))[:limit]
         terms = [t for t in tokens if len(t) > 2] or tokens
         return [
@@ -274,6 +243,14 @@ class CorpusIndex:
             else self._hit(key, items[key][0], terms, rank, items[key][1])
             for rank, key in enumerate(keys, 1)
         ]
+
+    def _template(self, i: int) -> bool:
+        """Whether passage ``i`` is mostly boilerplate lines (a table of contents, signatures,
+        certifications): it may share every word of a query and still answer nothing."""
+        flag = self._templates.get(i)
+        if flag is None:
+            flag = self._templates[i] = boilerplate_share(self._p_text[i]) >= TEMPLATE_SHARE
+        return flag
 
     def labels(self) -> LabelIndex:
         """The row labels of every passage (``text.line_items``), built by the first search that

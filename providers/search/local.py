@@ -8,12 +8,8 @@ Ids are ``doc:<relpath>#page=N`` (PDF, PPTX, XLSX, EPUB: ``extract.PAGE_LABELS``
 from __future__ import annotations
 
 from deepresearch.errors import ProviderError
-from deepresearch.providers.search.corpus_index import (
-    CorpusIndex,
-    doc_id,
-    doc_location,
-    parse_doc_id,
-)
+from deepresearch.providers.search.corpus_index import CorpusIndex
+from deepresearch.providers.search.doc_ids import doc_id, doc_location, parse_doc_id
 from deepresearch.schemas import FetchedDoc, SearchHit
 
 __all__ = [

@@ -108,11 +108,12 @@ async def test_mmr_drops_near_duplicates() -> None:
 
 
 async def test_source_diversity_cap() -> None:
-    many = "\n".join(
+    # a paragraph each: sentences of one paragraph would be one finding (``in_context``)
+    many = "\n\n".join(
         f"Revenue of segment {c} grew {i + 3}% to ${i + 10}.{i} billion in 2023 on demand."
         for i, c in enumerate("ABCDEFGH")
     )
-    few = "\n".join(
+    few = "\n\n".join(
         f"Revenue in region {c} grew {i + 2}% to ${i + 5}.5 billion in 2023 on pricing."
         for i, c in enumerate("WXYZ")
     )

@@ -1,0 +1,166 @@
+"""A finding is a sentence with the rest of its paragraph; contents pages are no search hits.
+
+* "Kove IO filed a complaint" is followed in its paragraph by what the complaint alleges (the
+  patents, the relief sought): the finding carries both, not only the sentence that matched;
+* a paragraph's next, unrelated topic is not carried along, and no sentence is said twice;
+* the budget counts findings, not sentences; the verifier's quote holds the whole finding;
+* a table of contents ("Item 1. Legal Proceedings: Page = 34") shares every word of a legal
+  question and answers nothing: it is no search hit, by BM25 or as a row;
+* a "latest" question's table rows come from the newest filing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_local_search import inline
+
+from deepresearch.llm_messages import FindingsTask, SourceText, WriteTask
+from deepresearch.policies.support import best_passage
+from deepresearch.providers.llm.evidence import in_context
+from deepresearch.providers.llm.extractive import answer_findings, answer_write
+from deepresearch.providers.search.corpus_index import CorpusIndex
+from deepresearch.schemas import Finding, ReportSection
+from deepresearch.text.boilerplate import boilerplate_share
+from deepresearch.text.line_items import LabelIndex
+from deepresearch.text.sentences import CONTEXT_CHARS, build_units
+
+LEGAL = (
+    "Legal Proceedings\n"
+    "In December 2018, Contoso Data filed a complaint against Acme Web Services in the\n"
+    "United States District Court. The complaint alleges, among other things, that Acme\n"
+    "storage infringes U.S. Patent Nos. 7,814,170 and 7,103,640. Contoso seeks damages of\n"
+    "$1.2 billion and injunctive relief. Contoso filed a second complaint in March 2023.\n"
+    "The weather in Springfield was pleasant all year.\n"
+    "\n"
+    "We dispute the allegations of wrongdoing and intend to defend ourselves vigorously.\n"
+)
+QUESTION = "What legal proceedings were disclosed in Acme's 10-Q?"
+
+
+def _src(n: int, text: str, url: str = "") -> SourceText:
+    return SourceText(n=n, url=url or f"doc:a{n}.pdf#page=1", title="a", location="a", text=text)
+
+
+def test_a_sentence_knows_the_rest_of_its_paragraph() -> None:
+    units = build_units([(1, LEGAL)])
+    lead = next(u for u in units if u.text.startswith("In December 2018"))
+    assert lead.follow[0].startswith("The complaint alleges")
+    assert lead.follow[-1].startswith("The weather")  # the paragraph, up to CONTEXT_CHARS
+    assert len(" ".join((lead.text, *lead.follow))) <= CONTEXT_CHARS
+    last = next(u for u in units if u.text.startswith("We dispute"))
+    assert last.follow == ()  # a paragraph ends at a blank line
+    long = build_units([(1, " ".join(f"Sentence {i} states a long fact here." for i in range(60)))])
+    assert len(" ".join((long[0].text, *long[0].follow))) <= CONTEXT_CHARS
+
+
+def test_a_finding_carries_what_its_sentence_introduces() -> None:
+    draft = answer_findings(FindingsTask(question=QUESTION, sources=(_src(1, LEGAL),)))
+    complaint = next(f.text for f in draft.findings if "filed a complaint" in f.text)
+    assert "7,814,170" in complaint and "$1.2 billion" in complaint, complaint
+    assert "Springfield" not in complaint  # the paragraph's next topic is not the complaint's
+    said = [f.text for f in draft.findings]
+    for text in said:  # no sentence twice
+        assert not any(text in other for other in said if other != text)
+
+
+def test_a_sentence_inside_an_earlier_finding_joins_it_with_the_better_rank() -> None:
+    units = build_units([(1, LEGAL)])
+    first = next(i for i, u in enumerate(units) if u.text.startswith("In December"))
+    second = next(i for i, u in enumerate(units) if u.text.startswith("The complaint alleges"))
+    other = next(i for i, u in enumerate(units) if u.text.startswith("We dispute"))
+    out = in_context(QUESTION, units, [other, second, first])
+    assert [i for i, _ in out] == [other, first]  # ranked as its better sentence (2nd, not 3rd)
+    assert "7,814,170" in out[1][1] and out[1][1].startswith("In December")
+
+
+def test_the_budget_counts_findings_not_sentences() -> None:
+    """Three sentences of one paragraph are one finding: more are selected to fill the budget."""
+    lead = (
+        "A patent complaint was filed. An antitrust complaint was filed. A tax complaint was filed."
+    )
+    kinds = ("privacy", "labor", "contract", "fraud", "zoning", "export")
+    others = "\n\n".join(f"A {kind} complaint was filed." for kind in kinds)
+    draft = answer_findings(
+        FindingsTask(
+            question="Which complaints were filed against Acme?",
+            sources=(_src(1, lead + "\n\n" + others),),
+            max_findings=4,
+        )
+    )
+    texts = [f.text for f in draft.findings]
+    assert len(texts) == 4 and lead in texts, texts
+
+
+def test_the_quote_of_a_paragraph_finding_holds_all_of_it() -> None:
+    draft = answer_findings(FindingsTask(question=QUESTION, sources=(_src(1, LEGAL),)))
+    complaint = next(f.text for f in draft.findings if "filed a complaint" in f.text)
+    assert complaint in best_passage(complaint, LEGAL, 600)
+
+
+def test_the_answer_ranks_a_finding_by_its_best_sentence() -> None:
+    """A long finding whose last sentence states the asked-for rate is not outranked by a
+    shorter one for its length alone."""
+    rate = (
+        "The office building was renovated in the spring and the summer of the year. The "
+        "renovation of the building was finished on schedule and within its budget. Our "
+        "effective tax rate was 18% for the quarter."
+    )
+    short = "The effective tax rate may vary, as in 2022 when it was 20% overall."
+    url = "doc:a.pdf#page=2"
+    findings = (Finding(text=short, citations=(url,)), Finding(text=rate, citations=(url,)))
+    task = WriteTask(
+        query="What was Acme's effective tax rate?",
+        sections=(ReportSection(heading="q", findings=findings),),
+        sources=(_src(1, rate + " " + short, url),),
+    )
+    draft = answer_write(task)
+    assert draft.answer.startswith("The office building"), draft.answer
+    assert [f.text for f in draft.sections[0].findings] == [short, rate]
+
+
+CONTENTS = (
+    "Table of Contents\nINDEX\nPage\n"
+    + "\n".join(
+        f"Index: Item {i}. {name}: Page = {10 + i}"
+        for i, name in enumerate(
+            ("Financial Statements", "Legal Proceedings", "Risk Factors", "Exhibits"), 1
+        )
+    )
+    + "\n"
+)
+
+
+def test_contents_lines_are_boilerplate_and_name_no_row() -> None:
+    assert boilerplate_share(CONTENTS) >= 0.5
+    assert boilerplate_share(LEGAL) == 0.0
+    index = LabelIndex.build([CONTENTS])
+    assert index.passage_scores("Acme legal proceedings") == {}
+
+
+def test_a_contents_page_is_no_search_hit(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "a-contents.txt").write_text("ACME 10-Q legal proceedings\n" + CONTENTS * 2)
+    (root / "b-legal.txt").write_text("ACME 10-Q\n" + LEGAL)
+    (root / "c-other.txt").write_text("ACME 10-Q\nRevenue grew in every segment this quarter.\n")
+    index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    urls = [h.url for h in index.search("Acme legal proceedings", 5)]
+    assert "doc:b-legal.txt" in urls and "doc:a-contents.txt" not in urls, urls
+
+
+def test_a_latest_question_takes_its_rows_from_the_newest_filing(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for name, end, value in (
+        ("2022 Q3 ACME.txt", "September 30, 2022", "1,100"),
+        ("2023 Q1 ACME.txt", "March 31, 2023", "1,200"),
+        ("2023 Q3 ACME.txt", "September 30, 2023", "1,300"),
+    ):
+        (root / name).write_text(
+            f"ACME Corporation\nQuarterly report for the quarterly period ended {end}\n\n"
+            f"Statements of operations (in millions): Inventories: {end} = {value}\n"
+        )
+    index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    hits = index.search("What were ACME's inventories in the most recent quarter?", 2)
+    assert hits[0].url == "doc:2023 Q3 ACME.txt", [h.url for h in hits]
