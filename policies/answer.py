@@ -23,6 +23,7 @@ from deepresearch.policies.answer_rows import (
     BLANK,
     LONG_HEADER,
     Row,
+    asks_rate,
     best_rows,
     cite,
     date_key,
@@ -30,6 +31,7 @@ from deepresearch.policies.answer_rows import (
     filing_of,
     pick_cell,
     rows_of,
+    states_percent,
     subject,
     unit_text,
 )
@@ -254,6 +256,8 @@ def compose(
     rows = about_the_subject(rows_of(findings), q, [text for text, _, _ in findings])
     if q.shape == "explanation":  # the figure of a line item it names, then the reasons
         rows = named_rows(question, rows)
+    if asks_rate(q):  # "effective tax rate": not "Income before income taxes"
+        rows = [r for r in rows if states_percent(r.row)]
     if not rows:
         return None
     table = q.breakdown or (q.shape not in ("trend", "comparison") and names_a_table(rows, q))

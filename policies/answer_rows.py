@@ -60,6 +60,24 @@ def match(row: TableRow, wanted: set[str]) -> float:
     return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
 
 
+_RATE_WORDS = frozenset(terms("rate rates percentage percent"))
+
+
+def asks_rate(q: Question) -> bool:
+    """Whether the asked metric is a rate ("effective tax rate", "interest rate"): its answer
+    is a percent, never an amount that merely shares a word with it. A share of a whole
+    ("what percentage of revenue did Services contribute") is answered by the two amounts."""
+    return not q.whole and bool(metric_terms(q) & _RATE_WORDS)
+
+
+def states_percent(row: TableRow) -> bool:
+    """Whether a row states a rate: a percent cell, or a percent unit or label."""
+    heading = f"{row.label} {row.unit}".lower()
+    return any(v.strip().endswith("%") for _, v in row.cells) or (
+        "%" in heading or "percent" in heading
+    )
+
+
 def date_key(header: str) -> tuple[int, int, int] | None:
     dates = [p.date for p in periods_of(header) if p.date]
     return dates[-1] if dates else None

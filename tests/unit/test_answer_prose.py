@@ -255,3 +255,25 @@ def test_an_investees_results_are_no_figure_of_the_filer() -> None:
     assert compose(question, [(rivian, (1,), 0)]) is None
     composed = compose(question, [(rivian, (1,), 0), (own.format("127,101"), (2,), 0)])
     assert composed is not None and "127,101" in composed[0] and "536" not in composed[0]
+
+
+def test_a_rate_is_answered_by_a_percent_never_by_an_amount_sharing_a_word() -> None:
+    """ "Effective tax rate" shares "tax" with "Income before income taxes"; its answer is a
+    percent, so that row composes nothing and the quoted sentence answers."""
+    amount = format_row(
+        TableRow(
+            "Income statements",
+            "in millions",
+            "Income before income taxes",
+            (("Three Months Ended Sep 30, 2023", "27,284"),),
+        )
+    )
+    question = "What effective tax rate did Initech report for the quarter?"
+    assert compose(question, [(amount, (1,), 0)]) is None
+    rate = format_row(
+        TableRow(
+            "Tax rates", "", "Effective tax rate", (("Three Months Ended Sep 30, 2023", "18%"),)
+        )
+    )
+    composed = compose(question, [(amount, (1,), 0), (rate, (2,), 0)])
+    assert composed is not None and "18%" in composed[0] and "27,284" not in composed[0]
