@@ -15,6 +15,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from deepresearch.text.figures import has_figure
 from deepresearch.text.names import names_in
@@ -45,6 +46,7 @@ _TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
 _LETTER_WORD = re.compile(r"[A-Za-z]{2,}")
 _SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z0-9“\"(\[])")
 _INITIALS = re.compile(r"(?:[a-z]\.)*[a-z]")
+HEADINGS = 2  # heading lines kept above a paragraph (a section and its sub-section)
 CONTEXT_CHARS = 600  # a sentence and the rest of its paragraph, as one quote (verify.quote_chars)
 
 
@@ -64,6 +66,9 @@ class Unit:
     # the sentences after this one in its paragraph (verbatim, up to ``CONTEXT_CHARS`` in all):
     # "In December 2018, Kove IO filed a complaint ..." is followed by what the complaint alleges
     follow: tuple[str, ...] = field(default=(), compare=False)
+    # the heading lines above its paragraph ("Legal Proceedings"): what a sentence that never
+    # names its topic ("In April 2019, VLSI filed three suits against us") is about
+    heading: str = field(default="", compare=False)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -115,17 +120,31 @@ def _following(sentences: list[str], k: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _source_units(
-    text: str, boilerplate: frozenset[str]
-) -> list[tuple[str, bool, tuple[str, ...]]]:
-    units: list[tuple[str, bool, tuple[str, ...]]] = []
+class _Cut(NamedTuple):
+    text: str
+    table: bool
+    follow: tuple[str, ...]
+    heading: str
+
+
+def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
+    units: list[_Cut] = []
     paragraph: list[str] = []
+    headings: list[str] = []  # the last HEADINGS heading lines above, outermost first
 
     def flush() -> None:
         if paragraph:
             sentences = _split_sentences(" ".join(paragraph))
-            units.extend((s, False, _following(sentences, k)) for k, s in enumerate(sentences))
+            under = " / ".join(headings)
+            units.extend(
+                _Cut(s, False, _following(sentences, k), under) for k, s in enumerate(sentences)
+            )
             paragraph.clear()
+
+    def heading(line: str) -> None:
+        flush()
+        headings.append(line)
+        del headings[:-HEADINGS]
 
     for raw in text.splitlines():
         line = " ".join(raw.split())
@@ -133,11 +152,11 @@ def _source_units(
             flush()
             continue
         if line.startswith("#"):
-            flush()
+            heading(line.lstrip("#").strip())
             continue
         if _is_table_line(line) or parse_row(line) is not None:
             flush()
-            units.append((line, True, ()))
+            units.append(_Cut(line, True, (), ""))
             continue
         bullet = _BULLET.match(line)
         if bullet:
@@ -146,11 +165,11 @@ def _source_units(
             continue
         short = len(line.split()) <= 5 and not line.endswith(_TERMINAL)
         if short and (not paragraph or paragraph[-1].endswith(_TERMINAL)):
-            flush()  # a heading or label line, not part of a sentence
+            heading(line)  # a heading or label line, not part of a sentence
             continue
         paragraph.append(line)
     flush()
-    return [(t, table, follow) for t, table, follow in units if _keep(t, table)]
+    return [u for u in units if _keep(u.text, u.table)]
 
 
 # A crew process splits the same pages run after run: the lines of a text and its units (given
@@ -164,12 +183,8 @@ def _lines(text: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=KEPT_TEXTS)
-def _units_of(
-    text: str, boilerplate: frozenset[str]
-) -> tuple[tuple[str, bool, tuple[str, ...], tuple[str, ...]], ...]:
-    return tuple(
-        (t, table, tuple(terms(t)), follow) for t, table, follow in _source_units(text, boilerplate)
-    )
+def _units_of(text: str, boilerplate: frozenset[str]) -> tuple[tuple[_Cut, tuple[str, ...]], ...]:
+    return tuple((cut, tuple(terms(cut.text))) for cut in _source_units(text, boilerplate))
 
 
 def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
@@ -184,8 +199,10 @@ def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
     }
     units: list[Unit] = []
     for n, text in sources:
-        for unit_text, table, unit_terms, follow in _units_of(text, _lines(text) & boilerplate):
-            units.append(Unit(unit_text, n, len(units), table, unit_terms, follow))
+        for cut, unit_terms in _units_of(text, _lines(text) & boilerplate):
+            units.append(
+                Unit(cut.text, n, len(units), cut.table, unit_terms, cut.follow, cut.heading)
+            )
     return units
 
 

@@ -37,10 +37,12 @@ from deepresearch.policies.answer import compose
 from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import (
+    HEADING_WEIGHT,
     PER_DOCUMENT_SHAPES,
     breakdown_rows,
     evidence_budget,
     evidence_units,
+    heading_scores,
     in_context,
     latest_weights,
     line_item_boost,
@@ -111,6 +113,8 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     scores = scorer.score(task.question, periods)
     focus = scorer.score(" ".join([*q.entities, *q.metric_words]), periods)
     scores = [a + b for a, b in zip(scores, focus, strict=True)]
+    under = heading_scores(task.question, units, periods)
+    scores = [a + HEADING_WEIGHT * b for a, b in zip(scores, under, strict=True)]
     documents = {s.n: document_of(s.url) for s in task.sources}
     # of two near-identical rows (MMR keeps one), prefer the one that states its unit
     scores = [

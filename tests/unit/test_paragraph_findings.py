@@ -164,3 +164,37 @@ def test_a_latest_question_takes_its_rows_from_the_newest_filing(tmp_path: Path)
     index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
     hits = index.search("What were ACME's inventories in the most recent quarter?", 2)
     assert hits[0].url == "doc:2023 Q3 ACME.txt", [h.url for h in hits]
+
+
+SECTIONS = (
+    "Legal Proceedings\n"
+    "Patent matters\n"
+    "In April 2019, VLSI filed three infringement suits against us seeking $1.5 billion.\n"
+    "\n"
+    "Facilities\n"
+    "Our headquarters campus is in Santa Clara and houses most of our engineering staff.\n"
+    "The proceedings of our annual meeting are published on our website each year.\n"
+)
+
+
+def test_a_sentence_knows_the_headings_above_it() -> None:
+    units = build_units([(1, SECTIONS + "Revenue 1,234 1,100\n")])
+    by_text = {u.text[:10]: u for u in units}
+    assert by_text["In April 2"].heading == "Legal Proceedings / Patent matters"
+    assert by_text["Our headqu"].heading == "Patent matters / Facilities"  # the last two
+    assert by_text["Revenue 1,"].heading == ""  # a table row is its own title
+
+
+def test_a_sentence_under_a_heading_the_question_names_is_evidence() -> None:
+    """The suit never says "legal proceedings"; its heading does, and a sentence that only
+    shares the word with the question ranks below it."""
+    draft = answer_findings(
+        FindingsTask(
+            question="What legal proceedings did Initech disclose?",
+            sources=(_src(1, SECTIONS),),
+            max_findings=1,
+        )
+    )
+    assert [f.text for f in draft.findings] == [
+        "In April 2019, VLSI filed three infringement suits against us seeking $1.5 billion."
+    ]
