@@ -33,6 +33,17 @@ MIN_SCORE = 0.5  # a label at least this covered (rarity-weighted) by the query 
 STRUCTURE = frozenset(terms("total subtotal net"))
 
 
+# the words a caption frames its table with ("The components of inventories were as follows",
+# "The following table shows ...", "... consisted of the following"): a title names its table
+# by what is left
+CAPTION_FRAME = frozenset(
+    terms(
+        "following follows table tables shows show summarizes summary components consisted "
+        "consist presents present sets forth below above detail details information"
+    )
+)
+
+
 def label_core(label: str) -> str:
     """The part of a nested label that names the row: its last part ("Cash flows from operating
     activities - Net income" is net income, whatever its heading says), or the whole label when
@@ -93,7 +104,7 @@ class LabelIndex:
                 for part in {row.label, named}:
                     if words := _words(part):
                         labels.append((i, k, words, core))
-                if title := _words(row.title):
+                if title := _words(row.title) - CAPTION_FRAME:
                     labels.append((i, k, title, title))
         df = Counter(t for _, _, words, _ in labels for t in words)
         n = len(labels) or 1

@@ -143,3 +143,21 @@ def test_scores_equal_a_scan_of_every_label() -> None:
         "What was the total?",
     ):
         assert index.passage_scores(query) == _scan(index, query)
+
+
+def test_a_caption_names_its_table_by_what_its_frame_words_leave() -> None:
+    """ "The components of inventories were as follows": the table is inventories, though its
+    rows are "Raw materials" ... "Total", and "components" and "follows" are only its frame."""
+    title = "The components of inventories were as follows (in millions)"
+    rows = [
+        f"{title}: {label}: September 30, 2023 = {value}"
+        for label, value in (("Raw materials", "520"), ("Finished goods", "2,465"))
+    ]
+    other = [
+        f"The components of goodwill were as follows (in millions): {w}: 2023 = 1"
+        for w in ("Productivity", "Cloud", "Personal Computing")
+    ]
+    matched = LabelIndex.build(["\n".join(other), "\n".join(rows), *ROWS]).passage_scores(
+        "How did Contoso's inventory levels shift?"
+    )
+    assert set(matched) == {1}, matched
