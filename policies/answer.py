@@ -35,7 +35,13 @@ from deepresearch.policies.answer_rows import (
     subject,
     unit_text,
 )
-from deepresearch.text.line_items import MIN_TABLE_ROWS, LabelIndex, named_table, table_fit
+from deepresearch.text.line_items import (
+    MIN_TABLE_ROWS,
+    LabelIndex,
+    is_flow,
+    named_table,
+    table_fit,
+)
 from deepresearch.text.names import proper_names
 from deepresearch.text.question import SHARE_WORDS, Question, analyze, metric_terms
 from deepresearch.text.question_words import SYNONYMS
@@ -256,6 +262,8 @@ def compose(
     rows = about_the_subject(rows_of(findings), q, [text for text, _, _ in findings])
     if q.shape == "explanation":  # the figure of a line item it names, then the reasons
         rows = named_rows(question, rows)
+    if q.level:  # "inventory levels": the balance sheet's row, not the cash flows' change
+        rows = [r for r in rows if not is_flow(r.row)] or rows
     if asks_rate(q):  # "effective tax rate": not "Income before income taxes"
         rows = [r for r in rows if states_percent(r.row)]
     if not rows:

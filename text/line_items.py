@@ -14,6 +14,7 @@ English equivalents of line items (``question_words.SYNONYMS``: "net sales" ~ "r
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ import numpy as np
 
 from deepresearch.text.boilerplate import shape_of
 from deepresearch.text.question_words import SYNONYM_TERMS
-from deepresearch.text.tables import parse_row
+from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
 K = TypeVar("K", bound=Hashable)
@@ -42,6 +43,19 @@ CAPTION_FRAME = frozenset(
         "consist presents present sets forth below above detail details information"
     )
 )
+
+
+# a row that tells a period's change, not a balance: "Changes in operating assets and
+# liabilities - Inventories", "Increase (decrease) in ...", or every column a span of time
+_FLOW_LABEL = re.compile(r"\bchanges? in\b|\bincreases?\b|\bdecreases?\b", re.IGNORECASE)
+_SPAN_HEADER = re.compile(r"\b(?:months|weeks|quarters?|years?)\s+ended\b", re.IGNORECASE)
+
+
+def is_flow(row: TableRow) -> bool:
+    """Whether a row states what changed over a period rather than a balance at a date."""
+    return bool(_FLOW_LABEL.search(row.label)) or (
+        bool(row.cells) and all(_SPAN_HEADER.search(h) for h, _ in row.cells)
+    )
 
 
 def label_core(label: str) -> str:
@@ -184,6 +198,7 @@ __all__ = [
     "MIN_TABLE_ROWS",
     "LabelIndex",
     "best_pages",
+    "is_flow",
     "label_core",
     "named_table",
     "query_terms",

@@ -111,6 +111,11 @@ _FIGURE = re.compile(
     r"|\b(?:amount|total|percentage|rate|number of|figure|value)\b",
     re.IGNORECASE,
 )
+# a balance at a point in time ("inventory levels", "cash position", "debt outstanding"), not
+# the flows of a period ("Changes in inventories" of the cash-flow statement)
+_LEVEL = re.compile(
+    r"\blevels?\b|\bbalances?\b|\bon hand\b|\boutstanding\b|\bposition\b", re.IGNORECASE
+)
 _WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 
 
@@ -139,6 +144,7 @@ class Question:
     breakdown: bool = False  # the parts of a figure: its segments, products, regions
     whole: str = ""  # a share's whole ("total revenue" of "what percentage of total revenue")
     over_time: bool = False  # "across quarters", "quarter to quarter": whatever the shape
+    level: bool = False  # a balance at a point in time ("inventory levels"), not a period's flow
     metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
 
 
@@ -297,6 +303,7 @@ def analyze(text: str) -> Question:
         metric_words=words,
         whole=_whole(text),
         over_time=bool(_TREND.search(text)),
+        level=bool(_LEVEL.search(text)),
     )
 
 
