@@ -31,7 +31,7 @@ from deepresearch.policies.answer_rows import (
     filing_of,
     pick_cell,
     rows_of,
-    states_percent,
+    states_rate,
     subject,
     unit_text,
 )
@@ -265,7 +265,7 @@ def compose(
     if q.level:  # "inventory levels": the balance sheet's row, not the cash flows' change
         rows = [r for r in rows if not is_flow(r.row)] or rows
     if asks_rate(q):  # "effective tax rate": not "Income before income taxes"
-        rows = [r for r in rows if states_percent(r.row)]
+        rows = [r for r in rows if states_rate(r.row, q)]
     if not rows:
         return None
     table = q.breakdown or (q.shape not in ("trend", "comparison") and names_a_table(rows, q))

@@ -70,12 +70,15 @@ def asks_rate(q: Question) -> bool:
     return not q.whole and bool(metric_terms(q) & _RATE_WORDS)
 
 
-def states_percent(row: TableRow) -> bool:
-    """Whether a row states a rate: a percent cell, or a percent unit or label."""
-    heading = f"{row.label} {row.unit}".lower()
-    return any(v.strip().endswith("%") for _, v in row.cells) or (
-        "%" in heading or "percent" in heading
-    )
+def states_rate(row: TableRow, q: Question) -> bool:
+    """Whether a row states the asked rate: a percent cell or unit ("2.85% Notes" is a name,
+    not a rate), under a label or title naming what the rate is of ("tax" of "effective tax
+    rate"; "interest rates" of a notes table is another rate)."""
+    unit = row.unit.lower()
+    percent = any(v.strip().endswith("%") for _, v in row.cells) or "%" in unit or "percent" in unit
+    of = metric_terms(q) - _RATE_WORDS
+    named = set(terms(f"{row.label} {row.title}"))
+    return percent and (not of or bool(of & named))
 
 
 def date_key(header: str) -> tuple[int, int, int] | None:

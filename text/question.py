@@ -111,6 +111,12 @@ _FIGURE = re.compile(
     r"|\b(?:amount|total|percentage|rate|number of|figure|value)\b",
     re.IGNORECASE,
 )
+# a part of the filing named as where to look, not what is measured: "the discussion on tax
+# contingencies in the notes", "in the notes to the financial statements"
+_DOCUMENT_PART = re.compile(
+    r"\b(?:in|from|within|of)\s+the\s+notes\b(?:\s+to\s+(?:the\s+)?[\w\s]{0,40}?statements)?",
+    re.IGNORECASE,
+)
 # a balance at a point in time ("inventory levels", "cash position", "debt outstanding"), not
 # the flows of a period ("Changes in inventories" of the cash-flow statement)
 _LEVEL = re.compile(
@@ -223,6 +229,7 @@ def metrics_of(
     text: str, entities: tuple[str, ...], periods: tuple[Period, ...]
 ) -> tuple[str, ...]:
     """Metric phrases: runs of content words between frame words, split at "and" / commas."""
+    text = _DOCUMENT_PART.sub(" | ", text)
     for p in periods:
         text = text.replace(p.text, " | ")
     for e in entities:

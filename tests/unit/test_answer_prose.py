@@ -277,3 +277,12 @@ def test_a_rate_is_answered_by_a_percent_never_by_an_amount_sharing_a_word() -> 
     )
     composed = compose(question, [(amount, (1,), 0), (rate, (2,), 0)])
     assert composed is not None and "18%" in composed[0] and "27,284" not in composed[0]
+    # a percent in a name is no rate, and another rate ("interest rates") is not the tax rate
+    notes = [
+        format_row(TableRow("Notes and their interest rates", "in millions", label, cells))
+        for label, cells in (
+            ("2.85% Notes Due 2030", (("Carrying Value", "1,500"),)),
+            ("Weighted average", (("Effective Interest Rate", "3.1%"),)),
+        )
+    ]
+    assert compose(question, [(n, (3,), 0) for n in notes]) is None

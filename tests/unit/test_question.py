@@ -214,3 +214,14 @@ def test_one_metric_against_its_prior_quarters_is_a_trend_and_two_metrics_measur
     assert q.shape == "comparison" and q.metrics == ("operating expenses", "revenue")
     q = analyze("In Q1 2023, how did Initech's operational spending relate to its revenue?")
     assert q.shape == "comparison"
+
+
+def test_the_notes_named_as_where_to_look_are_no_metric() -> None:
+    """ "the discussion on tax contingencies in the notes": the notes are where to look; a
+    notes table ("2.85% Notes Due 2030") is not what is asked. Notes with a modifier are."""
+    q = analyze(
+        "Analyze how Initech's reported tax rate in the most recent 10-Q correlates with the "
+        "discussion on tax contingencies in the notes to the financial statements."
+    )
+    assert q.metrics == ("tax rate", "tax contingencies")
+    assert analyze("What senior notes did Initech issue in Q1 2023?").metrics[0] == "senior notes"
