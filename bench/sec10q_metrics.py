@@ -52,12 +52,34 @@ def figures(text: str) -> set[str]:
     return out
 
 
+# "$2.294 billion" is stated to the million: the same figure as "2,294" in a table in millions
+_BILLIONS_TO_THE_MILLION = re.compile(r"(?<![\w.,])(\d{1,3})\.(\d{3})\s*billion\b", re.IGNORECASE)
+
+
+def _in_millions(text: str) -> dict[str, str]:
+    """Figures stated in billions to the million, by their canonical form -> the same figure in
+    millions (``"$23.198 billion"``: ``"23.198" -> "23198"``). Exact conversions only: "$15.3
+    billion" is rounded and matches nothing but itself."""
+    return {
+        _canonical(m[1], f".{m[2]}"): _canonical(f"{m[1]}{m[2]}", "")
+        for m in _BILLIONS_TO_THE_MILLION.finditer(text)
+    }
+
+
+def _found(answer: str, text: str) -> tuple[set[str], set[str]]:
+    """The answer's figures and those of them ``text`` states, in any unit the answer's
+    exact figure converts to (``_in_millions``)."""
+    wanted, have = figures(answer), figures(text)
+    alike = _in_millions(answer)
+    return wanted, {f for f in wanted if f in have or alike.get(f) in have}
+
+
 def figure_recall(answer: str, report_body: str) -> float | None:
-    """Share of the answer's figures found in the report body; ``None`` when it has none."""
-    wanted = figures(answer)
-    if not wanted:
-        return None
-    return len(wanted & figures(report_body)) / len(wanted)
+    """Share of the answer's figures found in the report body; ``None`` when it has none.
+    A figure stated in billions to the million ("$2.294 billion") is found as the same figure
+    in millions ("2,294"), as table cells state it."""
+    wanted, found = _found(answer, report_body)
+    return len(found) / len(wanted) if wanted else None
 
 
 _HEADING = re.compile(r"(?m)^## ")
@@ -75,8 +97,8 @@ def answer_section(markdown: str) -> str:
 
 def answered(answer: str, section: str) -> bool | None:
     """True when ``section`` states at least one of the answer's figures; ``None`` without any."""
-    wanted = figures(answer)
-    return bool(wanted & figures(section)) if wanted else None
+    wanted, found = _found(answer, section)
+    return bool(found) if wanted else None
 
 
 def evidence_text(checkpoint: dict[str, Any]) -> str:

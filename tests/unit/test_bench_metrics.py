@@ -52,6 +52,17 @@ def test_figures_match_across_formats() -> None:
     assert bench.figure_recall("No figures here.", report) is None
 
 
+def test_a_figure_in_billions_to_the_million_is_found_in_millions() -> None:
+    """ "$23.198 billion" is the table's 23,198 (in millions); "$15.3 billion" is rounded and
+    is found only as itself."""
+    answer = "Net cash from operations was $23.198 billion; revenue was $15.3 billion."
+    assert bench.figure_recall(answer, "Net cash from operations 23,198 24,540") == 0.5
+    assert bench.figure_recall(answer, "Revenue 15,338") == 0.0
+    assert bench.figure_recall(answer, "$23.198 billion and $15.3 billion") == 1.0
+    assert bench.answered("It was $0.530 billion.", "| Other | 530 |")
+    assert not bench.answered("It was $1.450 billion.", "| Other | 1,449 |")
+
+
 def test_gold_globs_and_citation_matching() -> None:
     globs = bench.gold_globs("*2023 Q3 AAPL*,\n*2023 Q2 AAPL*")
     assert globs == ["*2023 Q3 AAPL*", "*2023 Q2 AAPL*"]
