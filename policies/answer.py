@@ -49,6 +49,7 @@ from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
 MAX_TREND_ROWS = 12
+MAX_METRIC_LINES = 4  # figure lines for the metrics one question names
 _LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
 
 
@@ -194,6 +195,22 @@ def comparison_lines(
     return ("\n\n".join(lines), used) if lines else None
 
 
+def metric_lines(
+    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None = None
+) -> tuple[str, list[Row]] | None:
+    """A figure line for each metric the question names ("changes in debt and interest
+    expenses": the debt's row and the interest expense's), not one row for all of them; each
+    row once. None unless two metrics or more find a row."""
+    lines: list[str] = []
+    used: list[Row] = []
+    for metric in q.metrics[:MAX_METRIC_LINES]:
+        found = figure_line(rows, _one_metric(q, metric), subject(q), titles)
+        if found and found[1] not in used:
+            lines.append(found[0])
+            used.append(found[1])
+    return ("\n\n".join(lines), used) if len(lines) >= 2 else None
+
+
 def share_lines(
     rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None = None
 ) -> tuple[str, list[Row]] | None:
@@ -277,6 +294,8 @@ def compose(
         result = over_time or comparison_lines(rows, q, headings, titles)
     if result is None and q.whole:
         result = share_lines(rows, q, titles)
+    if result is None and len(q.metrics) >= 2:
+        result = metric_lines(rows, q, titles)
     if result is None:
         found = figure_line(rows, q, subject(q), titles)
         result = (found[0], [found[1]]) if found else None

@@ -286,3 +286,18 @@ def test_a_rate_is_answered_by_a_percent_never_by_an_amount_sharing_a_word() -> 
         )
     ]
     assert compose(question, [(n, (3,), 0) for n in notes]) is None
+
+
+def test_each_metric_a_question_names_gets_its_figure_line() -> None:
+    """ "Changes in debt and interest expenses": the debt's row and the interest expense's, not
+    the best one row for both words."""
+    rows = [
+        format_row(TableRow("Debt", "in millions", label, (("December 31, 2022", value),)))
+        for label, value in (("Long-term debt", "44,119"), ("Interest expense", "(490)"))
+    ]
+    composed = compose(
+        "What details were provided about changes in Initech's debt and interest expenses?",
+        [(r, (n,), 0) for n, r in enumerate(rows, 1)],
+    )
+    assert composed is not None, composed
+    assert "44,119" in composed[0] and "(490)" in composed[0] and composed[1] == (1, 2)
