@@ -52,7 +52,7 @@ from deepresearch.schemas import Evaluation
 from deepresearch.text.boilerplate import document_of
 from deepresearch.text.figures import missing_figures
 from deepresearch.text.periods import find_periods
-from deepresearch.text.question import analyze
+from deepresearch.text.question import analyze, metric_terms
 from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select, split_sentences
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
@@ -248,10 +248,14 @@ def answer_write(task: WriteTask) -> WriteDraft:
     if composed is not None:  # the figure / table first, then the best quoted prose
         # prose from another filing would speak of another company or quarter
         docs = {document_of(urls.get(n, "")) for n in composed[1]}
+        # and prose about another line item ("Cost of revenue increased ...") says nothing of it
+        wanted = metric_terms(analyze(task.query))
         prose = [
             t
             for t in picked
-            if not parse_row(t) and any(document_of(urls.get(n, "")) in docs for n in picked[t])
+            if not parse_row(t)
+            and any(document_of(urls.get(n, "")) in docs for n in picked[t])
+            and (not wanted or wanted & set(terms(t)))
         ][:2]
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))

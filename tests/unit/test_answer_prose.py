@@ -22,6 +22,20 @@ def test_prose_that_states_a_figure_leads_a_non_explanation_answer() -> None:
     assert answer_write(task).answer.startswith(figure)
 
 
+def test_prose_after_a_composed_line_speaks_of_what_was_asked() -> None:
+    """Prose of the row's filing that shares only the question's framing ("changes") and not
+    its metric does not follow the figure; prose about the metric does."""
+    debt = format_row(TableRow("Debt", "in millions", "Total debt", (("Dec 31, 2022", "48,116"),)))
+    other = "Changes in foreign exchange rates changed the value of foreign funds by $13.3 billion."
+    same = "Changes in debt include $1.2 billion of notes issued in the quarter."
+    question = "What changes in Initech's debt did its 10-Q disclose?"
+    for prose, follows in ((other, False), (same, True)):
+        task = _task(question, [(debt, "doc:q.pdf#page=4"), (prose, "doc:q.pdf#page=9")])
+        paragraphs = answer_write(task).answer.split("\n\n")
+        assert paragraphs[0].startswith("Initech: Total debt")
+        assert (prose in paragraphs) is follows, paragraphs
+
+
 def test_prose_after_a_composed_line_comes_only_from_the_cited_rows_filing() -> None:
     same = "Total net sales for the quarter ended July 1, 2023 reflected lower iPhone sales."
     other = "Total net sales for the quarter ended July 1, 2023 rose on strong cloud demand."
