@@ -49,6 +49,7 @@ DOCS = "docs.jsonl"  # texts read in the run, kept for follow-up runs (never in 
 SEARCHES = "searches.jsonl"  # sub-tasks' query plans and search results, reused by a resume
 CHECKPOINT = "checkpoint.json"
 CHECKPOINT_PREV = "checkpoint.prev.json"
+_TAIL_BLOCK = 64 * 1024  # bytes read at a time back from a file's end to its last line break
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -210,13 +211,24 @@ class RunDir:
 
     @staticmethod
     def _drop_torn_doc_tail(path: Path) -> None:
-        """A crash can leave half a line: cut it so the next document starts a line of its own."""
+        """A crash can leave half a line: cut it so the next document starts a line of its own.
+        Only the tail is read, back to the last line break (the file holds every page read)."""
         if not path.exists():
             return
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with open(path, "r+b") as fh:
-                fh.truncate(data.rfind(b"\n") + 1)
+        with open(path, "r+b") as fh:
+            end = pos = fh.seek(0, os.SEEK_END)
+            while pos > 0:
+                start = max(0, pos - _TAIL_BLOCK)
+                fh.seek(start)
+                block = fh.read(pos - start)
+                if pos == end and block.endswith(b"\n"):
+                    return  # no torn line
+                cut = block.rfind(b"\n")
+                if cut >= 0:
+                    fh.truncate(start + cut + 1)
+                    return
+                pos = start
+            fh.truncate(0)  # one torn line and nothing before it
 
     def docs_size(self) -> int:
         """Bytes already kept (an upper bound on their characters): a resumed run's budget."""

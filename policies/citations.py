@@ -40,9 +40,14 @@ def markers_from_numbers(text: str, urls_by_number: Mapping[int, str]) -> str:
         found = "".join(cite_marker(urls_by_number[n]) for n in numbers if n in urls_by_number)
         return match.group(1) + found if found else ""
 
-    if "[" not in text:  # no marker at all (most sentences): nothing to scan
+    if _unmarked(text):
         return text
     return _outside_code(text, lambda chunk: _SPACED_NUMERIC.sub(swap, chunk))
+
+
+def _unmarked(text: str) -> bool:
+    """No "[" at all, so no marker (most sentences): the scans for markers are skipped."""
+    return "[" not in text
 
 
 def _outside_code(text: str, transform: Callable[[str], str]) -> str:
@@ -84,7 +89,7 @@ class _Lookup:
 
 
 def _marker_urls(text: str, lookup: _Lookup) -> Iterator[str]:
-    if "[" not in text:
+    if _unmarked(text):
         return
     for chunk in _CODE_SPAN.sub("\n", text).split("\n"):
         for match in _BRACKETED.finditer(chunk):
@@ -190,7 +195,7 @@ class _Rewriter:
 
     def rewrite(self, text: str, *, inline: bool = True) -> str:
         self.inline = inline
-        if "[" not in text:  # no marker: the report's findings are mostly such sentences
+        if _unmarked(text):
             return text
         return _outside_code(text, lambda chunk: _SPACED_MARKER.sub(self._swap, chunk))
 

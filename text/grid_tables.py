@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.text.table_headers import UNIT_RE, header_text, unit_text
+from deepresearch.text.table_headers import (
+    SENTENCE_END,
+    UNIT_IN_TEXT,
+    UNIT_RE,
+    header_text,
+    unit_text,
+)
 from deepresearch.text.tables import TableRow, format_row
 
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _SEPARATOR = re.compile(r"^:?-{3,}:?$")
-_UNIT_IN_TEXT = re.compile(
-    r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
-)
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
 _VALUE = re.compile(r"^[$€£]?\s*\(?[-−]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?\s*%?$|^[—–-]+$")
 _CURRENCY = re.compile(r"^[$€£]\s*(?=[\d(—–-])")  # the unit line says the currency
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
@@ -46,8 +48,8 @@ def caption_title_unit(text: str) -> tuple[str, str]:
     text = text.strip().lstrip("#").strip().rstrip(":")
     if UNIT_RE.match(text):
         return "", unit_text(text)
-    text = _SENTENCE_END.split(text)[-1]  # the sentence that introduces the table
-    found = _UNIT_IN_TEXT.search(text)
+    text = SENTENCE_END.split(text)[-1]  # the sentence that introduces the table
+    found = UNIT_IN_TEXT.search(text)
     if found is None:
         return text, ""
     return (text[: found.start()] + text[found.end() :]).strip(), unit_text(found.group(1))

@@ -11,18 +11,22 @@ import re
 from typing import TYPE_CHECKING
 
 from deepresearch.text.periods import MONTHS
-from deepresearch.text.table_headers import FLUSH, UNIT_RE, unit_text
+from deepresearch.text.table_headers import CENTRED, FLUSH, PERIOD_HEAD, UNIT_RE, unit_text
 
 if TYPE_CHECKING:
     from deepresearch.text.visual_rows import Frag, VisualRow
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-_PERIOD = re.compile(r"\b(?:weeks|months|quarters?|years?)\s+end(?:ed|ing)\b", re.IGNORECASE)
 
 
 def slot_of(frag: Frag, slots: list[tuple[float, float]]) -> int:
     centre = (frag.x0 + frag.x1) / 2
     return min(range(len(slots)), key=lambda i: _distance(centre, slots[i]))
+
+
+def header_words(row: VisualRow, slots: list[tuple[float, float]]) -> list[Frag]:
+    """A header row's words over the value columns: no stub over the labels, no unit line."""
+    return [f for f in row.frags if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text)]
 
 
 def _distance(x: float, span: tuple[float, float]) -> float:
@@ -111,7 +115,7 @@ def _own_date(frag: Frag, columns: list[tuple[float, float]]) -> bool:
     return _only_dates([frag.text]) and any(
         abs(frag.x1 - c[1]) <= FLUSH
         and _overlap(frag, c) > 0
-        and abs(frag.x0 + frag.x1 - c[0] - c[1]) > 2 * _CENTRED
+        and abs(frag.x0 + frag.x1 - c[0] - c[1]) > 2 * CENTRED
         for c in columns
     )
 
@@ -136,13 +140,12 @@ def _grazing(
     centred over header words under it that include the column's ("Common Stock" over
     "Shares  Amount" heads both). Dates are left alone: a date heads the columns under it."""
 
-    def words(row: VisualRow) -> list[Frag]:
-        return [f for f in row.frags if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text)]
-
-    owned = {_main(f, slots) for row in heads for f in words(row) if not _dated([f.text])}
+    owned = {
+        _main(f, slots) for row in heads for f in header_words(row, slots) if not _dated([f.text])
+    }
     out: set[tuple[int, int]] = set()
     for n, row in enumerate(heads):
-        for frag in words(row):
+        for frag in header_words(row, slots):
             if _dated([frag.text]):
                 continue
             main = _main(frag, slots)
@@ -162,7 +165,8 @@ def _centred_over(frag: Frag, below: list[Frag], i: int, slots: list[tuple[float
         abs(middle - f.x0 - g.x1) <= 3 and any(_main(h, slots) == i for h in below[j : k + 1])
         for j, f in enumerate(below)
         for k, g in enumerate(below[j + 1 :], start=j + 1)
-    )  # a parent over two or more header words
+    )  # a parent over two or more header words; words have exact widths (a group of columns
+    # has figures of varying widths, hence CENTRED's looser 6 points): within 1.5 points here
 
 
 def column_headers(
@@ -181,8 +185,8 @@ def column_headers(
     headed = frozenset(
         _main(f, slots)
         for row in heads[1:]
-        for f in row.frags
-        if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text) and not _dated([f.text])
+        for f in header_words(row, slots)
+        if not _dated([f.text])
     )
     placed: list[tuple[list[Frag], list[Frag]]] = []
     for row in heads:
@@ -208,9 +212,6 @@ def column_headers(
     return headers, unit
 
 
-_CENTRED = 6.0  # a header centred over a group of columns: its centre within this of theirs
-
-
 def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -> None:
     """A header centred over a wider group of columns than it overlaps heads the whole group:
     a spanning header ("Year Ended December 31," centred over four year columns though it
@@ -225,7 +226,7 @@ def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -
         return [id(f) for f in cell]
 
     def centred(frag: Frag, g: int, h: int) -> bool:
-        return abs(frag.x0 + frag.x1 - columns[g][0] - columns[h][1]) <= 2 * _CENTRED
+        return abs(frag.x0 + frag.x1 - columns[g][0] - columns[h][1]) <= 2 * CENTRED
 
     def free(n: int, i: int, a: int) -> bool:
         above = all(ids(up[i]) == ids(up[a]) or not up[i] or not up[a] for up in levels[:n])
@@ -289,14 +290,13 @@ def staggered(heads: list[VisualRow], slots: list[tuple[float, float]]) -> bool:
     empty gets its own words lower down ("Total Number / of Shares / Purchased" beside a taller
     header). The top row's words then head their own columns only, spanning none."""
 
-    def over(row: VisualRow) -> list[Frag]:
-        return [f for f in row.frags if f.x1 >= slots[0][0] and not UNIT_RE.match(f.text)]
-
-    if all(_dated([f.text]) or _PERIOD.search(f.text) for f in over(heads[0])):
+    if all(_dated([f.text]) or PERIOD_HEAD.search(f.text) for f in header_words(heads[0], slots)):
         return False  # dates or periods over their columns' own headers span as printed
-    top = {slot_of(f, slots) for f in over(heads[0])}
+    top = {slot_of(f, slots) for f in header_words(heads[0], slots)}
     return any(
-        slot_of(f, slots) not in top and not _dated([f.text]) for r in heads[1:] for f in over(r)
+        slot_of(f, slots) not in top and not _dated([f.text])
+        for r in heads[1:]
+        for f in header_words(r, slots)
     )
 
 
@@ -314,7 +314,7 @@ def share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
             continue
         (frag,) = lone.values()
         right = abs(frag.x1 - parent.x1) <= 3
-        centre = abs(frag.x0 + frag.x1 - parent.x0 - parent.x1) <= 6
+        centre = abs(frag.x0 + frag.x1 - parent.x0 - parent.x1) <= 6  # 3 points: words over words
         if right or centre:
             for i in members:
                 level[i] = [frag]

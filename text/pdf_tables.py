@@ -17,11 +17,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from deepresearch.text.grid_tables import caption_title_unit
-from deepresearch.text.table_headers import UNIT_RE, clean_title
+from deepresearch.text.table_headers import PERIOD_HEAD, UNIT_RE, title_and_unit
 from deepresearch.text.table_layout import Table, find_tables
 from deepresearch.text.tables import format_row
-from deepresearch.text.visual_rows import Word
+from deepresearch.text.visual_rows import Word, classify, visual_rows
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\S+")
@@ -32,11 +31,11 @@ _NUMERIC_TAIL = re.compile(
 _MAX_GAP = 4  # non-tabular lines allowed inside one candidate block (section labels, wraps)
 _LOOKBACK = 24  # lines above a block searched for headers, unit line and title
 _PROSE_WORDS = 40
+_CAPTION_LINES = 5  # a caption at a page's foot: its last line and up to four wrapped above
 _EDGE_LINES = 2  # lines at a page's top and foot where running heads and feet are printed
 _RUNNING_PAGES = 2  # earlier pages that printed a line there: a running head
 _DIGITS = re.compile(r"\d+")
 _AMOUNT = re.compile(r"[$€£%]|\d,\d\d\d")
-_PERIOD_HEAD = re.compile(r"\b(?:weeks|months|quarters?|years?)\s+end(?:ed|ing)\b", re.IGNORECASE)
 
 
 class DocumentTables:
@@ -73,7 +72,7 @@ class DocumentTables:
         self.overleaf = tuple(found)
         if carried is not None and self.last is carried:
             self.last = None  # a caption names the table overleaf, not one pages later
-        self._carry(lines, running, set(replaced) | dropped)
+        self._carry(textpage, raw_text, lines, starts, running, set(replaced) | dropped)
         if not blocks:
             return "\n".join(lines)
         out: list[str] = []
@@ -84,9 +83,18 @@ class DocumentTables:
                 out.append(line)
         return "\n".join(out)
 
-    def _carry(self, lines: list[str], running: set[int], table_lines: set[int]) -> None:
+    def _carry(
+        self,
+        textpage: Any,
+        text: str,
+        lines: list[str],
+        starts: list[int],
+        running: set[int],
+        table_lines: set[int],
+    ) -> None:
         """When the page ends with the sentence introducing a table ("... were as follows:"),
-        the table printed overleaf takes it as its caption (in place of the last table's)."""
+        the table printed overleaf takes it as its caption (in place of the last table's). Its
+        lines are read as a caption above a table is (``title_and_unit``)."""
         tail = [
             i
             for i, line in enumerate(lines)
@@ -94,16 +102,13 @@ class DocumentTables:
         ]
         if not tail or tail[-1] in table_lines or not lines[tail[-1]].rstrip().endswith(":"):
             return
-        k = len(tail) - 1  # the sentence's wrapped lines above it
-        while (
-            k > 0
-            and len(tail) - k < 4
-            and tail[k - 1] not in table_lines
-            and not lines[tail[k - 1]].rstrip().endswith((".", ":"))
-        ):
-            k -= 1
-        title, unit = caption_title_unit(" ".join(lines[i].strip() for i in tail[k:]))
-        self.last = Table([], [], title=clean_title(title), unit=unit)
+        which = tail[-_CAPTION_LINES:]
+        which = [i for i in which if i > max((j for j in which if j in table_lines), default=-1)]
+        rows = visual_rows(_words(textpage, text, lines, starts, which))
+        for row in rows:
+            classify(row)
+        title, unit = title_and_unit(rows)
+        self.last = Table([], [], title=title, unit=unit)
 
     def _running(self, lines: list[str]) -> set[int]:
         """Lines that earlier pages printed at the same place at their top or foot (a running
@@ -118,7 +123,7 @@ class DocumentTables:
             for i, place in edge.items()
             if not _AMOUNT.search(lines[i])
             and not UNIT_RE.match(lines[i].strip())
-            and not _PERIOD_HEAD.search(lines[i])
+            and not PERIOD_HEAD.search(lines[i])
         }
         running = {i for i, key in keys.items() if self.edges[key] >= _RUNNING_PAGES}
         self.edges.update(set(keys.values()))

@@ -18,11 +18,11 @@ UNIT_RE = re.compile(
     r"^\(?\s*(?:\w+\s+)?(?:dollars\s+|amounts\s+|\$\s*)?in\s+(?:millions|thousands|billions)\b",
     re.IGNORECASE,
 )
-_UNIT_IN_TEXT = re.compile(
+UNIT_IN_TEXT = re.compile(
     r"\(((?:dollars |amounts |\$ )?in (?:millions|thousands|billions)[^()]*)\)", re.I
 )
 # a sentence's end, maybe inside quotes: "... items." The / "... Note 4 — Commitments.” The
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
+SENTENCE_END = re.compile(r"(?<=[a-z0-9)])[.!?][”\"’]? (?=[A-Z“\"])")
 _UNAUDITED = re.compile(r"\(?\s*\b(?:unaudited|audited)\b\s*\)?", re.IGNORECASE)
 _DATE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
@@ -35,6 +35,8 @@ _TRAILING_PAREN = re.compile(r"\s*\((?:unaudited|continued|audited)\)\s*$", re.I
 _MAX_TITLE_WORDS = 20
 _MAX_TITLE_CHARS = 220
 FLUSH = 6.0  # a header set flush with a column's edge: a negative's ")" hangs past it
+CENTRED = 6.0  # a header centred over a group of columns: its centre within this of theirs
+PERIOD_HEAD = re.compile(r"\b(?:weeks|months|quarters?|years?)\s+end(?:ed|ing)\b", re.I)
 
 
 def header_block(
@@ -94,7 +96,8 @@ def _heading(
         if any(abs(middle - f.x0 - g.x1) <= 6 for i, f in enumerate(below) for g in below[i:]):
             return False
     return frag.x0 < slots[0][0] or not any(
-        abs(frag.x1 - columns[b][1]) <= FLUSH or abs(middle - columns[a][0] - columns[b][1]) <= 12
+        abs(frag.x1 - columns[b][1]) <= FLUSH
+        or abs(middle - columns[a][0] - columns[b][1]) <= 2 * CENTRED
         for a in range(len(columns))
         for b in range(a, len(columns))
     )
@@ -178,7 +181,7 @@ def _sentence(above: list[VisualRow], i: int) -> str:
     while start > 0 and i - start < 4 and _continues(above[start - 1], margins):
         start -= 1
     text = " ".join(r.text.strip() for r in above[start : i + 1]).rstrip(":").strip()
-    text = _SENTENCE_END.split(text)[-1]  # the introducing sentence alone
+    text = SENTENCE_END.split(text)[-1]  # the introducing sentence alone
     fragment = text[:1].islower() or bool(_NOTE_MARK.match(text))  # or the note of a table
     return "" if fragment or len(text.split()) > 3 * _MAX_TITLE_WORDS else text
 
@@ -206,7 +209,7 @@ def title_and_unit(above: list[VisualRow]) -> tuple[str, str]:
         if wrapped and text.count("(") > text.count(")"):  # "... (net" + "income in ...):"
             cut = text.rfind("(")
             unit, text = f"{text[cut + 1 :].strip()} {unit}".strip(), text[:cut].strip()
-        found = _UNIT_IN_TEXT.search(text)
+        found = UNIT_IN_TEXT.search(text)
         if found:
             unit = unit or unit_text(found.group(1))
             text = (text[: found.start()] + text[found.end() :]).strip()

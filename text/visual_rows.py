@@ -87,16 +87,18 @@ def visual_rows(words: list[Word]) -> list[VisualRow]:
     wider than about one character height."""
     rows: list[list[Word]] = []
     ref = ref_h = 0.0  # the current row's mean centre (cells set on jittering baselines)
+    counted = 0  # the words that mean is taken over
     for word in sorted(words, key=lambda w: (-(w.y0 + w.y1) / 2, w.x0)):
         centre, height = (word.y0 + word.y1) / 2, max(word.y1 - word.y0, 1.0)
         if rows and abs(centre - ref) <= 0.45 * max(ref_h, height):
             rows[-1].append(word)
             if height >= 0.75 * ref_h:  # a superscript footnote mark does not move the row
-                ref += (centre - ref) / len(rows[-1])
+                counted += 1
+                ref += (centre - ref) / counted
             ref_h = max(ref_h, height)
             continue
         rows.append([word])
-        ref, ref_h = centre, height
+        ref, ref_h, counted = centre, height, 1
     out: list[VisualRow] = []
     for row in rows:
         row.sort(key=lambda w: w.x0)

@@ -16,27 +16,14 @@ from typing import Any
 import pytest
 import ray
 from pydantic import SecretStr
+from web_settings import web_settings
 
 from deepresearch import crew, driver
-from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.providers.testing_search import FakeSearxng, result
 from deepresearch.providers.testing_web import FakeWeb
 from deepresearch.schemas import Event
 
 pytestmark = pytest.mark.usefixtures("ray_session")
-
-
-def web_settings(tmp_path: Path) -> Settings:
-    (tmp_path / "out").mkdir(exist_ok=True)
-    flags = {
-        "search.providers": "searxng",
-        "web.allow_private_urls": True,  # the fake web is on loopback
-        "web.per_host_delay_s": 0.0,
-        "state_dir": tmp_path / "state",
-        "run.output_dir": tmp_path / "out",
-        "researcher.queries": 1,
-    }
-    return load_settings(None, overrides_from_flags(flags), env={})
 
 
 def events_of(state: Path, run_id: str) -> list[dict[str, Any]]:
@@ -51,7 +38,7 @@ def read_urls(events: list[dict[str, Any]]) -> set[str]:
 async def test_two_runs_at_once_share_the_crew_but_nothing_of_each_other(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = web_settings(tmp_path)
+    settings = web_settings(tmp_path, {"researcher.queries": 1})
     state = tmp_path / "state"
     secrets = {"a": "sk-crew-test-key-of-run-a", "b": "sk-crew-test-key-of-run-b"}
     async with FakeWeb(latency_s=0.3) as web:  # slow pages: the two runs overlap

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from web_settings import web_settings
 
 from deepresearch import driver
-from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import RunInterrupted
 from deepresearch.providers.testing_search import FakeSearxng, result
 from deepresearch.providers.testing_web import article_html
@@ -70,24 +70,10 @@ class HeldWeb:
             await self._runner.cleanup()
 
 
-def settings_for(tmp_path: Path) -> Settings:
-    (tmp_path / "out").mkdir(exist_ok=True)
-    flags = {
-        "search.providers": "searxng",
-        "web.allow_private_urls": True,  # the fake web is on loopback
-        "web.per_host_delay_s": 0.0,
-        "state_dir": tmp_path / "state",
-        "run.output_dir": tmp_path / "out",
-        "researcher.queries": 2,
-        "researcher.batch_sizes": [2],
-    }
-    return load_settings(None, overrides_from_flags(flags), env={})
-
-
 async def test_a_resumed_run_pays_only_for_the_searches_and_pages_it_had_not_done(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = settings_for(tmp_path)
+    settings = web_settings(tmp_path, {"researcher.queries": 2, "researcher.batch_sizes": [2]})
     async with HeldWeb(hold_after=2) as pages:
         hits = [
             result(pages.url(n), f"Solar output report {n}", "solar output rose in 2024")

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from web_settings import web_settings
 
 from deepresearch import assembly, runtime
 from deepresearch.actors.hosted import CrewGateway, CrewResearcher
 from deepresearch.actors.run_context import RunContext
 from deepresearch.actors.run_host import RunHost, RunSpec
-from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+from deepresearch.config.settings import Settings
 from deepresearch.providers.testing_search import FakeSearxng, result
 from deepresearch.providers.testing_web import FakeWeb
 from deepresearch.schemas import Request, ResearcherReport, SubTask
@@ -25,17 +26,9 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 QUESTION = "How much did solar output rise in the northern valley in 2024?"
 
 
-def web_settings(tmp_path: Path) -> Settings:
-    flags = {
-        "search.providers": "searxng",
-        "web.allow_private_urls": True,  # the fake web is on loopback
-        "web.per_host_delay_s": 0.0,
-        "state_dir": tmp_path / "state",
-        "researcher.queries": 2,
-    }
-    return assembly.with_default_search_chain(
-        load_settings(None, overrides_from_flags(flags), env={})
-    )
+@pytest.fixture()
+def settings(tmp_path: Path) -> Settings:
+    return assembly.with_default_search_chain(web_settings(tmp_path, {"researcher.queries": 2}))
 
 
 async def run_researcher(
@@ -62,8 +55,9 @@ async def run_researcher(
             runtime.kill(handle)
 
 
-async def test_searxng_hits_are_fetched_from_the_fake_web_and_cited(tmp_path: Path) -> None:
-    settings = web_settings(tmp_path)
+async def test_searxng_hits_are_fetched_from_the_fake_web_and_cited(
+    tmp_path: Path, settings: Settings
+) -> None:
     async with FakeWeb() as web:
         pages = [
             result(web.url("/article"), "Solar output in 2024", "solar output rose"),
@@ -89,9 +83,8 @@ async def test_searxng_hits_are_fetched_from_the_fake_web_and_cited(tmp_path: Pa
 
 
 async def test_a_gateway_given_no_env_degrades_the_search_with_a_named_cause(
-    tmp_path: Path,
+    tmp_path: Path, settings: Settings
 ) -> None:
-    settings = web_settings(tmp_path)
     async with FakeSearxng(default=[result("http://127.0.0.1:9/x", "x")]) as searx:
         report, events = await run_researcher(settings, {}, tmp_path)
     assert report.search_degraded and not searx.requests
@@ -111,15 +104,7 @@ async def test_deep_run_over_the_fake_web_through_the_driver(
     from deepresearch.policies.citations import find_unresolved
     from deepresearch.report import body_of
 
-    (tmp_path / "out").mkdir()
-    flags = {
-        "search.providers": "searxng",
-        "web.allow_private_urls": True,
-        "web.per_host_delay_s": 0.0,
-        "state_dir": tmp_path / "state",
-        "run.output_dir": tmp_path / "out",
-    }
-    settings = load_settings(None, overrides_from_flags(flags), env={})
+    settings = web_settings(tmp_path, {})
     async with FakeWeb() as web:
         pages = [
             result(web.url("/article"), "Solar output in 2024", "solar output rose"),
