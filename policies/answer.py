@@ -56,26 +56,24 @@ _LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
     """``| <headers' common start> | <entity>: <label> (<unit>) |`` with one line per quarter,
     oldest first. Without a common start the first header cell stays empty: a word of ours
-    ("Period") is not in the cited rows, and the verifier would take the line as unsupported."""
+    ("Period") is not in the cited rows, and the verifier would take the line as unsupported.
+
+    The line item is the one label (no near namesake) that states the most quarters among the
+    rows naming the metric about as well as the best: the statements' "Operating expenses -
+    Research and development" of every filing, not the discussion's table of one quarter."""
     best = best_rows(rows, metric_terms(q))
     if not best:
         return None
-    top = best[0][1]
     top_score = best[0][0]
-    item = set(terms(top.row.label))  # the same line item in every filing, no near namesake
-    same = [r for s, r in best if s >= top_score - 0.5 and set(terms(r.row.label)) == item]
-    points: dict[tuple[int, int, int], tuple[str, str, Row]] = {}
-    for r in same:
-        seen: set[tuple[int, int, int]] = set()
-        for header, value in r.row.cells:
-            key = date_key(header)
-            if key is None or key in seen or LONG_HEADER.search(header):
-                continue
-            seen.add(key)  # a date's first column is its quarter; a repeat is year-to-date
-            if value not in BLANK and key not in points:
-                points[key] = (header, value, r)
+    items: dict[frozenset[str], list[Row]] = {}
+    for s, r in best:
+        if s >= top_score - 0.5:
+            items.setdefault(frozenset(terms(r.row.label)), []).append(r)
+    ranked = [(_points(same), same) for same in items.values()]  # best-scored label first
+    points, same = max(ranked, key=lambda item: len(item[0]))
     if len(points) < 2:
         return None
+    top = same[0]
     ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
     first = _common_prefix([h for h, _, _ in ordered])
     lines = [f"| {first} | {subject(q)}{top.row.label}{unit_text(top.row)} |", "| --- | --- |"]
@@ -84,6 +82,22 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     # one paragraph per table line: the verifier checks each line against its own cited row,
     # and joins consecutive table lines back into one table
     return "\n\n".join(lines), used
+
+
+def _points(same: Sequence[Row]) -> dict[tuple[int, int, int], tuple[str, str, Row]]:
+    """The quarters the rows of one line item state: date -> (header, value, row); a date's
+    first column is its quarter (a repeat is year-to-date), the first row stating it wins."""
+    points: dict[tuple[int, int, int], tuple[str, str, Row]] = {}
+    for r in same:
+        seen: set[tuple[int, int, int]] = set()
+        for header, value in r.row.cells:
+            key = date_key(header)
+            if key is None or key in seen or LONG_HEADER.search(header):
+                continue
+            seen.add(key)
+            if value not in BLANK and key not in points:
+                points[key] = (header, value, r)
+    return points
 
 
 def _tables(rows: Sequence[Row]) -> dict[tuple[tuple[int, ...], str], list[Row]]:

@@ -58,7 +58,7 @@ _BREAKDOWN = re.compile(
 _TREND = re.compile(
     r"\b(?:across|over|through(?:out)?)\s+(?:the\s+)?(?:(?:last|past|recent|several|multiple"
     r"|different|\w+)\s+)?(?:quarters|periods|filings|years|time|reports)\b|\btrends?\b"
-    r"|\bfluctuat\w*|\bevolv\w*|\bover time\b|\beach quarter\b|\bquarter[- ](?:over|to)[- ]quarter\b"
+    r"|\bfluctuat(?:e|ed|es|ing)\b|\bevolv\w*|\bover time\b|\beach quarter\b|\bquarter[- ](?:over|to)[- ]quarter\b"
     r"|\bchanged? over\b|\bhistor(?:y|ical)\b|\btrajectory\b|\btrended\b"
     r"|\b(?:these|those|the reported|reported|recent|past|last \w+|several|successive|prior"
     r"|previous|preceding|earlier)\s+"
@@ -73,7 +73,10 @@ _COMPARE = re.compile(
 # a figure set against earlier periods of itself, not against another metric
 _AGAINST_PERIODS = re.compile(
     r"\b(?:against|to|with|versus|vs\.?)\s+(?:the\s+|its\s+)?(?:prior|previous|preceding|earlier"
-    r"|past|last)\s+(?:\w+\s+)?(?:quarters|periods|years|filings)\b",
+    r"|past|last)\s+(?:\w+\s+)?(?:quarters|periods|years|filings|ones)\b"
+    # "how does it relate to the company's historical tax rates"
+    r"|\b(?:against|to|with|versus|vs\.?)\s+(?:the\s+|its\s+|their\s+)?(?:\w+(?:'s|’s)\s+)?"
+    r"historical\b",
     re.IGNORECASE,
 )
 _EXPLAIN = re.compile(

@@ -384,3 +384,30 @@ def test_one_entitys_two_metrics_compared_get_one_line_each() -> None:
     lines = composed[0].split("\n\n")
     assert len(lines) == 2 and all(line.startswith("Initech: Total ") for line in lines)
     assert "14,316 [1]" in lines[0] and "117,154 [2]" in lines[1]
+
+
+def test_a_trend_takes_the_label_that_states_the_most_quarters() -> None:
+    """The discussion's table of one quarter ("Research and development expenses": this quarter
+    and a year ago) names the item a little better than the statements' nested label of every
+    filing; the trend is the statements' line over every quarter."""
+    discussion = row(
+        "Research and development expenses",
+        ("Three Months Ended October 29, 2023", "2,294"),
+        ("Three Months Ended October 30, 2022", "1,945"),
+    )
+    statements = [
+        row("Operating expenses - Research and development", (f"Three Months Ended {d}", v))
+        for d, v in (
+            ("October 29, 2023", "2,294"),
+            ("July 30, 2023", "2,040"),
+            ("April 30, 2023", "1,875"),
+        )
+    ]
+    findings = [(discussion, (1,), 0)] + [(s, (n,), 0) for n, s in enumerate(statements, 2)]
+    composed = compose(
+        "How has Initech's research and development spending changed over the reported quarters?",
+        findings,
+    )
+    assert composed is not None
+    for value in ("2,294", "2,040", "1,875"):
+        assert value in composed[0], composed[0]

@@ -225,3 +225,22 @@ def test_the_notes_named_as_where_to_look_are_no_metric() -> None:
     )
     assert q.metrics == ("tax rate", "tax contingencies")
     assert analyze("What senior notes did Initech issue in Q1 2023?").metrics[0] == "senior notes"
+
+
+def test_a_metric_set_against_its_own_past_is_a_trend_whatever_follows() -> None:
+    """ "the most recent quarter to previous ones", "relate to the company's historical tax
+    rates": one metric over time, though the question also asks for implications; currency
+    "fluctuations" a company is exposed to are no metric over time."""
+    for text in (
+        "Comparing the most recent quarter to previous ones, how has Initech's investment in "
+        "research and development changed and what might be the implications?",
+        "What effective tax rate was reported by Initech in the latest quarter, and how does it "
+        "relate to the company's historical tax rates?",
+        "How has Initech's revenue fluctuated?",
+    ):
+        assert analyze(text).shape == "trend", text
+    exposure = (
+        "How does Initech's revenue from international markets relate to its segment on foreign "
+        "currency risk and its exposure to currency fluctuations?"
+    )
+    assert analyze(exposure).shape != "trend"
