@@ -136,10 +136,14 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
     title = f"{subject(q)}{parts[0].row.title}{unit_text(parts[0].row)}"
     lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
     used: list[Row] = []
-    for r in parts[:MAX_TREND_ROWS]:
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    for r in parts:
         cells = dict(r.row.cells)
-        if cells.get(first[0], "") in BLANK:
-            continue
+        if cells.get(first[0], "") in BLANK or (r.row.label, r.row.cells) in seen:
+            continue  # a row several sub-questions quoted is one line
+        if len(used) >= MAX_TREND_ROWS:
+            break
+        seen.add((r.row.label, r.row.cells))
         values = " | ".join(cells.get(h, "—") for h in headers)
         lines.append(f"| {r.row.label} | {values} {cite(r.sources)}")
         used.append(r)

@@ -411,3 +411,14 @@ def test_a_trend_takes_the_label_that_states_the_most_quarters() -> None:
     assert composed is not None
     for value in ("2,294", "2,040", "1,875"):
         assert value in composed[0], composed[0]
+
+
+def test_a_row_several_sub_questions_quoted_is_one_line_of_a_table() -> None:
+    rows = [
+        row(f"Operating expenses - {label}", ("Three Months Ended Sep 30, 2023", v))
+        for label, v in (("Cost of sales", "75,022"), ("Fulfillment", "22,314"), ("Other", "10"))
+    ]
+    findings = [(r, (1,), g) for g in (0, 1, 2) for r in rows]  # each section quoted them all
+    composed = compose("What were Initech's operating expenses by category?", findings)
+    assert composed is not None
+    assert composed[0].count("Cost of sales") == 1 and composed[0].count("22,314") == 1
