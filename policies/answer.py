@@ -29,10 +29,12 @@ from deepresearch.policies.answer_rows import (
     date_key,
     figure_line,
     filing_of,
+    magnitude,
     pick_cell,
     rows_of,
     states_rate,
     subject,
+    unit_kind,
     unit_text,
 )
 from deepresearch.text.line_items import (
@@ -49,7 +51,11 @@ from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
 MAX_TREND_ROWS = 12
-MAX_METRIC_LINES = 4  # figure lines for the metrics one question names
+MAX_METRIC_LINES = 4
+# a trend's line item may score this much below the best-named row: the statements' nested
+# "Operating expenses - Research and development" of every filing against a note's "Research
+# and development" of one (two heading words at 0.5 each)
+TREND_SLACK = 1.0  # figure lines for the metrics one question names
 _LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
 
 
@@ -65,10 +71,11 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     if not best:
         return None
     top_score = best[0][0]
-    items: dict[frozenset[str], list[Row]] = {}
+    items: dict[tuple[frozenset[str], str], list[Row]] = {}
     for s, r in best:
-        if s >= top_score - 0.5:
-            items.setdefault(frozenset(terms(r.row.label)), []).append(r)
+        if s >= top_score - TREND_SLACK:  # one label, in one unit: 12.7 (% of revenue) is no
+            key = (frozenset(terms(r.row.label)), unit_kind(r.row))  # quarter of 2,294 ($M)
+            items.setdefault(key, []).append(r)
     ranked = [(_points(same), same) for same in items.values()]  # best-scored label first
     points, same = max(ranked, key=lambda item: len(item[0]))
     if len(points) < 2:
@@ -95,7 +102,11 @@ def _points(same: Sequence[Row]) -> dict[tuple[int, int, int], tuple[str, str, R
             if key is None or key in seen or LONG_HEADER.search(header):
                 continue
             seen.add(key)
-            if value not in BLANK and key not in points:
+            # two values of one label for a date: the larger is the line item, the smaller a
+            # note's part of something else (``answer_rows.whole``)
+            if value not in BLANK and (
+                key not in points or magnitude(value) > magnitude(points[key][1])
+            ):
                 points[key] = (header, value, r)
     return points
 

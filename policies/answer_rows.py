@@ -144,6 +144,22 @@ def cell_fit(header: str, q: Question) -> float:
     return 0.5 if asked & quarter_readings(datetime.date(*date).toordinal()) else 0.0
 
 
+_SHARE_OF = re.compile(r"\bpercent(?:age)?s?\s+of\b", re.IGNORECASE)  # not "except percentages"
+_SCALE = re.compile(r"\b(thousands|millions|billions)\b", re.IGNORECASE)
+
+
+def unit_kind(row: TableRow) -> str:
+    """What a row's figures count: "percent" (its first dated cell is a percent, or its table
+    is "expressed as a percentage of revenue"), else its unit's scale ("millions"), else ""."""
+    # the dated cells say it: a "Percentage Change" column beside amounts is not what they count
+    dated = [v for h, v in row.cells if v not in BLANK and date_key(h)]
+    first = (dated or [v for _, v in row.cells if v not in BLANK] or [""])[0]
+    if first.strip().endswith("%") or _SHARE_OF.search(f"{row.title} {row.unit}"):
+        return "percent"
+    scale = _SCALE.search(row.unit)
+    return scale[1].lower() if scale else ""
+
+
 def unit_text(row: TableRow) -> str:
     return f" ({row.unit})" if row.unit else ""
 
@@ -173,7 +189,7 @@ def figure_line(
             # among equally named rows, the one that says its unit and its column's length
             score += 0.2 * bool(r.row.unit) + 0.2 * bool(QUARTER_HEADER.search(header))
             score += period_fit(r, q, titles) + cell_fit(header, q)
-            score += RESTATED * restated(r, cell, rows, titles)
+            score += RESTATED * (restated(r, cell, rows, titles) or whole(r, cell, rows, titles))
             if not any(p.year for p in q.periods) and newest and latest_date(r.row) == newest:
                 score += 0.3  # "latest quarter", or no period: the newest filing's figure
             cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
@@ -196,6 +212,32 @@ def restated(r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping
         o.row.title != r.row.title
         and filing & filing_of(o, titles)
         and any(v == cell[1] and date_key(h) == date for h, v in o.row.cells)
+        for o in rows
+    )
+
+
+def magnitude(value: str) -> float:
+    """A cell's absolute amount ("(1,206)" -> 1206.0); 0 when it states none."""
+    digits = re.sub(r"[^\d.]", "", value)
+    try:
+        return float(digits) if digits else 0.0
+    except ValueError:
+        return 0.0
+
+
+def whole(r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping[int, str]) -> bool:
+    """Whether another table of the same filing gives the same label a smaller amount for the
+    cell's date: that table breaks something else down ("stock-based compensation: Cost of
+    revenue 38"), and a part is never more than the line item it is part of (4,720)."""
+    date = date_key(cell[0])
+    filing = filing_of(r, titles)
+    amount = magnitude(cell[1])
+    return date is not None and any(
+        o.row.title != r.row.title
+        and o.row.label == r.row.label
+        and unit_kind(o.row) == unit_kind(r.row)  # 26.0 (% of revenue) is no part of 4,720
+        and filing & filing_of(o, titles)
+        and any(date_key(h) == date and 0 < magnitude(v) < amount for h, v in o.row.cells)
         for o in rows
     )
 
@@ -237,5 +279,6 @@ __all__ = [
     "pick_cell",
     "rows_of",
     "subject",
+    "unit_kind",
     "unit_text",
 ]

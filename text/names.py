@@ -45,6 +45,9 @@ def proper_names(text: str, common: Collection[str]) -> list[str]:
             joins = determined and token in _JOINERS
             determined = joins or token.lower() in _DETERMINERS
             continue
+        if token.lower() in _DETERMINERS:  # "Our Condensed Consolidated Statements ..."
+            determined = True
+            continue
         word = token.rstrip(".’'").removesuffix("’s").removesuffix("'s")
         rest = text[m.end() :].lstrip()
         if (

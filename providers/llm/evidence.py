@@ -11,14 +11,18 @@ analysis and the documents the units came from (repetition across documents is a
 
 from __future__ import annotations
 
+import re
+
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
 from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, is_flow, named_table
+from deepresearch.text.names import proper_names
 from deepresearch.text.question import Question, analyze, metric_terms, periods_of
 from deepresearch.text.sentences import Scorer, Unit, build_units
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
+_LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
 PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
 LATEST_BONUS = 1.5  # "latest quarter": a unit stating the newest date among the sources
 ROW_SHARE = 0.1
@@ -44,7 +48,22 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     # a sentence under a heading the question names is on its topic ("Legal Proceedings":
     # "In April 2019, VLSI filed three suits against us")
     on_topic = [u for u in kept if not off_topic((*u.terms, *terms(u.heading)), wanted)]
-    return on_topic or kept
+    return _of_the_subject(on_topic or kept, question)
+
+
+def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
+    """Without the table rows whose title names someone the question does not: a filing
+    restates an investee's results ("summarized financial information of Rivian": "Revenues
+    661"), which are no figure of the filer's and which a writer, model or not, would quote as
+    its own (``answer.about_the_subject`` keeps them out of the Answer too)."""
+    common = {w for u in units for w in _LOWER_WORD.findall(u.text)}
+    common |= {w.lower() for w in re.findall(r"[\w’'-]+", question)}
+    out = []
+    for u in units:
+        row = parse_row(u.text) if u.table else None
+        if row is None or not proper_names(row.title, common):
+            out.append(u)
+    return out or units
 
 
 def heading_scores(question: str, units: list[Unit], periods: list[str]) -> list[float]:

@@ -198,3 +198,23 @@ def test_a_sentence_under_a_heading_the_question_names_is_evidence() -> None:
     assert [f.text for f in draft.findings] == [
         "In April 2019, VLSI filed three infringement suits against us seeking $1.5 billion."
     ]
+
+
+def test_an_investees_rows_are_no_evidence() -> None:
+    """A filing restates an investee's results; they are no figure of the filer's, for any
+    writer: they are not handed on."""
+    rivian = (
+        "Required summarized financial information of Rivian as disclosed in its filings is as "
+        "follows (in millions): Gross profit: Year Ended December 31, 2022 = (3,123)"
+    )
+    own = (
+        "Statements of operations (in millions): Gross profit: Year Ended December 31, 2022 = 1,234"
+    )
+    draft = answer_findings(
+        FindingsTask(
+            question="What was Acme's gross profit in 2022?",
+            sources=(_src(1, rivian), _src(2, own)),
+        )
+    )
+    texts = [f.text for f in draft.findings]
+    assert own in texts and rivian not in texts, texts

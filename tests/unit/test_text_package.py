@@ -90,6 +90,8 @@ def test_only_words_that_cannot_be_anything_else_are_proper_names() -> None:
     ]
     for not_named in (
         "certain items in our Condensed Consolidated Statements of Income",
+        "Our Condensed Consolidated Statements of Income include stock-based compensation "
+        "expense, net of amounts allocated to inventory, as follows",
         "The following tables show the Company’s cash and Level 2 securities",
         "Consolidated Condensed Statements of Income",  # a title-cased heading
     ):
