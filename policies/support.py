@@ -10,6 +10,8 @@ researcher can attach that passage (and where it is) as the claim's evidence.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 from collections import Counter
@@ -118,17 +120,22 @@ class _Units:
     terms: tuple[frozenset[str], ...]
     figures: tuple[tuple[Figure, ...], ...]
     weights: Weights
+    joined: str = ""  # the units joined by spaces, where a claim of several is found verbatim
+    starts: tuple[int, ...] = ()  # each unit's offset in ``joined``
 
 
 @lru_cache(maxsize=32)
 def _units(text: str) -> _Units:
     """A source's sentences / table rows, analysed once however many claims cite it."""
     texts = tuple(u.text for u in build_units([(1, text)]))
+    starts = tuple(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
     return _Units(
         texts,
         tuple(frozenset(terms(t)) for t in texts),
         tuple(tuple(figures(t)) for t in texts),
         Weights(texts),
+        " ".join(texts),
+        starts,
     )
 
 
@@ -140,18 +147,17 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
         return " ".join(text.split())[:max_chars]
     wanted, claim_figures = content_terms(claim), figures(claim)
     flat = " ".join(claim.split())
-    for i in range(len(units.texts)):  # a quoted claim: its own sentences are the passage
-        stop = _quoted(units.texts, i, flat)
-        if stop:
-            quoted = " ".join(units.texts[i:stop])
-            missing = missing_figures(
-                claim_figures, [f for k in range(i, stop) for f in units.figures[k]]
-            )
-            have = frozenset().union(*units.terms[i:stop])
-            s = _score(wanted, claim_figures, have, missing, units.weights)
-            if not s.missing and s.score >= 1.0:
-                return _clip(quoted, flat, 2 * max_chars)
-            break
+    run = _quoted(units, flat)
+    if run is not None:  # a quoted claim: its own sentences are the passage
+        i, stop = run
+        quoted = " ".join(units.texts[i:stop])
+        missing = missing_figures(
+            claim_figures, [f for k in range(i, stop) for f in units.figures[k]]
+        )
+        have = frozenset().union(*units.terms[i:stop])
+        s = _score(wanted, claim_figures, have, missing, units.weights)
+        if not s.missing and s.score >= 1.0:
+            return _clip(quoted, flat, 2 * max_chars)
     relevant = [
         i
         for i in range(len(units.texts))
@@ -181,19 +187,17 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
     return _clip(best_text, " ".join(claim.split()), 2 * max_chars)
 
 
-def _quoted(texts: tuple[str, ...], i: int, claim: str) -> int:
-    """The end of the run of sentences from ``texts[i]`` that holds ``claim`` verbatim (a
-    sentence with the rest of its paragraph), or 0 when the claim does not start there."""
-    if not claim:
-        return 0
-    if claim in texts[i]:
-        return i + 1
-    if not claim.startswith(texts[i]):
-        return 0
-    joined, stop = texts[i], i + 1
-    while stop < len(texts) and len(joined) < len(claim):
-        joined, stop = f"{joined} {texts[stop]}", stop + 1
-    return stop if claim in joined else 0
+def _quoted(units: _Units, claim: str) -> tuple[int, int] | None:
+    """The run of sentences (``units.texts[i:stop]``) that holds ``claim`` verbatim, or None: a
+    sentence, or a sentence with the rest of its paragraph, which may begin inside a unit (a
+    heading the extractor ran into its first sentence) or end before one does (a line another
+    source repeats was left out of the researcher's reading)."""
+    at = units.joined.find(claim) if claim else -1
+    if at < 0:
+        return None
+    first = bisect.bisect_right(units.starts, at) - 1
+    stop = bisect.bisect_left(units.starts, at + len(claim))
+    return first, max(stop, first + 1)
 
 
 def _clip(window: str, claim: str, cap: int) -> str:

@@ -218,3 +218,24 @@ def test_an_investees_rows_are_no_evidence() -> None:
     )
     texts = [f.text for f in draft.findings]
     assert own in texts and rivian not in texts, texts
+
+
+def test_the_quote_holds_a_finding_that_starts_or_ends_inside_a_sentence_of_the_page() -> None:
+    """The researcher read the page without a heading line and a line other pages repeat, so
+    its finding starts after "Reporting" and ends at "changes"; the page's own sentences run
+    the heading into the first and go on past the last. The quote still holds all of it."""
+    page = (
+        "Changes in Internal Control Over Financial Reporting\n"
+        "There were no changes in the quarter that materially affected our internal control.\n"
+        "In fiscal year 2022, we began an upgrade of our enterprise resource planning system.\n"
+        "The upgrade will occur in phases over several fiscal years of the plan.\n"
+        "We will continue to evaluate each quarter whether there are changes\n"
+        "that materially affect our internal control over financial reporting.\n"
+    )
+    finding = (
+        "There were no changes in the quarter that materially affected our internal control. "
+        "In fiscal year 2022, we began an upgrade of our enterprise resource planning system. "
+        "The upgrade will occur in phases over several fiscal years of the plan. "
+        "We will continue to evaluate each quarter whether there are changes"
+    )
+    assert finding in best_passage(finding, page, 600)
