@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,9 @@ class RunDir:
         self.root = root
         self._events: IO[bytes] | None = None
         self._lines: dict[str, IO[bytes]] = {}  # docs.jsonl, searches.jsonl: kept open
+        # lines are appended from worker threads: two first appends at once would each cut a
+        # "torn" tail, one of them the line the other was writing
+        self._lines_lock = threading.Lock()
 
     @classmethod
     def create(cls, state_dir: Path, run_id: str) -> RunDir:
@@ -178,12 +182,13 @@ class RunDir:
         if self._events is not None:
             self._events.close()
             self._events = None
-        for fh in self._lines.values():
-            with contextlib.suppress(OSError):
-                fh.flush()
-                os.fsync(fh.fileno())
-            fh.close()
-        self._lines.clear()
+        with self._lines_lock:
+            for fh in self._lines.values():
+                with contextlib.suppress(OSError):
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                fh.close()
+            self._lines.clear()
 
     # ----------------------------------------------------------------------- documents
 
@@ -199,13 +204,15 @@ class RunDir:
 
     def _append_line(self, name: str, line: str) -> None:
         path = self.path(name)
+        data = line.encode("utf-8") + b"\n"
         try:
-            fh = self._lines.get(name)
-            if fh is None:
-                self._drop_torn_doc_tail(path)
-                fh = self._lines[name] = open_private_append(path)  # kept open for the run
-            fh.write(line.encode("utf-8") + b"\n")
-            fh.flush()
+            with self._lines_lock:
+                fh = self._lines.get(name)
+                if fh is None:
+                    self._drop_torn_doc_tail(path)
+                    fh = self._lines[name] = open_private_append(path)  # kept open for the run
+                fh.write(data)
+                fh.flush()
         except OSError as exc:
             raise StorageError(str(path), reason(exc)) from None
 

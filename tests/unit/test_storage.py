@@ -383,3 +383,29 @@ def test_an_intact_doc_file_is_left_as_it_is(tmp_path: Path) -> None:
         "https://example.com/1",
         "https://example.com/2",
     ]
+
+
+def test_documents_appended_from_many_threads_at_once_are_all_kept(tmp_path: Path) -> None:
+    """Pages are written from worker threads; the first appends of two batches at once must
+    not cut each other's line as a "torn" tail."""
+    import threading
+
+    for trial in range(20):
+        run = RunDir.create(tmp_path / "state", f"run-{trial}")
+        start = threading.Barrier(8)
+
+        def write(n: int, run: RunDir = run, start: threading.Barrier = start) -> None:
+            start.wait()
+            run.append_doc(
+                FetchedDoc(
+                    url=f"https://x.example/{n}", title="t", location="l", text="w" * 300_000
+                )
+            )
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        run.close()
+        assert len(run.read_docs()) == 8, trial
