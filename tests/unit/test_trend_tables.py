@@ -1,0 +1,116 @@
+"""Which rows a composed trend or table takes: the line item of every filing in one unit, not
+a note's part of it, a "% of revenue" table's figure or a row quoted twice."""
+
+from __future__ import annotations
+
+from test_answer_shapes import row
+
+from deepresearch.policies.answer import compose
+from deepresearch.text.tables import TableRow, format_row
+
+
+def test_a_trend_takes_the_label_that_states_the_most_quarters() -> None:
+    """The discussion's table of one quarter ("Research and development expenses": this quarter
+    and a year ago) names the item a little better than the statements' nested label of every
+    filing; the trend is the statements' line over every quarter."""
+    discussion = row(
+        "Research and development expenses",
+        ("Three Months Ended October 29, 2023", "2,294"),
+        ("Three Months Ended October 30, 2022", "1,945"),
+    )
+    statements = [
+        row("Operating expenses - Research and development", (f"Three Months Ended {d}", v))
+        for d, v in (
+            ("October 29, 2023", "2,294"),
+            ("July 30, 2023", "2,040"),
+            ("April 30, 2023", "1,875"),
+        )
+    ]
+    findings = [(discussion, (1,), 0)] + [(s, (n,), 0) for n, s in enumerate(statements, 2)]
+    composed = compose(
+        "How has Initech's research and development spending changed over the reported quarters?",
+        findings,
+    )
+    assert composed is not None
+    for value in ("2,294", "2,040", "1,875"):
+        assert value in composed[0], composed[0]
+
+
+def test_a_row_several_sub_questions_quoted_is_one_line_of_a_table() -> None:
+    rows = [
+        row(f"Operating expenses - {label}", ("Three Months Ended Sep 30, 2023", v))
+        for label, v in (("Cost of sales", "75,022"), ("Fulfillment", "22,314"), ("Other", "10"))
+    ]
+    findings = [(r, (1,), g) for g in (0, 1, 2) for r in rows]  # each section quoted them all
+    composed = compose("What were Initech's operating expenses by category?", findings)
+    assert composed is not None
+    assert composed[0].count("Cost of sales") == 1 and composed[0].count("22,314") == 1
+
+
+def test_a_trend_is_one_unit_and_takes_the_line_item_not_a_notes_part() -> None:
+    """The statements' R&D of each filing, not the "% of revenue" table's 12.7 for the latest
+    quarter nor the stock-compensation note's part (701), though both share its label."""
+
+    def statement(date: str, value: str, title: str = "Statements of income") -> str:
+        return format_row(
+            TableRow(
+                title,
+                "in millions, except per share data",
+                "Operating expenses - Research and development",
+                ((f"Three Months Ended {date}", value),),
+            )
+        )
+
+    share = format_row(
+        TableRow(
+            "Items of the statements of income expressed as a percentage of revenue",
+            "",
+            "Operating expenses - Research and development",
+            (("Three Months Ended October 29, 2023", "12.7"),),
+        )
+    )
+    part = format_row(
+        TableRow(
+            "Stock-based compensation expense is as follows",
+            "in millions",
+            "Research and development",
+            (("Three Months Ended October 29, 2023", "701"),),
+        )
+    )
+    findings = [
+        (share, (1,), 0),
+        (part, (1,), 0),
+        (statement("October 29, 2023", "2,294"), (1,), 0),
+        (statement("July 30, 2023", "2,040"), (2,), 0),
+        (statement("April 30, 2023", "1,875"), (3,), 0),
+    ]
+    composed = compose("How has Initech's research and development changed over time?", findings)
+    assert composed is not None
+    assert "2,294" in composed[0] and "2,040" in composed[0] and "1,875" in composed[0]
+    assert "12.7" not in composed[0] and "701" not in composed[0]
+
+
+def test_the_line_item_outweighs_a_notes_part_of_the_same_label() -> None:
+    """ "Cost of revenue" 38 in the stock-compensation note, 4,720 in the statements: a part is
+    never more than its line item."""
+    part = format_row(
+        TableRow(
+            "Stock-based compensation expense is as follows",
+            "in millions",
+            "Cost of revenue",
+            (("Three Months Ended October 29, 2023", "38"),),
+        )
+    )
+    item = format_row(
+        TableRow(
+            "Statements of income",
+            "in millions",
+            "Cost of revenue",
+            (("Three Months Ended October 29, 2023", "4,720"),),
+        )
+    )
+    composed = compose(
+        "What was Initech's cost of revenue in the latest quarter?",
+        [(part, (1,), 0), (item, (1,), 0)],
+    )
+    assert composed is not None and "4,720" in composed[0] and "38" not in composed[0]
