@@ -44,7 +44,7 @@ from deepresearch.text.line_items import (
     named_table,
     table_fit,
 )
-from deepresearch.text.names import proper_names
+from deepresearch.text.names import common_words, proper_names
 from deepresearch.text.question import SHARE_WORDS, Question, analyze, metric_terms
 from deepresearch.text.question_words import SYNONYMS
 from deepresearch.text.tables import format_row
@@ -56,7 +56,6 @@ MAX_METRIC_LINES = 4
 # "Operating expenses - Research and development" of every filing against a note's "Research
 # and development" of one (two heading words at 0.5 each)
 TREND_SLACK = 1.0  # figure lines for the metrics one question names
-_LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
 
 
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
@@ -284,8 +283,7 @@ def about_the_subject(rows: Sequence[Row], q: Question, texts: Sequence[str]) ->
     """The rows whose table is not about someone the question does not name: a filing restates
     an investee's results ("summarized financial information of Rivian": "Revenues 661"), which
     are no figure of the filer's."""
-    common = {w for text in texts for w in _LOWER_WORD.findall(text)}
-    common |= {w.lower() for w in re.findall(r"[\w’'-]+", q.text)}
+    common = common_words(texts, q.text)
     return [r for r in rows if not proper_names(r.row.title, common)]
 
 

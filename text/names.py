@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 CAPITALIZED = re.compile(r"\b[A-Z][\w&'’.-]*")
 _TOKEN = re.compile(r"[\w&'’.-]+")
 _DETERMINERS = frozenset({"the", "our", "its", "their", "this", "these", "a", "an"})
 _JOINERS = frozenset({"of", "and", "&", "for", "in", "on"})
 _AFTER_WORD = frozenset(string.ascii_lowercase + string.digits + ",;:)")
+_LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
+_ANY_WORD = re.compile(r"[\w’'-]+")
 
 
 def _opens_sentence(text: str, start: int) -> bool:
@@ -63,6 +65,13 @@ def proper_names(text: str, common: Collection[str]) -> list[str]:
     return out
 
 
+def common_words(texts: Iterable[str], question: str) -> set[str]:
+    """The words ``proper_names`` takes for words, not names: those the texts write in lower
+    case somewhere, and every word of the question (its own subject is no stranger)."""
+    common = {w for text in texts for w in _LOWER_WORD.findall(text)}
+    return common | {w.lower() for w in _ANY_WORD.findall(question)}
+
+
 def names_someone(sentence: str) -> bool:
     """Whether ``sentence`` names a company, person or place inside it (see the module doc)."""
     for m in CAPITALIZED.finditer(sentence):
@@ -74,4 +83,4 @@ def names_someone(sentence: str) -> bool:
     return False
 
 
-__all__ = ["CAPITALIZED", "names_in", "names_someone", "proper_names"]
+__all__ = ["CAPITALIZED", "common_words", "names_in", "names_someone", "proper_names"]

@@ -11,25 +11,22 @@ analysis and the documents the units came from (repetition across documents is a
 
 from __future__ import annotations
 
-import re
-
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
 from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, is_flow, named_table
-from deepresearch.text.names import proper_names
+from deepresearch.text.names import common_words, proper_names
 from deepresearch.text.question import Question, analyze, metric_terms, periods_of
 from deepresearch.text.sentences import Scorer, Unit, build_units
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
-_LOWER_WORD = re.compile(r"\b[a-z][\w’'-]*")
 PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
 LATEST_BONUS = 1.5  # "latest quarter": a unit stating the newest date among the sources
-ROW_SHARE = 0.1
+ROW_SHARE = 0.1  # a document's reserved row scores at least this share of the best row
 # a heading the question names counts as much as the sentence under it (0.5 / 1.0 / 2.0 gave
 # answers 0.416 / 0.419 / 0.413 on the SEC bench, quick): a filing's sections name their topic
 # once, and the sentences under them ("In April 2019, VLSI filed three suits") never do
-HEADING_WEIGHT = 1.0  # a document's reserved row scores at least this share of the best row
+HEADING_WEIGHT = 1.0
 
 
 def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[Unit]:
@@ -56,8 +53,7 @@ def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
     restates an investee's results ("summarized financial information of Rivian": "Revenues
     661"), which are no figure of the filer's and which a writer, model or not, would quote as
     its own (``answer.about_the_subject`` keeps them out of the Answer too)."""
-    common = {w for u in units for w in _LOWER_WORD.findall(u.text)}
-    common |= {w.lower() for w in re.findall(r"[\w’'-]+", question)}
+    common = common_words((u.text for u in units), question)
     out = []
     for u in units:
         row = parse_row(u.text) if u.table else None
