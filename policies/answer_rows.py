@@ -201,19 +201,29 @@ def figure_line(
     return text, r
 
 
+def _said_elsewhere(
+    r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping[int, str]
+) -> list[tuple[Row, str]]:
+    """The values other tables of the row's filing state for the cell's date, with their rows."""
+    date = date_key(cell[0])
+    if date is None:
+        return []
+    filing = filing_of(r, titles)
+    return [
+        (o, v)
+        for o in rows
+        if o.row.title != r.row.title and filing & filing_of(o, titles)
+        for h, v in o.row.cells
+        if date_key(h) == date
+    ]
+
+
 def restated(r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping[int, str]) -> bool:
     """Whether another table of the same filing states the cell's value for its date: a line
     item of the statements is restated where they are discussed ("Research and development
     1,875" in the income statement and in the operating-expenses table), the same label in a
     note's breakdown of something else (its stock-based compensation part, 524) is said once."""
-    date = date_key(cell[0])
-    filing = filing_of(r, titles)
-    return date is not None and any(
-        o.row.title != r.row.title
-        and filing & filing_of(o, titles)
-        and any(v == cell[1] and date_key(h) == date for h, v in o.row.cells)
-        for o in rows
-    )
+    return any(v == cell[1] for _, v in _said_elsewhere(r, cell, rows, titles))
 
 
 def magnitude(value: str) -> float:
@@ -229,16 +239,12 @@ def whole(r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping[in
     """Whether another table of the same filing gives the same label a smaller amount for the
     cell's date: that table breaks something else down ("stock-based compensation: Cost of
     revenue 38"), and a part is never more than the line item it is part of (4,720)."""
-    date = date_key(cell[0])
-    filing = filing_of(r, titles)
     amount = magnitude(cell[1])
-    return date is not None and any(
-        o.row.title != r.row.title
-        and o.row.label == r.row.label
+    return any(
+        o.row.label == r.row.label
         and unit_kind(o.row) == unit_kind(r.row)  # 26.0 (% of revenue) is no part of 4,720
-        and filing & filing_of(o, titles)
-        and any(date_key(h) == date and 0 < magnitude(v) < amount for h, v in o.row.cells)
-        for o in rows
+        and 0 < magnitude(v) < amount
+        for o, v in _said_elsewhere(r, cell, rows, titles)
     )
 
 

@@ -58,6 +58,12 @@ def is_flow(row: TableRow) -> bool:
     )
 
 
+def flow_line(line: str) -> bool:
+    """Whether a line is a self-describing table row that states a flow (``is_flow``)."""
+    row = parse_row(line)
+    return row is not None and is_flow(row)
+
+
 def label_core(label: str) -> str:
     """The part of a nested label that names the row: its last part ("Cash flows from operating
     activities - Net income" is net income, whatever its heading says), or the whole label when
@@ -198,6 +204,7 @@ __all__ = [
     "MIN_TABLE_ROWS",
     "LabelIndex",
     "best_pages",
+    "flow_line",
     "is_flow",
     "label_core",
     "named_table",

@@ -313,8 +313,14 @@ def analyze(text: str) -> Question:
         metric_words=words,
         whole=_whole(text),
         over_time=bool(_TREND.search(text)),
-        level=bool(_LEVEL.search(text)),
+        level=asks_level(text),
     )
+
+
+def asks_level(text: str) -> bool:
+    """Whether ``text`` asks for a balance at a point in time ("inventory levels", "cash
+    position"): the one test ``Question.level`` and a search query's line items both use."""
+    return bool(_LEVEL.search(text))
 
 
 def _whole(text: str) -> str:
@@ -332,6 +338,7 @@ __all__ = [
     "Question",
     "Shape",
     "analyze",
+    "asks_level",
     "entities_of",
     "metric_terms",
     "metrics_of",

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
 from deepresearch.text.figures import has_figure
-from deepresearch.text.line_items import LabelIndex, is_flow, named_table
+from deepresearch.text.line_items import LabelIndex, flow_line, named_table
 from deepresearch.text.names import common_words, proper_names
-from deepresearch.text.question import Question, analyze, metric_terms, periods_of
+from deepresearch.text.question import Question, analyze, asks_level, metric_terms, periods_of
 from deepresearch.text.sentences import Scorer, Unit, build_units
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
@@ -165,18 +165,13 @@ def line_item_boost(question: str, units: list[Unit], scores: list[float]) -> li
     raised by up to the best score, in proportion to its label match: the row a question asks
     for ("Inventories") shares few words with it, and prose repeating the question outscores it."""
     matched = LabelIndex.build([u.text if u.table else "" for u in units]).passage_scores(question)
-    if analyze(question).level:  # "inventory levels": the balance, not the period's change
-        matched = {i: m for i, m in matched.items() if not _flow(units[i].text)}
+    if asks_level(question):  # "inventory levels": the balance, not the period's change
+        matched = {i: m for i, m in matched.items() if not flow_line(units[i].text)}
     if not matched:
         return scores
     top = max(scores, default=0.0)
     best = max(s for s, _ in matched.values())
     return [sc + top * matched[i][0] / best if i in matched else sc for i, sc in enumerate(scores)]
-
-
-def _flow(text: str) -> bool:
-    row = parse_row(text)
-    return row is not None and is_flow(row)
 
 
 def per_document_rows(

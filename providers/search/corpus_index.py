@@ -54,9 +54,8 @@ from deepresearch.providers.search.doc_ids import DocEntry, doc_id, doc_location
 from deepresearch.providers.search.passages import passage_table, snippet, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
 from deepresearch.text.boilerplate import boilerplate_share
-from deepresearch.text.line_items import LabelIndex, best_pages, is_flow
-from deepresearch.text.question import analyze
-from deepresearch.text.tables import parse_row
+from deepresearch.text.line_items import LabelIndex, best_pages, flow_line
+from deepresearch.text.question import asks_level
 
 INDEX_VERSION = 10  # 10: a page-end caption names only the table overleaf; 8: Snowball stems
 TEMPLATE_SHARE = 0.5  # a passage this much boilerplate (by line) is no search hit
@@ -273,8 +272,12 @@ class CorpusIndex:
         pages = best_pages(
             scores, ((i, (int(self._p_doc[i]), int(self._p_page[i]))) for i in scores)
         )
-        if analyze(query).level:  # "inventory levels": a balance sheet, not a cash-flow change
-            pages = {k: i for k, i in pages.items() if not self._flow_row(i, scores[i][1])}
+        if asks_level(query):  # "inventory levels": a balance sheet, not a cash-flow change
+            pages = {
+                k: i
+                for k, i in pages.items()
+                if not flow_line(self._p_text[i].split("\n")[scores[i][1]])
+            }
         about = (identity >= 1.0) & (prior >= 0.5 * float(prior.max(initial=0.0)))
         weight = 1.0 + DOC_PRIOR_WEIGHT * prior
         ranked = sorted(
@@ -286,10 +289,6 @@ class CorpusIndex:
             i = pages[key]
             out[key] = (i, self._p_text[i].split("\n")[scores[i][1]])
         return out
-
-    def _flow_row(self, i: int, line: int) -> bool:
-        row = parse_row(self._p_text[i].split("\n")[line])
-        return row is not None and is_flow(row)
 
     def _hit(
         self, key: tuple[int, int], i: int, terms: list[str], rank: int, row: str = ""
