@@ -51,11 +51,11 @@ from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
 MAX_TREND_ROWS = 12
-MAX_METRIC_LINES = 4
+MAX_METRIC_LINES = 4  # figure lines for the metrics one question names
 # a trend's line item may score this much below the best-named row: the statements' nested
 # "Operating expenses - Research and development" of every filing against a note's "Research
 # and development" of one (two heading words at 0.5 each)
-TREND_SLACK = 1.0  # figure lines for the metrics one question names
+TREND_SLACK = 1.0
 
 
 def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
@@ -121,11 +121,18 @@ def _tables(rows: Sequence[Row]) -> dict[tuple[tuple[int, ...], str], list[Row]]
 def names_a_table(rows: Sequence[Row], q: Question) -> bool:
     """Whether the question names a table rather than a row of it: a title of three or more
     rows shares as many of its metric words as the best row label ("inventory levels": the
-    "Inventories" table, of which "Total inventories" is one line)."""
+    "Inventories" table, of which "Total inventories" is one line), and that table holds what
+    the best labels name ("gaming and professional GPU segments" names two rows, not the
+    "Revenue by Reportable Segments" table whose rows are other segments)."""
     wanted = metric_terms(q)
-    best = max((len(set(terms(r.row.label)) & wanted) for r in rows), default=0)
-    titles = [k[1] for k, v in _tables(rows).items() if len(v) >= MIN_TABLE_ROWS]
-    return best > 0 and any(table_fit(t, wanted) >= best for t in titles)
+    hits = [set(terms(r.row.label)) & wanted for r in rows]
+    best = max((len(h) for h in hits), default=0)
+    named = {w for h in hits if len(h) == best for w in h}
+    for (_, title), parts in _tables(rows).items():
+        covered = set(terms(title)).union(*(terms(r.row.label) for r in parts))
+        if len(parts) >= MIN_TABLE_ROWS and table_fit(title, wanted) >= best and named <= covered:
+            return best > 0
+    return False
 
 
 def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:

@@ -101,3 +101,26 @@ def test_a_question_naming_a_row_gets_the_row() -> None:
     ]
     answer, _ = _verified_answer("What was Initech's total net sales in Q3 2023?", found)
     assert answer.startswith("Initech: Total net sales (in millions)"), answer
+
+
+def test_rows_the_question_names_beat_a_table_of_other_parts_whose_title_it_names() -> None:
+    """ "the gaming and professional GPU segments" names two rows of the revenue-by-market
+    table; the "Revenue by Reportable Segments" table's title names "segments" too, but its
+    rows are other segments, so it is not the answer."""
+
+    def line(title: str, label: str, value: str) -> str:
+        cells = (("Three Months Ended October 29, 2023", value),)
+        return format_row(TableRow(title, "in millions", label, cells))
+
+    segments = "Revenue by Reportable Segments"
+    found = [
+        (line(segments, "Graphics", "3,475"), "doc:q3.pdf#page=30"),
+        (line(segments, "Compute & Networking", "14,645"), "doc:q3.pdf#page=30"),
+        (line(segments, "Total", "18,120"), "doc:q3.pdf#page=30"),
+        (line("Revenue by market", "Gaming", "2,856"), "doc:q3.pdf#page=24"),
+        (line("Revenue by market", "Professional Visualization", "416"), "doc:q3.pdf#page=24"),
+    ]
+    query = "In the latest quarter, what were the sales figures for Initech's gaming and professional GPU segments?"
+    answer, failed = _verified_answer(query, found)
+    assert failed == []
+    assert "2,856" in answer and "416" in answer and "3,475" not in answer, answer
