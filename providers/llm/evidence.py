@@ -32,8 +32,10 @@ HEADING_WEIGHT = 1.0
 def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[Unit]:
     """The units of ``(n, url, text)`` sources that may be evidence for ``question``.
 
-    Off-topic filtering falls back to the unfiltered units when it would leave none, so a
-    question phrased unlike its sources still gets the scorer's best guess."""
+    A unit that shares no metric word with the question (or its synonyms), in itself or in its
+    headings, is none: the best-scoring of unrelated sentences (a lawsuit for a gross-margin
+    question) is no answer, and "could not research" is the honest report. On the 147 reviewed
+    questions the old fallback to all units added no reviewed figure to any Answer."""
     units = build_units([(n, text) for n, _, text in sources])
     docs = {n: document_of(url) for n, url, _ in sources}
     flags = boilerplate([(docs.get(u.source, str(u.source)), u.text) for u in units])
@@ -44,8 +46,9 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     wanted = metric_terms(q) | {t for name in q.entities[1:] for t in terms(name)}
     # a sentence under a heading the question names is on its topic ("Legal Proceedings":
     # "In April 2019, VLSI filed three suits against us")
-    on_topic = [u for u in kept if not off_topic((*u.terms, *terms(u.heading)), wanted)]
-    return _of_the_subject(on_topic or kept, question)
+    mine = _of_the_subject(kept, question)
+    on_topic = [u for u in mine if not off_topic((*u.terms, *terms(u.heading)), wanted)]
+    return on_topic
 
 
 def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
@@ -59,7 +62,7 @@ def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
         row = parse_row(u.text) if u.table else None
         if row is None or not proper_names(row.title, common):
             out.append(u)
-    return out or units
+    return out
 
 
 def heading_scores(question: str, units: list[Unit], periods: list[str]) -> list[float]:

@@ -220,6 +220,24 @@ def test_an_investees_rows_are_no_evidence() -> None:
     assert own in texts and rivian not in texts, texts
 
 
+def test_when_only_an_investee_or_unrelated_text_is_read_nothing_is_handed_on() -> None:
+    """The investee's gross profit is the only row naming the metric, and a lawsuit the only
+    other sentence: neither answers a question about the filer's gross margin, so the writer
+    gets no evidence and the run reports that it could not research the question."""
+    rivian = (
+        "Required summarized financial information of Rivian as disclosed in its filings is as "
+        "follows (in millions): Gross profit: Year Ended December 31, 2022 = (3,123)"
+    )
+    lawsuit = "In March 2023, the plaintiffs alleged that Acme could be subject to $140 million."
+    draft = answer_findings(
+        FindingsTask(
+            question="What was Acme's gross margin in the most recent 10-Q filing?",
+            sources=(_src(1, rivian), _src(2, lawsuit)),
+        )
+    )
+    assert draft.findings == (), draft.findings
+
+
 def test_the_quote_holds_a_finding_that_starts_or_ends_inside_a_sentence_of_the_page() -> None:
     """The researcher read the page without a heading line and a line other pages repeat, so
     its finding starts after "Reporting" and ends at "changes"; the page's own sentences run
