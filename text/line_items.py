@@ -23,7 +23,7 @@ from typing import TypeVar
 import numpy as np
 
 from deepresearch.text.boilerplate import shape_of
-from deepresearch.text.question_words import SYNONYM_TERMS
+from deepresearch.text.question_words import SYNONYM_TERMS, expand_abbreviations
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
@@ -78,7 +78,7 @@ def _words(text: str) -> frozenset[str]:
 
 def query_terms(query: str) -> frozenset[str]:
     """The stemmed content words of ``query`` and their line-item equivalents."""
-    base = set(terms(query))
+    base = set(terms(expand_abbreviations(query)))
     return frozenset(base | {s for t in base for s in SYNONYM_TERMS.get(t, ())})
 
 

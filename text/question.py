@@ -17,7 +17,13 @@ from typing import Literal
 
 from deepresearch.text.names import CAPITALIZED
 from deepresearch.text.periods import FULL_DATE, month_number
-from deepresearch.text.question_words import FRAME, NOT_NAMES, SYNONYMS
+from deepresearch.text.question_words import (
+    COMPOUNDS,
+    FRAME,
+    NOT_NAMES,
+    SYNONYMS,
+    expand_abbreviations,
+)
 from deepresearch.text.terms import STOPWORDS, strip_possessive, terms
 
 Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
@@ -228,10 +234,16 @@ def entities_of(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+_COMPOUND = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in COMPOUNDS) + r")\b", re.I)
+_COMPOUND_PARTS = {re.sub(r",?\s+", "_", c): c for c in COMPOUNDS}
+
+
 def metrics_of(
     text: str, entities: tuple[str, ...], periods: tuple[Period, ...]
 ) -> tuple[str, ...]:
-    """Metric phrases: runs of content words between frame words, split at "and" / commas."""
+    """Metric phrases: runs of content words between frame words, split at "and" / commas,
+    except inside a line item's name ("research and development")."""
+    text = _COMPOUND.sub(lambda m: re.sub(r",?\s+", "_", m.group(0).lower()), text)
     text = _DOCUMENT_PART.sub(" | ", text)
     for p in periods:
         text = text.replace(p.text, " | ")
@@ -246,7 +258,7 @@ def metrics_of(
                 out.append(" ".join(run))
                 run = []
             continue
-        run.append(strip_possessive(low))
+        run.append(_COMPOUND_PARTS.get(low, low) if "_" in low else strip_possessive(low))
     if run:
         out.append(" ".join(run))
     return tuple(dict.fromkeys(m for m in out if len(m) > 1))
@@ -294,15 +306,18 @@ def metric_terms(q: Question) -> set[str]:
 
 
 def analyze(text: str) -> Question:
-    """The ``Question`` of ``text`` (see the module docstring)."""
-    text = " ".join(text.split())
+    """The ``Question`` of ``text`` (see the module docstring); abbreviated line items are
+    analysed spelled out."""
+    original = " ".join(text.split())
+    text = expand_abbreviations(original)
     periods = periods_of(text)
     entities = entities_of(text)
     metrics = metrics_of(text, entities, periods)
-    words = tuple(dict.fromkeys(w for m in metrics for w in m.split()))
+    split = (w for m in metrics for w in m.replace(",", " ").split())
+    words = tuple(dict.fromkeys(w for w in split if w not in STOPWORDS))
     words += tuple(dict.fromkeys(x for w in words for x in SYNONYMS.get(w, ()) if x not in words))
     return Question(
-        text=text,
+        text=original,
         entities=entities,
         metrics=metrics,
         periods=periods,

@@ -7,6 +7,8 @@ Kept apart from the grammar that reads them: the lists grow with every kind of q
 
 from __future__ import annotations
 
+import re
+
 from deepresearch.text.periods import MONTHS
 from deepresearch.text.terms import terms
 
@@ -89,4 +91,48 @@ SYNONYM_TERMS: dict[str, frozenset[str]] = {
     for t in terms(w)
 }
 
-__all__ = ["FRAME", "NOT_NAMES", "SYNONYMS", "SYNONYM_TERMS"]
+# Abbreviations of line items, spelled out as filings print them: "R&D" is no name and its
+# letters are no words, so unexpanded it matches no row ("Research and development").
+ABBREVIATIONS: dict[str, str] = {
+    "R&D": "research and development",
+    "SG&A": "selling, general and administrative",
+    "PP&E": "property, plant and equipment",
+    "D&A": "depreciation and amortization",
+    "M&A": "mergers and acquisitions",
+    "capex": "capital expenditures",
+    "EPS": "earnings per share",
+    "FX": "foreign exchange",
+}
+# Line items whose "and" or comma is part of the name, not a list of two metrics
+COMPOUNDS = (
+    "selling, general and administrative",
+    "property, plant and equipment",
+    "research and development",
+    "general and administrative",
+    "sales and marketing",
+    "property and equipment",
+    "cash and cash equivalents",
+    "mergers and acquisitions",
+    "depreciation and amortization",
+)
+_ABBREVIATION = re.compile(
+    r"(?<![\w&])(" + "|".join(re.escape(a) for a in ABBREVIATIONS) + r")(?![\w&])", re.I
+)
+_BY_LOWER = {a.lower(): full for a, full in ABBREVIATIONS.items()}
+
+
+def expand_abbreviations(text: str) -> str:
+    """``text`` with each line-item abbreviation spelled out ("Intel's R&D expenditure" ->
+    "Intel's research and development expenditure")."""
+    return _ABBREVIATION.sub(lambda m: _BY_LOWER[m.group(1).lower()], text)
+
+
+__all__ = [
+    "ABBREVIATIONS",
+    "COMPOUNDS",
+    "FRAME",
+    "NOT_NAMES",
+    "SYNONYMS",
+    "SYNONYM_TERMS",
+    "expand_abbreviations",
+]

@@ -13,6 +13,7 @@ import re
 
 from deepresearch.text.periods import PERIOD_RE
 from deepresearch.text.question import analyze
+from deepresearch.text.question_words import expand_abbreviations
 from deepresearch.text.terms import FORM_NUMBER, FUNCTION_WORDS, strip_possessive
 
 _CONJ = {"and", "or", "&", "vs", "vs.", "versus", "v.", "v"}
@@ -247,7 +248,7 @@ def _named(query: str, entities: tuple[str, ...]) -> str:
 def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ()) -> list[str]:
     """The cleaned question first, then one query per resolved coordination, then the question's
     entities, metrics and periods alone, then steering."""
-    tokens, periods = tokenize(question)
+    tokens, periods = tokenize(expand_abbreviations(question))
     q = analyze(question)
     # what the question is about, without the words that frame it ("trends", "reported periods")
     focused = " ".join([*q.entities, *q.metrics, *(p.text for p in q.periods)])

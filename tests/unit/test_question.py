@@ -33,7 +33,7 @@ from deepresearch.text.question import analyze, periods_of
         ),
         # unseen phrasings and names
         ("How much did Globex spend on research and development in Q2 FY25?", "figure",
-         ("Globex",), ("spend", "research", "development")),
+         ("Globex",), ("spend", "research and development")),
         ("Show the trend in Initech's operating income over the past four quarters.", "trend",
          ("Initech",), ("operating income",)),
         ("Contoso vs Fabrikam: which had the higher free cash flow in 2024?", "comparison",
@@ -244,3 +244,30 @@ def test_a_metric_set_against_its_own_past_is_a_trend_whatever_follows() -> None
         "currency risk and its exposure to currency fluctuations?"
     )
     assert analyze(exposure).shape != "trend"
+
+
+def test_an_abbreviated_line_item_is_analysed_spelled_out_and_kept_whole() -> None:
+    """ "R&D" is no second company and its letters are no words: the metric is the line item a
+    filing prints, "Research and development", one metric and not "research" and "development"."""
+    q = analyze("What was Initech's R&D expenditure in Q1 2023, and which initiatives were prioritized?")
+    assert q.entities == ("Initech",)
+    assert q.metrics[0] == "research and development expenditure"
+    assert {"research", "development"} <= set(q.metric_words) and "and" not in q.metric_words
+    assert q.text.startswith("What was Initech's R&D")  # the user's words are kept
+    sga = analyze("What were Initech's selling, general and administrative expenses in Q1 2023?")
+    assert sga.metrics == ("selling, general and administrative expenses",)
+    assert analyze("What was Initech's capex in Q3 2023?").metrics == ("capital expenditures",)
+    # a list of two metrics is still two
+    assert analyze("What were Initech's debt and interest expense in Q1 2023?").metrics == (
+        "debt",
+        "interest expense",
+    )
+
+
+def test_search_queries_and_line_items_spell_an_abbreviation_out() -> None:
+    from deepresearch.providers.llm.rules import search_queries
+    from deepresearch.text.line_items import query_terms
+
+    first = search_queries("Initech's R&D spending in Q1 2023", 2)[0].split()
+    assert {"research", "development"} <= set(first) and "R&D" not in first
+    assert {"research", "develop"} <= query_terms("Initech R&D spending")
