@@ -249,7 +249,9 @@ def test_a_metric_set_against_its_own_past_is_a_trend_whatever_follows() -> None
 def test_an_abbreviated_line_item_is_analysed_spelled_out_and_kept_whole() -> None:
     """ "R&D" is no second company and its letters are no words: the metric is the line item a
     filing prints, "Research and development", one metric and not "research" and "development"."""
-    q = analyze("What was Initech's R&D expenditure in Q1 2023, and which initiatives were prioritized?")
+    q = analyze(
+        "What was Initech's R&D expenditure in Q1 2023, and which initiatives were prioritized?"
+    )
     assert q.entities == ("Initech",)
     assert q.metrics[0] == "research and development expenditure"
     assert {"research", "development"} <= set(q.metric_words) and "and" not in q.metric_words
