@@ -51,6 +51,7 @@ from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
 MAX_TREND_ROWS = 12
+MAX_PARTS = 4  # a total's parts shown as columns of its trend table
 MAX_METRIC_LINES = 4  # figure lines for the metrics one question names
 # a trend's line item may score this much below the best-named row: the statements' nested
 # "Operating expenses - Research and development" of every filing against a note's "Research
@@ -82,12 +83,45 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     top = same[0]
     ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
     first = _common_prefix([h for h, _, _ in ordered])
-    lines = [f"| {first} | {subject(q)}{top.row.label}{unit_text(top.row)} |", "| --- | --- |"]
-    lines += [f"| {h} | {v} {cite(r.sources)}" for h, v, r in ordered]
+    parts = _components([r for _, _, r in ordered], rows)
+    heads = [label for label, _ in parts]
+    lines = [
+        f"| {first} | {' | '.join([*heads, ''])}{subject(q)}{top.row.label}{unit_text(top.row)} |",
+        "| --- |" + " --- |" * (len(heads) + 1),
+    ]
     used = list({id(r): r for _, _, r in ordered}.values())
+    for h, v, r in ordered:
+        found = [by_total.get(id(r)) for _, by_total in parts]
+        cells = [dict(c.row.cells).get(h, "—") if c else "—" for c in found]
+        cited = [*r.sources, *(n for c in found if c for n in c.sources)]
+        lines.append(f"| {h} | {' | '.join([*cells, v])} {cite(tuple(dict.fromkeys(cited)))}")
+        used += [c for c in found if c]
     # one paragraph per table line: the verifier checks each line against its own cited row,
     # and joins consecutive table lines back into one table
     return "\n\n".join(lines), used
+
+
+def _components(totals: Sequence[Row], rows: Sequence[Row]) -> list[tuple[str, dict[int, Row]]]:
+    """The parts of a "Total <X>" line item, as columns beside it: per part label, its row in
+    each total's table ("Operating expenses - Research and development" beside "Total
+    operating expenses"); none unless two parts or more are found, at most ``MAX_PARTS``."""
+    out: dict[str, dict[int, Row]] = {}
+    for total in totals:
+        label = total.row.label
+        if not label.lower().startswith("total "):
+            continue
+        prefix = f"{label[6:].strip().lower()} - "
+        for r in rows:
+            low = r.row.label.lower()
+            if (
+                r.sources == total.sources
+                and r.row.title == total.row.title
+                and low.startswith(prefix)
+            ):
+                out.setdefault(r.row.label[len(prefix) :], {}).setdefault(id(total), r)
+    if len(out) < 2:
+        return []
+    return list(out.items())[:MAX_PARTS]
 
 
 def _points(same: Sequence[Row]) -> dict[tuple[int, int, int], tuple[str, str, Row]]:

@@ -66,6 +66,7 @@ FIGURE_WEIGHT = 2.0
 REFILLS = 3  # rounds of selecting more units when some merged into another's finding
 MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
 # a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
+_FRAGMENT = re.compile(r"[a-z](?![A-Z])")  # "respectively, ...", not "iPad net sales ..."
 _FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 
 
@@ -235,8 +236,9 @@ def answer_write(task: WriteTask) -> WriteDraft:
     ranked = [*leads, *(k for k in ranked if k not in leads)]
     picked: dict[str, tuple[int, ...]] = {}
     for k in ranked:
-        if len(picked) < max(3, len(leads)):
-            picked.setdefault(flat[k][1].text, flat[k][1].sources)
+        text = _from_a_sentence_start(flat[k][1].text)
+        if text and len(picked) < max(3, len(leads)):
+            picked.setdefault(text, flat[k][1].sources)
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
     composed = compose(
@@ -260,6 +262,15 @@ def answer_write(task: WriteTask) -> WriteDraft:
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
+
+
+def _from_a_sentence_start(text: str) -> str:
+    """``text`` from its first whole sentence: a finding that starts inside a sentence (its
+    start was on the page before) opens with words no reader can follow ("cost of revenue and
+    operating expenses, respectively, which ..."); "" when nothing whole is left."""
+    if not _FRAGMENT.match(text):
+        return text
+    return " ".join(split_sentences(text)[1:])
 
 
 def _per_document_figures(

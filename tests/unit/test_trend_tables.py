@@ -114,3 +114,40 @@ def test_the_line_item_outweighs_a_notes_part_of_the_same_label() -> None:
         [(part, (1,), 0), (item, (1,), 0)],
     )
     assert composed is not None and "4,720" in composed[0] and "38" not in composed[0]
+
+
+def test_a_totals_trend_shows_its_parts_beside_it_and_the_verifier_keeps_every_line() -> None:
+    """ "Total operating expenses" over the quarters, with its parts ("Operating expenses -
+    Research and development", "- Selling, general and administrative") as columns: what
+    changed is read from the parts. Each line cites the filing whose statement holds all three."""
+    from test_answer_shapes import _verified_answer
+
+    found = []
+    for n, (date, rd, sga, total) in enumerate(
+        (
+            ("July 1, 2023", "7,442", "5,973", "13,415"),
+            ("April 1, 2023", "7,457", "6,201", "13,658"),
+        )
+    ):
+        cell = f"Three Months Ended {date}"
+        url = f"doc:q{n}.pdf#page=4"
+        found += [
+            (row("Operating expenses - Research and development", (cell, rd)), url),
+            (row("Operating expenses - Selling, general and administrative", (cell, sga)), url),
+            (row("Total operating expenses", (cell, total)), url),
+        ]
+    answer, failed = _verified_answer(
+        "Has there been any significant change in Initech's operating expenses over the reported quarters?",
+        found,
+    )
+    assert failed == []
+    lines = answer.split("\n\n")[0].splitlines()
+    assert lines[0].startswith(
+        "| Three Months Ended | Research and development | Selling, general and administrative |"
+    ), lines
+    assert lines[2].startswith("| Three Months Ended April 1, 2023 | 7,457 | 6,201 | 13,658 ["), (
+        lines
+    )
+    assert lines[3].startswith("| Three Months Ended July 1, 2023 | 7,442 | 5,973 | 13,415 ["), (
+        lines
+    )
