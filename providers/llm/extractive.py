@@ -34,6 +34,7 @@ from deepresearch.llm_messages import (
     WriteTask,
 )
 from deepresearch.policies.answer import compose
+from deepresearch.policies.answer_rows import asks_rate, states_rate
 from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import (
@@ -235,8 +236,12 @@ def answer_write(task: WriteTask) -> WriteDraft:
     leads = _per_document_figures(flat, scores, urls) if shape == "trend" else []
     ranked = [*leads, *(k for k in ranked if k not in leads)]
     picked: dict[str, tuple[int, ...]] = {}
+    q = analyze(task.query)
     for k in ranked:
         text = _from_a_sentence_start(flat[k][1].text)
+        row = parse_row(text)
+        if row is not None and asks_rate(q) and not states_rate(row, q):
+            continue  # "effective tax rate": not the "Income before income tax" row
         if text and len(picked) < max(3, len(leads)):
             picked.setdefault(text, flat[k][1].sources)
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER

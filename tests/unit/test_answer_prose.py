@@ -300,6 +300,27 @@ def test_a_rate_is_answered_by_a_percent_never_by_an_amount_sharing_a_word() -> 
         )
     ]
     assert compose(question, [(n, (3,), 0) for n in notes]) is None
+    # nor is an amount quoted as prose when no row states the rate: a trend's per-filing
+    # figures are rates too
+    from test_answer_shapes import _verified_answer
+
+    def income(date: str, value: str) -> str:
+        cells = ((f"Three Months Ended {date}", value),)
+        return format_row(
+            TableRow("Income statements", "in millions", "Income before income tax", cells)
+        )
+
+    said = "Our effective tax rate was lower than the statutory rate of 21% due to tax benefits."
+    answer, _ = _verified_answer(
+        "What effective tax rate did Initech report in the latest quarter, and how does it relate "
+        "to its historical tax rates?",
+        [
+            (income("Sep 30, 2023", "27,284"), "doc:q3.pdf#page=3"),
+            (income("Jun 30, 2023", "25,001"), "doc:q2.pdf#page=3"),
+            (said, "doc:q3.pdf#page=9"),
+        ],
+    )
+    assert "21%" in answer and "27,284" not in answer and "25,001" not in answer, answer
 
 
 def test_each_metric_a_question_names_gets_its_figure_line() -> None:
