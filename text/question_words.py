@@ -114,6 +114,16 @@ COMPOUNDS = (
     "cash and cash equivalents",
     "mergers and acquisitions",
     "depreciation and amortization",
+    "gains and losses",
+    "profit and loss",
+)
+# each compound's words around its "and": a coordination there is a name, not two conjuncts
+COMPOUND_PAIRS = frozenset(
+    (words[i - 1], words[i + 1])
+    for c in COMPOUNDS
+    for words in [c.replace(",", "").split()]
+    for i, w in enumerate(words)
+    if w == "and"
 )
 _ABBREVIATION = re.compile(
     r"(?<![\w&])(" + "|".join(re.escape(a) for a in ABBREVIATIONS) + r")(?![\w&])", re.I
@@ -130,6 +140,7 @@ def expand_abbreviations(text: str) -> str:
 __all__ = [
     "ABBREVIATIONS",
     "COMPOUNDS",
+    "COMPOUND_PAIRS",
     "FRAME",
     "NOT_NAMES",
     "SYNONYMS",

@@ -13,7 +13,7 @@ import re
 
 from deepresearch.text.periods import PERIOD_RE
 from deepresearch.text.question import analyze
-from deepresearch.text.question_words import expand_abbreviations
+from deepresearch.text.question_words import COMPOUND_PAIRS, expand_abbreviations
 from deepresearch.text.terms import FORM_NUMBER, FUNCTION_WORDS, strip_possessive
 
 _CONJ = {"and", "or", "&", "vs", "vs.", "versus", "v.", "v"}
@@ -52,7 +52,10 @@ _QUERY_STOP = _BOUNDARY | (FUNCTION_WORDS - {"most"}) | {
 _COMPARISON_LEAD = frozenset(
     {"how", "does", "do", "did", "the", "a", "an", "what", "are", "is", "was", "were", "there"}
 )
-_QUESTION_LEAD = {"what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is"}
+_QUESTION_LEAD = {
+    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
+    "was", "were", "has", "have", "had", "can", "could", "will", "would", "should",
+}  # fmt: skip
 
 Token = str  # a word, a punctuation mark "," / ";", or a period placeholder "\x00<i>"
 
@@ -119,23 +122,6 @@ def _scan_right(tokens: list[Token], j: int, comparative: bool, limit: int) -> l
     return out
 
 
-# "X and Y" that name one thing (a line item), never two: "research and development" split into
-# "research" and "development" lost both the item and, in the second half, the company
-_COMPOUNDS = frozenset(
-    {
-        ("research", "development"),
-        ("general", "administrative"),
-        ("sales", "marketing"),
-        ("cash", "cash"),
-        ("property", "equipment"),
-        ("plant", "equipment"),
-        ("mergers", "acquisitions"),
-        ("gains", "losses"),
-        ("profit", "loss"),
-    }
-)
-
-
 def find_coordination(tokens: list[Token]) -> tuple[int, int, list[list[Token]]] | None:
     """The first coordination as (start, end, conjuncts) over ``tokens[start:end]``."""
     comparative = any(t.lower() in _COMPARE_WORDS for t in tokens)
@@ -143,7 +129,10 @@ def find_coordination(tokens: list[Token]) -> tuple[int, int, list[list[Token]]]
         low = tok.lower()
         if low not in _CONJ and not (comparative and low in _COMPARE_CONJ):
             continue
-        if 0 < i < len(tokens) - 1 and (tokens[i - 1].lower(), tokens[i + 1].lower()) in _COMPOUNDS:
+        if (
+            0 < i < len(tokens) - 1
+            and (tokens[i - 1].lower(), tokens[i + 1].lower()) in COMPOUND_PAIRS
+        ):
             continue
         k = i - 1
         if k >= 0 and tokens[k] == ",":
@@ -157,6 +146,10 @@ def find_coordination(tokens: list[Token]) -> tuple[int, int, list[list[Token]]]
         right = _scan_right(tokens, i + 1, comparative, limit)
         if not right:
             continue
+        if not comparative and len(left) > len(right) + 1:
+            # "Has Microsoft announced any major new company acquisitions or sell-offs": the
+            # nouns are coordinated; the words before them are shared, as on the right
+            left = left[-(len(right) + 1) :]
         if all(_capitalized(t) for t in left) and _capitalized(right[0]):
             cut = next((n for n, t in enumerate(right) if not _capitalized(t)), len(right))
             right = right[:cut]  # "Apple and Microsoft revenue": the head noun is shared

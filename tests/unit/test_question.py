@@ -130,6 +130,26 @@ def test_a_sub_question_about_one_entity_says_its_not_their() -> None:
     assert [s.split()[2] for s in subs] == ["Initech", "Globex"]
 
 
+def test_coordinated_nouns_after_a_verb_split_into_whole_questions() -> None:
+    """ "Has Initech announced any new acquisitions or sell-offs": the nouns are coordinated and
+    the words before them are shared; each sub-question keeps the question's own opening
+    ("What are has ..." and "Does divestitures ..." were shown to users)."""
+    assert rules.sub_questions(
+        "Has Initech announced any major new company acquisitions or sell-offs in these reports?", 4
+    ) == [
+        "Has Initech announced any major new company acquisitions in these reports?",
+        "Has Initech announced any major new sell-offs in these reports?",
+    ]
+    subs = rules.sub_questions(
+        "Does Initech report any significant new business acquisitions or divestitures?", 4
+    )
+    assert subs[1] == "Does Initech report any significant new divestitures?", subs
+    # a line item's "and" is no coordination (one table of names, shared with question analysis)
+    assert rules.sub_questions(
+        "What was Initech's depreciation and amortization in Q1 2023?", 4
+    ) == ["What was Initech's depreciation and amortization in Q1 2023?"]
+
+
 def test_one_entitys_metrics_set_against_each_other_are_a_comparison() -> None:
     q = analyze("How did Initech's operating expenses for Q1 2023 compare to its revenue?")
     assert q.shape == "comparison" and q.metrics == ("operating expenses", "revenue")
