@@ -52,6 +52,7 @@ _QUERY_STOP = _BOUNDARY | (FUNCTION_WORDS - {"most"}) | {
 _COMPARISON_LEAD = frozenset(
     {"how", "does", "do", "did", "the", "a", "an", "what", "are", "is", "was", "were", "there"}
 )
+_WH = frozenset({"what", "which", "who", "whom", "how", "when", "where", "why", "whether"})
 _QUESTION_LEAD = {
     "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
     "was", "were", "has", "have", "had", "can", "could", "will", "would", "should",
@@ -92,10 +93,21 @@ def tokenize(text: str) -> tuple[list[Token], list[str]]:
     return tokens, periods
 
 
+# words that open a clause: a conjunct ends before them ("10-Q, and if so, what was ...",
+# "particularly any new or escalating risks")
+_CLAUSE = frozenset({
+    "if", "so", "particularly", "especially", "including", "whether", "then", "describe",
+    "explain", "summarize", "analyze", "discuss", "identify", "list", "assess", "evaluate",
+    "as", "align", "aligns", "correlate", "correlates", "relate", "relates", "correspond",
+    "corresponds",
+})  # fmt: skip
+
+
 def _stops_left(tok: Token, comparative: bool) -> bool:
     low = tok.lower()
     return (
         low in _BOUNDARY
+        or low in _CLAUSE
         or low in _CONJ
         or tok in {",", ";"}
         or (comparative and low in _COMPARE_CONJ)
@@ -316,19 +328,35 @@ def sub_questions(query: str, max_subtasks: int) -> list[str]:
     comparative = bool(lowered & _COMPARE_WORDS) or bool(
         lowered & {"difference", "differences"} and "between" in lowered
     )
+    # a question keeps its own opening in every sub-question ("In Q2 2023, did ...", "Has X
+    # announced ..."); one whose opening a split would cut or prefix is not split
+    asked = (
+        query.strip().endswith("?")
+        or bool(lowered & _WH)
+        or tokens[0].lower() in _PREPOSITIONS | _CLAUSE  # "For X, analyze ..."
+    )
+    found = find_coordination(tokens)
+    names_sides = found is not None and all(c and c[0] != c[0].lower() for c in found[2])
+    if asked and comparative and not names_sides:  # clauses: "how does X compare with Y and Z"
+        return planned or [query.strip()]
+    # "For X, analyze Y." stays a request; a comparison's sides become questions
+    end = "." if query.strip().endswith(".") and not comparative else "?"
     out: list[str] = []
     for v in variants:
-        drop = _COMPARE_WORDS | {"between", "difference", "differences"}
+        drop = _COMPARE_WORDS | {"between", "difference", "differences"} if comparative else set()
         words = [t for t in v if t.lower() not in drop]
         if comparative:
             while words and words[0].lower() in _COMPARISON_LEAD:
                 words = words[1:]
         text = render(words, periods)
-        if not words or words[0].lower() not in _QUESTION_LEAD:
+        if asked and not comparative:
+            if not words or words[0].lower() != tokens[0].lower():
+                return planned or [query.strip()]
+        elif not words or words[0].lower() not in _QUESTION_LEAD:
             if words and words[0].lower() in _QUERY_STOP:
                 text = text[:1].lower() + text[1:]
             text = f"What {_verb(words, bool(periods))} {text}"
-        out.append(_own(text.rstrip(" ?.") + "?", names))
+        out.append(_own(text.rstrip(" ?.") + end, names))
     out = dedupe(out)
     return out[: max(1, max_subtasks)]
 

@@ -150,6 +150,37 @@ def test_coordinated_nouns_after_a_verb_split_into_whole_questions() -> None:
     ) == ["What was Initech's depreciation and amortization in Q1 2023?"]
 
 
+def test_a_question_is_split_only_where_each_part_stays_a_whole_question() -> None:
+    """A comparison of clauses is not split (its sides were cut to "how does the revenue from
+    Initech's new product launches?"), a request starting "In ..." / "For ..." keeps its
+    opening, a conjunct ends before a clause's verb ("align") and "between" is kept."""
+    compared = (
+        "In the latest 10-Q, how does the revenue from Initech's new product launches compare "
+        "with its marketing and advertising expenses?"
+    )
+    assert rules.sub_questions(compared, 4) == [compared]
+    request = (
+        "In Initech's Q3 2023 10-Q, compare the reported changes in inventory levels with the "
+        "supply chain and logistics strategies discussed in the report."
+    )
+    assert rules.sub_questions(request, 4) == [request]
+    assert rules.sub_questions(
+        "From the latest 10-Q, how does Initech's discussion on market risk and financial "
+        "instruments align with the risk factors?",
+        4,
+    ) == [
+        "From the latest 10-Q, how does Initech's discussion on market risk align with the risk factors?",
+        "From the latest 10-Q, how does Initech's discussion on financial instruments align with "
+        "the risk factors?",
+    ]
+    between = rules.sub_questions(
+        "For Initech's Q1 2023 10-Q, what is the connection between R&D expenditures and the "
+        "introduction of new chips or services?",
+        4,
+    )
+    assert len(between) == 2 and all("connection between R&D" in s for s in between), between
+
+
 def test_one_entitys_metrics_set_against_each_other_are_a_comparison() -> None:
     q = analyze("How did Initech's operating expenses for Q1 2023 compare to its revenue?")
     assert q.shape == "comparison" and q.metrics == ("operating expenses", "revenue")
