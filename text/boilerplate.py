@@ -34,7 +34,10 @@ _DEFINITION = re.compile(
 )
 _INDEX_LINE = re.compile(
     r"(?:\.{4,}|…{2,})\s*\d+\s*$|^\s*(?:item|part|exhibit|note)\s+[\dIVX]+[A-Z]?\.?\s.{0,80}\s\d{1,3}\s*$"
-    r"|^\s*\d{1,3}\.\d{1,2}\*{0,2}\s",
+    r"|^\s*\d{1,3}\.\d{1,2}\*{0,2}\s"
+    # an exhibit number of three digits opening a line ("101 Inline XBRL Document Set ...",
+    # "104 Cover Page ..."): no sentence starts with a bare three-digit number and a capital
+    r"|^\s*\d{3}\*{0,2}\s+(?-i:[A-Z])",
     re.IGNORECASE,
 )
 # Sentences about the document's own statements: hedged and figure-free.

@@ -11,6 +11,8 @@ analysis and the documents the units came from (repetition across documents is a
 
 from __future__ import annotations
 
+from collections import Counter
+
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
 from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, flow_line, named_table
@@ -106,6 +108,33 @@ def breakdown_rows(
         rows = next(v for v in tables.values() if best in v)
     extra = [i for i in rows if i not in chosen]
     return [*chosen, *extra][: max(budget, len(chosen))]
+
+
+def per_metric_rows(
+    q: Question, units: list[Unit], scores: list[float], chosen: list[int], budget: int
+) -> list[int]:
+    """``chosen`` plus, for each metric of a question naming two or more ("operating expenses
+    compared to revenue"), the table row that names it best (``text.line_items``) when no
+    chosen row does, within ``budget`` plus one per metric: the row one metric asks for can
+    lose every place to rows naming both ("Total cost of sales" for expenses and revenue)."""
+    if len(q.metrics) < 2:
+        return chosen
+    texts = [u.text if u.table else "" for u in units]
+    index = LabelIndex.build(texts)
+    out = list(chosen)
+    # of equally named rows, the one from the source most chosen: the filing the others are from
+    share = Counter(units[i].source for i in chosen)
+    for metric in q.metrics:
+        # its structure words qualify a line item ("Total net sales" is the revenue line)
+        matched = index.passage_scores(f"{metric} total net")
+        if not matched:
+            continue
+        top = max(m for m, _ in matched.values())
+        if not any(matched.get(i, (0.0, 0))[0] >= top for i in out):
+            out.append(
+                max(matched, key=lambda i: (matched[i][0], share[units[i].source], scores[i]))
+            )
+    return out[: max(budget, len(chosen)) + len(q.metrics)]
 
 
 def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tuple[int, str]]:
@@ -219,4 +248,5 @@ __all__ = [
     "latest_weights",
     "line_item_boost",
     "per_document_rows",
+    "per_metric_rows",
 ]

@@ -48,6 +48,7 @@ from deepresearch.providers.llm.evidence import (
     latest_weights,
     line_item_boost,
     per_document_rows,
+    per_metric_rows,
 )
 from deepresearch.schemas import Evaluation
 from deepresearch.text.boilerplate import document_of
@@ -126,6 +127,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     scores = line_item_boost(task.question, units, scores)
     chosen = _select(task.question, units, scores, scorer, task.max_findings)
     budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
+    chosen = per_metric_rows(q, units, scores, chosen, budget)
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
         chosen = per_document_rows(units, scores, chosen, documents, budget)
     elif q.breakdown:  # the parts of a figure: the rest of its table

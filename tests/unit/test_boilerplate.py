@@ -20,6 +20,12 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
         ("Item 2. Management's Discussion and Analysis of Results 17", "index line"),
         ("Risk Factors .......... 24", "index line"),
         ("31.1* Rule 13a-14(a) / 15d-14(a) Certification of Chief Executive Officer", "index line"),
+        (
+            "101 The following financial statements from the Company's Quarterly Report on Form "
+            "10-Q, formatted in Inline XBRL: (i) Consolidated Statements of Cash Flows",
+            "index line",
+        ),
+        ("104 Cover Page Interactive Data File (embedded within the Inline XBRL document)", "index line"),
         ('Unless the context requires otherwise, "Initech" or "the Company" refers to Initech '
          "Corp. and its subsidiaries.", "definition"),
         ("This report contains forward-looking statements that involve risks and uncertainties "
@@ -45,6 +51,7 @@ def test_boilerplate_shapes(text: str, shape: str) -> None:
         "The Company refers customers to authorized resellers in most markets.",  # no quoted term
         "We expect revenue growth to continue, driven by cloud services.",
         "I/O revenue rose 12% in the quarter.",
+        "101 million shares were repurchased in the quarter.",  # a number, then no capital
         "Statements of operations (in millions): Total net sales: Three Months Ended = 81,797",
     ],
 )
