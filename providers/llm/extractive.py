@@ -65,6 +65,9 @@ _TERMINAL = (".", "!", "?")
 # a finding stating a figure counts this much more for the Answer of a question that is not an
 # explanation: "our effective tax rate was 18%" answers, "the rate decreased due to ..." talks
 FIGURE_WEIGHT = 2.0
+# an amount or a rate (not a date): what makes a sentence of another period news
+_NUMBER = re.compile(r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:%|percent|million|billion)")
+RESTATED = 0.7  # share of the shorter quote's words that makes two Answer quotes one
 REFILLS = 3  # rounds of selecting more units when some merged into another's finding
 MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
 # a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
@@ -240,10 +243,12 @@ def answer_write(task: WriteTask) -> WriteDraft:
     picked: dict[str, tuple[int, ...]] = {}
     q = analyze(task.query)
     for k in ranked:
-        text = _from_a_sentence_start(flat[k][1].text)
+        text = _whole_sentences(flat[k][1].text)
         row = parse_row(text)
         if row is not None and asks_rate(q) and not states_rate(row, q):
             continue  # "effective tax rate": not the "Income before income tax" row
+        if text and row is None and any(_restates(text, t) for t in picked):
+            continue  # the same sentence of another period or sub-question's section
         if text and len(picked) < max(3, len(leads)):
             picked.setdefault(text, flat[k][1].sources)
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
@@ -271,13 +276,30 @@ def answer_write(task: WriteTask) -> WriteDraft:
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
 
 
-def _from_a_sentence_start(text: str) -> str:
-    """``text`` from its first whole sentence: a finding that starts inside a sentence (its
-    start was on the page before) opens with words no reader can follow ("cost of revenue and
-    operating expenses, respectively, which ..."); "" when nothing whole is left."""
-    if not _FRAGMENT.match(text):
+def _restates(text: str, other: str) -> bool:
+    """Whether ``text`` says mostly what ``other`` says (``RESTATED`` of its words are in it):
+    "The increase in fulfillment costs in Q3 ..." and "... for the nine months ..." are one
+    explanation, told twice."""
+    mine, theirs = set(terms(text)), set(terms(other))
+    if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(other)):
+        return False  # "Our effective tax rate was 18% ..." of another quarter is news
+    return bool(mine) and len(mine & theirs) >= RESTATED * min(len(mine), len(theirs))
+
+
+def _whole_sentences(text: str) -> str:
+    """``text`` from its first whole sentence to its last: a finding that starts inside a
+    sentence (its start was on the page before) opens with words no reader can follow ("cost
+    of revenue and operating expenses, respectively, which ..."), and one torn at the page's
+    foot ends in them ("We funded the acquisitions of"); "" when nothing whole is left."""
+    start = bool(_FRAGMENT.match(text))
+    # a sentence torn at its end stops at a word or a lead-in ("of", "were:"), a table line
+    # at a figure ("Total net sales $ 81,797 $ 82,959")
+    last = text.rstrip(' "”’)')[-1:]
+    end = (last.isalpha() or last in ",:;") and parse_row(text) is None
+    if not (start or end):
         return text
-    return " ".join(split_sentences(text)[1:])
+    sentences = split_sentences(text)
+    return " ".join(sentences[int(start) : len(sentences) - int(end)])
 
 
 def _per_document_figures(

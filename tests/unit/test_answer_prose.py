@@ -336,23 +336,3 @@ def test_each_metric_a_question_names_gets_its_figure_line() -> None:
     )
     assert composed is not None, composed
     assert "44,119" in composed[0] and "(490)" in composed[0] and composed[1] == (1, 2)
-
-
-def test_an_answer_quote_starts_at_a_whole_sentence() -> None:
-    """A finding whose first words end a sentence begun on the page before ("cost of revenue
-    and operating expenses, respectively, which ...") is quoted from its first whole sentence;
-    "iPad net sales ..." is a whole sentence."""
-    from test_answer_shapes import _verified_answer
-
-    torn = (
-        "cost of revenue and operating expenses, respectively, which resulted in an increase. "
-        "Operating expenses increased 12% driven by compensation costs of $745 million."
-    )
-    ipad = "iPad net sales decreased during the quarter due to lower net sales of iPad Air."
-    answer, failed = _verified_answer(
-        "What drove the change in Initech's operating expenses?",
-        [(torn, "doc:q3.pdf#page=27"), (ipad, "doc:q3.pdf#page=20")],
-    )
-    assert failed == []
-    assert "Operating expenses increased 12%" in answer and "respectively" not in answer, answer
-    assert not any(p[0].islower() and not p.startswith("iPad") for p in answer.split("\n\n"))

@@ -1,0 +1,64 @@
+"""What the Answer quotes is whole, and said once: no sentence torn at a page's top or foot,
+no sentence of another period or sub-question's section repeated."""
+
+from __future__ import annotations
+
+from test_answer_shapes import _verified_answer
+
+
+def test_an_answer_quote_starts_at_a_whole_sentence() -> None:
+    """A finding whose first words end a sentence begun on the page before ("cost of revenue
+    and operating expenses, respectively, which ...") is quoted from its first whole sentence;
+    "iPad net sales ..." is a whole sentence."""
+    torn = (
+        "cost of revenue and operating expenses, respectively, which resulted in an increase. "
+        "Operating expenses increased 12% driven by compensation costs of $745 million."
+    )
+    ipad = "iPad net sales decreased during the quarter due to lower net sales of iPad Air."
+    answer, failed = _verified_answer(
+        "What drove the change in Initech's operating expenses?",
+        [(torn, "doc:q3.pdf#page=27"), (ipad, "doc:q3.pdf#page=20")],
+    )
+    assert failed == []
+    assert "Operating expenses increased 12%" in answer and "respectively" not in answer, answer
+    assert not any(p[0].islower() and not p.startswith("iPad") for p in answer.split("\n\n"))
+
+
+def test_an_answer_quote_ends_at_a_whole_sentence() -> None:
+    """A finding torn at the page's foot ("We funded the acquisitions of") is quoted up to its
+    last whole sentence, and a lead-in to a list ("Key changes were:") is no sentence either."""
+    torn = (
+        "We made cash payments related to acquisition activity of $885 million in Q3 2023. "
+        "We funded the acquisitions of"
+    )
+    answer, failed = _verified_answer(
+        "Did Initech report any significant acquisitions?", [(torn, "doc:q3.pdf#page=22")]
+    )
+    assert failed == []
+    assert "$885 million in Q3 2023." in answer and "acquisitions of" not in answer, answer
+
+
+def test_a_sentence_said_again_in_another_section_is_quoted_once_but_another_periods_is_news() -> (
+    None
+):
+    q3 = (
+        "The increase in fulfillment costs in Q3 2022 is primarily due to increased investments "
+        "in our fulfillment network and variable costs of inventory levels."
+    )
+    nine = (
+        "The increase in fulfillment costs for the nine months ended September 30, 2022 is "
+        "primarily due to increased investments in our fulfillment network and variable costs "
+        "of inventory levels."
+    )
+    rate_q3 = "Our effective tax rate was 19% for the three months ended September 30, 2022."
+    rate_q4 = "Our effective tax rate was 18% for the three months ended September 30, 2023."
+    answer, _ = _verified_answer(
+        "What drove Initech's fulfillment costs and inventory levels?",
+        [(q3, "doc:q3.pdf#page=20"), (nine, "doc:q3.pdf#page=21")],
+    )
+    assert answer.count("The increase in fulfillment costs") == 1, answer
+    answer, _ = _verified_answer(
+        "What effective tax rate has Initech reported in these quarters?",
+        [(rate_q3, "doc:q3.pdf#page=12"), (rate_q4, "doc:q4.pdf#page=12")],
+    )
+    assert "19%" in answer and "18%" in answer, answer
