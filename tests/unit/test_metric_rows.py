@@ -1,4 +1,4 @@
-"""Each metric a question names gets its row into the evidence.
+"""Each metric a question names gets its evidence: its own row, in the words a filer uses.
 
 "How did operating expenses compare to revenue?": rows naming both ("Total cost of sales": cost
 ~ expenses, sales ~ revenue) and prose repeating the question outscore "Total net sales", which
@@ -45,3 +45,27 @@ def test_each_metric_named_gets_its_best_row_into_the_evidence() -> None:
     texts = " ".join(f.text for f in draft.findings)
     assert "14,316" in texts, texts
     assert "117,154" in texts, texts  # the revenue line, which names one metric only
+
+
+def test_a_debt_question_reads_the_notes_and_paper_a_filer_says_instead() -> None:
+    """A filer tells its debt as notes, commercial paper and loans; a sentence about them is
+    evidence for "changes in debt" though it never says "debt"."""
+    page = "\n".join(
+        [
+            "As of December 31, 2022, the Company had $1.7 billion of Commercial Paper "
+            "outstanding under its borrowings program.",
+            "The Company issued $5.5 billion of fixed-rate notes during the quarter.",
+            "Changes in customer demand affected the Company's structure of sales channels.",
+            "Changes in structure and interest in new products were reported by the Company.",
+        ]
+    )
+    source = SourceText(n=1, url="doc:q1.pdf#page=9", title="q1.pdf", location="p", text=page)
+    draft = answer_findings(
+        FindingsTask(
+            question="What changes in debt structure did Initech disclose in the Q1 2023 10-Q?",
+            sources=(source,),
+            max_findings=2,
+        )
+    )
+    texts = " ".join(f.text for f in draft.findings)
+    assert "$1.7 billion of Commercial Paper" in texts and "$5.5 billion" in texts, texts
