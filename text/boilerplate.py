@@ -57,6 +57,13 @@ _COVER_DATE = re.compile(
 )
 
 
+# a glossary flattened into a sentence: "5G The fifth-generation ... ADAS Advanced
+# driver-assistance systems ASP Average selling price": acronyms each followed by their words
+_GLOSSARY_TERM = re.compile(r"(?:^|\s)[A-Z][A-Z0-9&]{1,6}s?\s+(?=[A-Z][a-z])")
+GLOSSARY_TERMS = 3
+# a running head or foot: four capitalized words or more and a page number ("Financial Statements Notes to
+# Financial Statements 15"), no sentence
+_RUNNING_HEAD = re.compile(r"^\s*(?:(?:[A-Z][\w’'&-]*|and|of|to|the|for|in|&)\s+){4,12}\d{1,3}\s*$")
 _PAGE_HEADER = re.compile(r"^(?:page|pages|page no\.?|page number)$", re.IGNORECASE)
 
 
@@ -80,8 +87,10 @@ def shape_of(text: str) -> str | None:
         return "signature"
     if _COVER_DATE.match(text):
         return "date line"
-    if _INDEX_LINE.search(text):
+    if _INDEX_LINE.search(text) or _RUNNING_HEAD.match(text):
         return "index line"
+    if len(_GLOSSARY_TERM.findall(text)) >= GLOSSARY_TERMS:
+        return "glossary"
     if _FIRST_PERSON.search(text) and not states_figure(text):
         return "certification"
     if _DEFINITION.search(text) and not states_figure(text):

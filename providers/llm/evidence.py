@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from deepresearch.text.boilerplate import boilerplate, document_of, off_topic
+from deepresearch.text.boilerplate import boilerplate, document_of, off_topic, shape_of
 from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, flow_line, named_table
 from deepresearch.text.names import common_words, proper_names
@@ -164,6 +164,8 @@ def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tupl
         topic = asked | set(u.terms)
         parts = [u.text]
         for sentence in u.follow:
+            if shape_of(sentence) is not None:
+                continue  # a page's running foot printed inside the paragraph
             if not (has_figure(sentence) or topic & set(terms(sentence))):
                 break
             parts.append(sentence)

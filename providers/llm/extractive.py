@@ -240,17 +240,22 @@ def answer_write(task: WriteTask) -> WriteDraft:
     urls = {s.n: s.url for s in task.sources}
     leads = _per_document_figures(flat, scores, urls) if shape == "trend" else []
     ranked = [*leads, *(k for k in ranked if k not in leads)]
-    picked: dict[str, tuple[int, ...]] = {}
     q = analyze(task.query)
-    for k in ranked:
+    # below them, the prose a composed figure may be quoted with
+    rest = sorted((k for k in range(len(flat)) if k not in ranked), key=lambda k: (-scores[k], k))
+    quotable: dict[str, tuple[int, ...]] = {}  # every finding fit to quote, best first
+    best: list[str] = []  # of them, the leaders and near-leaders the prose Answer is made of
+    for k in [*ranked, *rest]:
         text = _whole_sentences(flat[k][1].text)
         row = parse_row(text)
         if row is not None and asks_rate(q) and not states_rate(row, q):
             continue  # "effective tax rate": not the "Income before income tax" row
-        if text and row is None and any(_restates(text, t) for t in picked):
+        if text and row is None and any(_restates(text, t) for t in quotable):
             continue  # the same sentence of another period or sub-question's section
-        if text and len(picked) < max(3, len(leads)):
-            picked.setdefault(text, flat[k][1].sources)
+        if text and text not in quotable:
+            quotable[text] = flat[k][1].sources
+            best += [text] if k in ranked else []
+    picked = {t: quotable[t] for t in best[: max(3, len(leads))]}
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
     composed = compose(
@@ -266,13 +271,13 @@ def answer_write(task: WriteTask) -> WriteDraft:
         wanted = metric_terms(analyze(task.query))
         prose = [
             t
-            for t in picked
+            for t in quotable
             if not parse_row(t)
-            and any(document_of(urls.get(n, "")) in docs for n in picked[t])
+            and any(document_of(urls.get(n, "")) in docs for n in quotable[t])
             and (not wanted or wanted & set(terms(t)))
         ][:2]
         answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
-        cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in picked[t]))))
+        cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in quotable[t]))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
 
 

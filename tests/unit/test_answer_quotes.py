@@ -62,3 +62,38 @@ def test_a_sentence_said_again_in_another_section_is_quoted_once_but_another_per
         [(rate_q3, "doc:q3.pdf#page=12"), (rate_q4, "doc:q4.pdf#page=12")],
     )
     assert "19%" in answer and "18%" in answer, answer
+
+
+def test_a_composed_figure_is_quoted_with_the_best_prose_of_its_filing_beyond_the_top_three() -> (
+    None
+):
+    """Rows outrank the commercial-paper sentence; the Answer's figure line still comes with
+    it: prose is chosen among every finding fit to quote, not only the three best."""
+    from deepresearch.text.tables import TableRow, format_row
+
+    def line(label: str, now: str, before: str) -> str:
+        cells = (
+            ("Three Months Ended December 31, 2022", now),
+            ("Three Months Ended December 25, 2021", before),
+        )
+        return format_row(TableRow("Other income/(expense), net", "in millions", label, cells))
+
+    url = "doc:q1.pdf#page=14"
+    found = [
+        (line("Interest expense", "(1,003)", "(694)"), url),
+        (line("Interest and dividend income", "868", "650"), url),
+        (line("Interest and other income/(expense), net", "(393)", "(247)"), url),
+        (line("Other income/(expense) - interest", "(10)", "(3)"), url),
+        (
+            "The Company issues unsecured short-term promissory notes pursuant to a commercial "
+            "paper program. As of December 31, 2022, the Company had $1.7 billion of Commercial "
+            "Paper outstanding.",
+            url,
+        ),
+    ]
+    answer, failed = _verified_answer(
+        "What changes in debt structure or interest expenses did Initech disclose in the Q1 2023 10-Q?",
+        found,
+    )
+    assert failed == []
+    assert "(1,003)" in answer and "$1.7 billion of Commercial Paper" in answer, answer

@@ -26,6 +26,12 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
             "index line",
         ),
         ("104 Cover Page Interactive Data File (embedded within the Inline XBRL document)", "index line"),
+        ("Financial Statements Notes to Financial Statements 15", "index line"),
+        (
+            "5G The fifth-generation mobile network ADAS Advanced driver-assistance systems ASP "
+            "Average selling price CCG Client Computing Group operating segment",
+            "glossary",
+        ),
         ('Unless the context requires otherwise, "Initech" or "the Company" refers to Initech '
          "Corp. and its subsidiaries.", "definition"),
         ("This report contains forward-looking statements that involve risks and uncertainties "
@@ -52,6 +58,8 @@ def test_boilerplate_shapes(text: str, shape: str) -> None:
         "We expect revenue growth to continue, driven by cloud services.",
         "I/O revenue rose 12% in the quarter.",
         "101 million shares were repurchased in the quarter.",  # a number, then no capital
+        "Revenue for DCAI and NEX grew while CCG and AXG declined in the quarter.",
+        "Operating Income Grew 12",  # two words and a figure: a heading of a chart, at most
         "Statements of operations (in millions): Total net sales: Three Months Ended = 81,797",
     ],
 )

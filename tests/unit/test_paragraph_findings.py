@@ -257,3 +257,22 @@ def test_the_quote_holds_a_finding_that_starts_or_ends_inside_a_sentence_of_the_
         "We will continue to evaluate each quarter whether there are changes"
     )
     assert finding in best_passage(finding, page, 600)
+
+
+def test_a_running_foot_is_not_part_of_the_last_paragraph_of_the_page() -> None:
+    """The page's foot ("Financial Statements Notes to Financial Statements 18") follows its
+    last paragraph and states a figure (the page number): it is no sentence of the finding."""
+    page = (
+        "Foreign currency contracts hedged $2.1 billion of exposures in the first nine months.\n"
+        "The amounts excluded from effectiveness testing for currency contracts were $4 million.\n"
+        "Financial Statements Notes to Financial Statements 18\n"
+    )
+    draft = answer_findings(
+        FindingsTask(
+            question="What effects did currency fluctuations have on Initech's statements?",
+            sources=(_src(1, page),),
+            max_findings=1,
+        )
+    )
+    text = draft.findings[0].text
+    assert "million" in text and "Notes to" not in text, text
