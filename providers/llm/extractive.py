@@ -34,9 +34,9 @@ from deepresearch.llm_messages import (
     WriteTask,
 )
 from deepresearch.policies.answer import compose
-from deepresearch.policies.answer_rows import asks_rate, states_rate
 from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
+from deepresearch.providers.llm.answer_quotes import quotable
 from deepresearch.providers.llm.evidence import (
     HEADING_WEIGHT,
     PER_DOCUMENT_SHAPES,
@@ -65,13 +65,9 @@ _TERMINAL = (".", "!", "?")
 # a finding stating a figure counts this much more for the Answer of a question that is not an
 # explanation: "our effective tax rate was 18%" answers, "the rate decreased due to ..." talks
 FIGURE_WEIGHT = 2.0
-# an amount or a rate (not a date): what makes a sentence of another period news
-_NUMBER = re.compile(r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:%|percent|million|billion)")
-RESTATED = 0.7  # share of the shorter quote's words that makes two Answer quotes one
 REFILLS = 3  # rounds of selecting more units when some merged into another's finding
 MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
 # a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
-_FRAGMENT = re.compile(r"[a-z](?![A-Z])")  # "respectively, ...", not "iPad net sales ..."
 _FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 
 
@@ -208,7 +204,8 @@ def answer_write(task: WriteTask) -> WriteDraft:
     """Sections mirror the input with citation URLs mapped to source numbers (uncited findings are
     dropped). The answer is up to three findings, verbatim, cited: the strongest of each section
     first, then (when there are fewer sections, as in quick mode) the next strongest findings that
-    score at least half as well as the best."""
+    score at least half as well as the best. A composed figure (``policies.answer``) comes first
+    instead, with the best two prose findings of its filings among all findings."""
     numbers = {s.url: s.n for s in task.sources}
     sections: list[DraftSection] = []
     flat: list[tuple[int, DraftFinding]] = []  # (section index, finding) of cited findings
@@ -221,7 +218,8 @@ def answer_write(task: WriteTask) -> WriteDraft:
                 flat.append((si, drafts[-1]))
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
     scores = _finding_scores(task.query, [d.text for _, d in flat])
-    shape = analyze(task.query).shape
+    q = analyze(task.query)
+    shape = q.shape
     if shape != "explanation":  # a figure answers more than talk of one
         scores = [
             sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)
@@ -240,22 +238,11 @@ def answer_write(task: WriteTask) -> WriteDraft:
     urls = {s.n: s.url for s in task.sources}
     leads = _per_document_figures(flat, scores, urls) if shape == "trend" else []
     ranked = [*leads, *(k for k in ranked if k not in leads)]
-    q = analyze(task.query)
     # below them, the prose a composed figure may be quoted with
     rest = sorted((k for k in range(len(flat)) if k not in ranked), key=lambda k: (-scores[k], k))
-    quotable: dict[str, tuple[int, ...]] = {}  # every finding fit to quote, best first
-    best: list[str] = []  # of them, the leaders and near-leaders the prose Answer is made of
-    for k in [*ranked, *rest]:
-        text = _whole_sentences(flat[k][1].text)
-        row = parse_row(text)
-        if row is not None and asks_rate(q) and not states_rate(row, q):
-            continue  # "effective tax rate": not the "Income before income tax" row
-        if text and row is None and any(_restates(text, t) for t in quotable):
-            continue  # the same sentence of another period or sub-question's section
-        if text and text not in quotable:
-            quotable[text] = flat[k][1].sources
-            best += [text] if k in ranked else []
-    picked = {t: quotable[t] for t in best[: max(3, len(leads))]}
+    fit = quotable([(k in ranked, flat[k][1]) for k in [*ranked, *rest]], q)
+    best = [t for t, (_, lead) in fit.items() if lead][: max(3, len(leads))]
+    picked = {t: fit[t][0] for t in best}
     answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
     composed = compose(
@@ -268,43 +255,17 @@ def answer_write(task: WriteTask) -> WriteDraft:
         # prose from another filing would speak of another company or quarter
         docs = {document_of(urls.get(n, "")) for n in composed[1]}
         # and prose about another line item ("Cost of revenue increased ...") says nothing of it
-        wanted = metric_terms(analyze(task.query))
+        wanted = metric_terms(q)
         prose = [
-            t
-            for t in quotable
+            (t, nums)
+            for t, (nums, _) in fit.items()
             if not parse_row(t)
-            and any(document_of(urls.get(n, "")) in docs for n in quotable[t])
+            and any(document_of(urls.get(n, "")) in docs for n in nums)
             and (not wanted or wanted & set(terms(t)))
         ][:2]
-        answer = "\n\n".join([composed[0], *(_sentence(t) for t in prose)])
-        cited = tuple(dict.fromkeys((*composed[1], *(n for t in prose for n in quotable[t]))))
+        answer = "\n\n".join([composed[0], *(_sentence(t) for t, _ in prose)])
+        cited = tuple(dict.fromkeys((*composed[1], *(n for _, nums in prose for n in nums))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
-
-
-def _restates(text: str, other: str) -> bool:
-    """Whether ``text`` says mostly what ``other`` says (``RESTATED`` of its words are in it):
-    "The increase in fulfillment costs in Q3 ..." and "... for the nine months ..." are one
-    explanation, told twice."""
-    mine, theirs = set(terms(text)), set(terms(other))
-    if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(other)):
-        return False  # "Our effective tax rate was 18% ..." of another quarter is news
-    return bool(mine) and len(mine & theirs) >= RESTATED * min(len(mine), len(theirs))
-
-
-def _whole_sentences(text: str) -> str:
-    """``text`` from its first whole sentence to its last: a finding that starts inside a
-    sentence (its start was on the page before) opens with words no reader can follow ("cost
-    of revenue and operating expenses, respectively, which ..."), and one torn at the page's
-    foot ends in them ("We funded the acquisitions of"); "" when nothing whole is left."""
-    start = bool(_FRAGMENT.match(text))
-    # a sentence torn at its end stops at a word or a lead-in ("of", "were:"), a table line
-    # at a figure ("Total net sales $ 81,797 $ 82,959")
-    last = text.rstrip(' "”’)')[-1:]
-    end = (last.isalpha() or last in ",:;") and parse_row(text) is None
-    if not (start or end):
-        return text
-    sentences = split_sentences(text)
-    return " ".join(sentences[int(start) : len(sentences) - int(end)])
 
 
 def _per_document_figures(

@@ -1,0 +1,72 @@
+"""Which findings the extractive Answer quotes: each whole, each once.
+
+A finding is a page's sentence with the rest of its paragraph. At a page's top it can start
+inside a sentence begun on the page before, at its foot end inside one ("We funded the
+acquisitions of"); deep mode's sections can each hold the same sentence of another period. The
+Answer quotes whole sentences, and a sentence once unless it states another amount or rate.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepresearch.llm_messages import DraftFinding
+from deepresearch.policies.answer_rows import asks_rate, states_rate
+from deepresearch.text.question import Question
+from deepresearch.text.sentences import split_sentences
+from deepresearch.text.tables import parse_row
+from deepresearch.text.terms import terms
+
+_FRAGMENT = re.compile(r"[a-z](?![A-Z])")  # "respectively, ...", not "iPad net sales ..."
+# an amount or a rate (not a date): what makes a sentence of another period news
+_NUMBER = re.compile(r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:%|percent|million|billion)")
+RESTATED = 0.7  # share of the shorter quote's words that makes two Answer quotes one
+
+
+def quotable(
+    ranked: list[tuple[bool, DraftFinding]], q: Question
+) -> dict[str, tuple[tuple[int, ...], bool]]:
+    """The findings the Answer may quote, best first: each text whole (``whole_sentences``)
+    -> (its sources, whether it ranked among the leaders); a rate question's amount rows and
+    a sentence another finding already says (``restates``) are not."""
+    out: dict[str, tuple[tuple[int, ...], bool]] = {}
+    for lead, finding in ranked:
+        text = whole_sentences(finding.text)
+        row = parse_row(text)
+        if not text or text in out:
+            continue
+        if row is not None and asks_rate(q) and not states_rate(row, q):
+            continue  # "effective tax rate": not the "Income before income tax" row
+        if row is None and any(restates(text, t) for t in out):
+            continue  # the same sentence of another period or sub-question's section
+        out[text] = (finding.sources, lead)
+    return out
+
+
+def restates(text: str, other: str) -> bool:
+    """Whether ``text`` says mostly what ``other`` says (``RESTATED`` of its words are in it):
+    "The increase in fulfillment costs in Q3 ..." and "... for the nine months ..." are one
+    explanation, told twice."""
+    mine, theirs = set(terms(text)), set(terms(other))
+    if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(other)):
+        return False  # "Our effective tax rate was 18% ..." of another quarter is news
+    return bool(mine) and len(mine & theirs) >= RESTATED * min(len(mine), len(theirs))
+
+
+def whole_sentences(text: str) -> str:
+    """``text`` from its first whole sentence to its last: a finding that starts inside a
+    sentence (its start was on the page before) opens with words no reader can follow ("cost
+    of revenue and operating expenses, respectively, which ..."), and one torn at the page's
+    foot ends in them ("We funded the acquisitions of"); "" when nothing whole is left."""
+    start = bool(_FRAGMENT.match(text))
+    # a sentence torn at its end stops at a word or a lead-in ("of", "were:"), a table line
+    # at a figure ("Total net sales $ 81,797 $ 82,959")
+    last = text.rstrip(' "”’)')[-1:]
+    end = (last.isalpha() or last in ",:;") and parse_row(text) is None
+    if not (start or end):
+        return text
+    sentences = split_sentences(text)
+    return " ".join(sentences[int(start) : len(sentences) - int(end)])
+
+
+__all__ = ["quotable", "restates", "whole_sentences"]
