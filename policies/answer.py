@@ -45,8 +45,13 @@ from deepresearch.text.line_items import (
     table_fit,
 )
 from deepresearch.text.names import common_words, proper_names
-from deepresearch.text.question import SHARE_WORDS, Question, analyze, metric_terms
-from deepresearch.text.question_words import SYNONYMS
+from deepresearch.text.question import (
+    SHARE_WORDS,
+    Question,
+    analyze,
+    metric_terms,
+    metric_words_of,
+)
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
@@ -161,12 +166,15 @@ def names_a_table(rows: Sequence[Row], q: Question) -> bool:
     wanted = metric_terms(q)
     hits = [set(terms(r.row.label)) & wanted for r in rows]
     best = max((len(h) for h in hits), default=0)
+    if best == 0:
+        return False
     named = {w for h in hits if len(h) == best for w in h}
-    for (_, title), parts in _tables(rows).items():
-        covered = set(terms(title)).union(*(terms(r.row.label) for r in parts))
-        if len(parts) >= MIN_TABLE_ROWS and table_fit(title, wanted) >= best and named <= covered:
-            return best > 0
-    return False
+    return any(
+        len(parts) >= MIN_TABLE_ROWS
+        and table_fit(title, wanted) >= best
+        and named <= set(terms(title)).union(*(terms(r.row.label) for r in parts))
+        for (_, title), parts in _tables(rows).items()
+    )
 
 
 def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
@@ -213,9 +221,7 @@ def _common_prefix(headers: Sequence[str]) -> str:
 
 
 def _one_metric(q: Question, metric: str) -> Question:
-    words = tuple(metric.split())
-    words += tuple(x for w in words for x in SYNONYMS.get(w, ()) if x not in words)
-    return replace(q, metrics=(metric,), metric_words=words)
+    return replace(q, metrics=(metric,), metric_words=metric_words_of((metric,)))
 
 
 def _owned(

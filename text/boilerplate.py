@@ -61,8 +61,8 @@ _COVER_DATE = re.compile(
 # driver-assistance systems ASP Average selling price": acronyms each followed by their words
 _GLOSSARY_TERM = re.compile(r"(?:^|\s)[A-Z][A-Z0-9&]{1,6}s?\s+(?=[A-Z][a-z])")
 GLOSSARY_TERMS = 3
-# a running head or foot: four capitalized words or more and a page number ("Financial Statements Notes to
-# Financial Statements 15"), no sentence
+# a running head or foot: four capitalized words or more and a page number, no sentence
+# ("Financial Statements Notes to Financial Statements 15")
 _RUNNING_HEAD = re.compile(r"^\s*(?:(?:[A-Z][\w’'&-]*|and|of|to|the|for|in|&)\s+){4,12}\d{1,3}\s*$")
 _PAGE_HEADER = re.compile(r"^(?:page|pages|page no\.?|page number)$", re.IGNORECASE)
 

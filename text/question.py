@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -313,9 +314,6 @@ def analyze(text: str) -> Question:
     periods = periods_of(text)
     entities = entities_of(text)
     metrics = metrics_of(text, entities, periods)
-    split = (w for m in metrics for w in m.replace(",", " ").split())
-    words = tuple(dict.fromkeys(w for w in split if w not in STOPWORDS))
-    words += tuple(dict.fromkeys(x for w in words for x in SYNONYMS.get(w, ()) if x not in words))
     return Question(
         text=original,
         entities=entities,
@@ -325,10 +323,20 @@ def analyze(text: str) -> Question:
         latest=bool(_LATEST.search(text)),
         breakdown=bool(_BREAKDOWN.search(text)),
         yoy=bool(_YOY.search(text)),
-        metric_words=words,
+        metric_words=metric_words_of(metrics),
         whole=_whole(text),
         over_time=bool(_TREND.search(text)),
         level=asks_level(text),
+    )
+
+
+def metric_words_of(metrics: Sequence[str]) -> tuple[str, ...]:
+    """The words of ``metrics`` ("selling, general and administrative": no comma, no "and"),
+    then their line-item equivalents (``SYNONYMS``): ``Question.metric_words``."""
+    split = (w for m in metrics for w in m.replace(",", " ").split())
+    words = tuple(dict.fromkeys(w for w in split if w not in STOPWORDS))
+    return words + tuple(
+        dict.fromkeys(x for w in words for x in SYNONYMS.get(w, ()) if x not in words)
     )
 
 
@@ -356,6 +364,7 @@ __all__ = [
     "asks_level",
     "entities_of",
     "metric_terms",
+    "metric_words_of",
     "metrics_of",
     "periods_of",
 ]

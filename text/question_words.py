@@ -83,7 +83,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "flow": ("activities",),
     "flows": ("activities",),
     "repurchases": ("repurchased",),
-    "debt": ("notes", "borrowings", "loan"),  # a filer's debt is its notes, paper and loans
+    "debt": ("notes", "borrowings", "loan"),  # a filer's debt is its notes, borrowings, loans
 }  # for scorers that weigh what a question is about
 # the same, as stemmed terms (``terms``): what scorers compare
 SYNONYM_TERMS: dict[str, frozenset[str]] = {

@@ -111,22 +111,26 @@ def breakdown_rows(
 
 
 def per_metric_rows(
-    q: Question, units: list[Unit], scores: list[float], chosen: list[int], budget: int
+    q: Question,
+    units: list[Unit],
+    scores: list[float],
+    chosen: list[int],
+    budget: int,
+    labels: LabelIndex,
 ) -> list[int]:
     """``chosen`` plus, for each metric of a question naming two or more ("operating expenses
     compared to revenue"), the table row that names it best (``text.line_items``) when no
     chosen row does, within ``budget`` plus one per metric: the row one metric asks for can
-    lose every place to rows naming both ("Total cost of sales" for expenses and revenue)."""
+    lose every place to rows naming both ("Total cost of sales" for expenses and revenue).
+    ``labels`` is ``row_labels(units)``."""
     if len(q.metrics) < 2:
         return chosen
-    texts = [u.text if u.table else "" for u in units]
-    index = LabelIndex.build(texts)
     out = list(chosen)
     # of equally named rows, the one from the source most chosen: the filing the others are from
     share = Counter(units[i].source for i in chosen)
     for metric in q.metrics:
         # its structure words qualify a line item ("Total net sales" is the revenue line)
-        matched = index.passage_scores(f"{metric} total net")
+        matched = labels.passage_scores(f"{metric} total net")
         if not matched:
             continue
         top = max(m for m, _ in matched.values())
@@ -194,11 +198,19 @@ def latest_weights(
     return [LATEST_BONUS if docs.get(u.source, str(u.source)) in latest else 1.0 for u in units]
 
 
-def line_item_boost(question: str, units: list[Unit], scores: list[float]) -> list[float]:
+def row_labels(units: list[Unit]) -> LabelIndex:
+    """The labels of the units' table rows, by unit index (prose units hold none)."""
+    return LabelIndex.build([u.text if u.table else "" for u in units])
+
+
+def line_item_boost(
+    question: str, units: list[Unit], scores: list[float], labels: LabelIndex | None = None
+) -> list[float]:
     """``scores`` with each table row whose label the question names (``text.line_items``)
     raised by up to the best score, in proportion to its label match: the row a question asks
-    for ("Inventories") shares few words with it, and prose repeating the question outscores it."""
-    matched = LabelIndex.build([u.text if u.table else "" for u in units]).passage_scores(question)
+    for ("Inventories") shares few words with it, and prose repeating the question outscores it.
+    ``labels`` is ``row_labels(units)`` when the caller has it already."""
+    matched = (labels or row_labels(units)).passage_scores(question)
     if asks_level(question):  # "inventory levels": the balance, not the period's change
         matched = {i: m for i, m in matched.items() if not flow_line(units[i].text)}
     if not matched:
@@ -251,4 +263,5 @@ __all__ = [
     "line_item_boost",
     "per_document_rows",
     "per_metric_rows",
+    "row_labels",
 ]

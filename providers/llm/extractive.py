@@ -49,6 +49,7 @@ from deepresearch.providers.llm.evidence import (
     line_item_boost,
     per_document_rows,
     per_metric_rows,
+    row_labels,
 )
 from deepresearch.schemas import Evaluation
 from deepresearch.text.boilerplate import document_of
@@ -123,10 +124,11 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
         sc * (1.25 if _has_unit(u.text) else 1.0) * w
         for sc, u, w in zip(scores, units, latest_weights(q, units, documents), strict=True)
     ]
-    scores = line_item_boost(task.question, units, scores)
+    labels = row_labels(units)
+    scores = line_item_boost(task.question, units, scores, labels)
     chosen = _select(task.question, units, scores, scorer, task.max_findings)
     budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
-    chosen = per_metric_rows(q, units, scores, chosen, budget)
+    chosen = per_metric_rows(q, units, scores, chosen, budget, labels)
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
         chosen = per_document_rows(units, scores, chosen, documents, budget)
     elif q.breakdown:  # the parts of a figure: the rest of its table
