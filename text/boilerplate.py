@@ -46,7 +46,9 @@ _META = re.compile(
     # "actual results (and outcomes) could differ materially", however the PDF split "differ"
     r"|\bactual results\b[^.]{0,40}?\b(?:could|may|might)\b[^.]{0,24}?\bmaterially\b"
     r"|\bundertakes? no obligation\b|\bincorporated (?:herein )?by reference\b"
-    r"|\bpursuant to (?:the requirements of|section|rule)\b",
+    r"|\bpursuant to (?:the requirements of|section|rule)\b"
+    # a reading instruction: "The following discussion should be read in conjunction with ..."
+    r"|\bshould be read (?:in conjunction|together) with\b",
     re.IGNORECASE,
 )
 _KEY_WORD = re.compile(r"[a-z0-9]+")

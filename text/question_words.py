@@ -62,6 +62,13 @@ FRAME = {
     "affect", "affected", "affecting", "effect", "effects", "influence", "influenced",
     "reflect", "specific", "specifically", "particular", "particularly", "various", "diverse",
     "elements", "correspond", "shared", "mention", "regarding",
+    # the part something plays, not the thing ("what role have X played", "the chief factor",
+    # "the driver behind X", "provide a breakdown", "list this out separately"), and the
+    # qualifiers around it ("financial results", "debt strategy"): no line item is named so
+    "role", "roles", "play", "played", "plays", "factor", "factors", "driver", "drivers",
+    "behind", "chief", "breakdown", "separately", "out", "associated", "contributing",
+    "contributors", "contributor", "evolution", "transformed", "significantly", "especially",
+    "financial", "financials", "outcomes", "results", "strategy", "strategies",
 }  # fmt: skip
 # Plain-English equivalents of financial line items: a company reports "revenue" where the
 # question says "net sales", "net income" where it says "earnings".
@@ -104,8 +111,10 @@ ABBREVIATIONS: dict[str, str] = {
     "EPS": "earnings per share",
     "FX": "foreign exchange",
 }
-# Line items whose "and" or comma is part of the name, not a list of two metrics
+# Line items whose "and" or comma is part of the name, not a list of two metrics, or one of whose
+# words frames questions elsewhere ("risk factors", not "the chief factor")
 COMPOUNDS = (
+    "risk factors",
     "selling, general and administrative",
     "property, plant and equipment",
     "research and development",

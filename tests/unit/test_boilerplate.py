@@ -40,6 +40,10 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
         ("Actual results and outcomes could dif er materially for a variety of reasons, "
          "including, among others, fluctuations in foreign exchange rates, inflation, "
          "risks of inventory management and global supply chain constraints.", "disclaimer"),
+        # a reading instruction about the report itself: it names the exchange commission, not
+        # an exchange rate, and says nothing of the quarter
+        ("The following discussion should be read in conjunction with the 2022 Form 10-K filed "
+         "with the U.S. Securities and Exchange Commission.", "disclaimer"),
         # a contents table rebuilt as rows, under whatever heading the page runs
         ("Index: PART I - Item 1. Financial Statements a) Income Statements for the Three Months "
          "Ended September 30, 2023: Page = 3", "table of contents"),

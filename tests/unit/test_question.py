@@ -231,6 +231,21 @@ def test_words_about_the_analysis_asked_for_are_no_metrics() -> None:
     assert q.metrics == ("debt", "interest obligations")
 
 
+def test_the_part_a_thing_plays_and_its_qualifiers_are_no_metrics() -> None:
+    """ "What role have X played in Y's financial results" asks about X: "role", "financial" and
+    "results" name no line item, and as metric words they let any sentence about "financial
+    performance" (a website notice) or "results" through the topic test."""
+    q = analyze(
+        "What role have interest rates played in Contoso's financial results? Please provide a"
+        " breakdown."
+    )
+    assert q.metrics == ("interest rates",)
+    q = analyze("What was the chief factor behind Contoso's operating margin in Q2 2023?")
+    assert q.metrics == ("operating margin",)
+    q = analyze("How does Contoso's debt strategy align with its outstanding notes?")
+    assert q.metrics == ("debt", "outstanding notes")
+
+
 def test_a_question_about_exchange_rates_is_about_currencies_and_buybacks_are_repurchases() -> None:
     """Filings say "weakness in foreign currencies" and "we repurchased", rarely "foreign
     exchange rates" or "buybacks": the metric words carry the filings' words."""
