@@ -24,7 +24,12 @@ from collections.abc import Iterable, Sequence
 from deepresearch.text.figures import states_figure
 from deepresearch.text.tables import parse_row
 
-_FIRST_PERSON = re.compile(r"(?:^|[\s,;(])I(?:,| have| am| hereby| certify| further)\b")
+_FIRST_PERSON = re.compile(
+    r"(?:^|[\s,;(])I(?:,| have| am| hereby| certify| further)\b"
+    # an officer certifying in the third person ("Amy Hood, Chief Financial Officer of the
+    # Company, does hereby certify, pursuant to § 906 ...")
+    r"|\b(?:does|do) hereby certify\b"
+)
 _SIGNATURE = re.compile(r"/s/|^\s*(?:By|Name|Title|Date)\s*:", re.IGNORECASE | re.MULTILINE)
 _DEFINITION = re.compile(
     r"[\"“][^\"”]{1,40}[\"”](?:\s*\)|\s*,)?\s*(?:or\s+[\"“][^\"”]{1,40}[\"”]\s*)?"
@@ -46,7 +51,7 @@ _META = re.compile(
     # "actual results (and outcomes) could differ materially", however the PDF split "differ"
     r"|\bactual results\b[^.]{0,40}?\b(?:could|may|might)\b[^.]{0,24}?\bmaterially\b"
     r"|\bundertakes? no obligation\b|\bincorporated (?:herein )?by reference\b"
-    r"|\bpursuant to (?:the requirements of|section|rule)\b"
+    r"|\bpursuant to (?:the requirements of|section|rule|§)"
     # a reading instruction: "The following discussion should be read in conjunction with ..."
     r"|\bshould be read (?:in conjunction|together) with\b",
     re.IGNORECASE,

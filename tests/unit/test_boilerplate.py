@@ -40,6 +40,11 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
         ("Actual results and outcomes could dif er materially for a variety of reasons, "
          "including, among others, fluctuations in foreign exchange rates, inflation, "
          "risks of inventory management and global supply chain constraints.", "disclaimer"),
+        # an officer's certification in the third person, its section by its sign alone
+        ("In connection with the Quarterly Report of Initech Corp. on Form 10-Q, Jane Roe, "
+         "Chief Financial Officer of the Company, does hereby certify, pursuant to § 906 of the "
+         "Sarbanes-Oxley Act, that to her knowledge the Report fully complies with the "
+         "requirements.", "certification"),
         # a reading instruction about the report itself: it names the exchange commission, not
         # an exchange rate, and says nothing of the quarter
         ("The following discussion should be read in conjunction with the 2022 Form 10-K filed "
