@@ -74,6 +74,21 @@ _RUNNING_HEAD = re.compile(r"^\s*(?:(?:[A-Z][\w’'&-]*|and|of|to|the|for|in|&)\
 _PAGE_HEADER = re.compile(r"^(?:page|pages|page no\.?|page number)$", re.IGNORECASE)
 
 
+# a cross-reference: "For additional information, see Item 8 of Part II ...", "Refer to Note 14
+# ... for information regarding legal proceedings"
+_POINTER = re.compile(
+    r"^.{0,80}?\b(?:see|refer to)\s[^.]{0,120}?\b(?:item|note|part)\s+(?:[\dIVX]+|[“\"])",
+    re.IGNORECASE,
+)
+
+
+def points_elsewhere(sentence: str) -> bool:
+    """Whether ``sentence`` only sends the reader to another part of a filing (figure-free):
+    an Answer never quotes it. It is no boilerplate for the evidence, since the paragraph it
+    opens can hold the figures ("See Note 5. ... we repurchased 12 million shares")."""
+    return bool(_POINTER.search(sentence)) and not states_figure(sentence)
+
+
 def _contents_row(text: str) -> bool:
     """A table row that only points at pages ("Item 2. Management's Discussion: Page = 25"):
     a table of contents, whatever the heading above it says."""
@@ -154,6 +169,7 @@ __all__ = [
     "boilerplate_share",
     "document_of",
     "off_topic",
+    "points_elsewhere",
     "repeated",
     "shape_of",
 ]

@@ -3,7 +3,8 @@
 A finding is a page's sentence with the rest of its paragraph. At a page's top it can start
 inside a sentence begun on the page before, at its foot end inside one ("We funded the
 acquisitions of"); deep mode's sections can each hold the same sentence of another period. The
-Answer quotes whole sentences, and a sentence once unless it states another amount or rate.
+Answer quotes whole sentences, and a sentence once unless it states another amount or rate;
+never a cross-reference ("For additional information, see Item 8 of Part II ...").
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 
 from deepresearch.llm_messages import DraftFinding
 from deepresearch.policies.answer_rows import asks_rate, states_rate
+from deepresearch.text.boilerplate import points_elsewhere
 from deepresearch.text.question import Question
 from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
@@ -33,6 +35,7 @@ def quotable(
     for lead, finding in ranked:
         text = whole_sentences(finding.text)
         row = parse_row(text)
+        text = text if row is not None else informative(text)
         if not text or text in out:
             continue
         if row is not None and asks_rate(q) and not states_rate(row, q):
@@ -69,4 +72,18 @@ def whole_sentences(text: str) -> str:
     return " ".join(sentences[int(start) : len(sentences) - int(end)])
 
 
-__all__ = ["quotable", "restates", "whole_sentences"]
+def informative(text: str) -> str:
+    """``text`` without the cross-references that open or close it ("For additional
+    information, see Item 8 of Part II ..."): a reader is told where to look, not what is
+    there; "" when that is all it says."""
+    sentences = split_sentences(text) if text else []
+    if not sentences or not (points_elsewhere(sentences[0]) or points_elsewhere(sentences[-1])):
+        return text
+    while sentences and points_elsewhere(sentences[0]):
+        sentences.pop(0)
+    while sentences and points_elsewhere(sentences[-1]):
+        sentences.pop()
+    return " ".join(sentences)
+
+
+__all__ = ["informative", "quotable", "restates", "whole_sentences"]

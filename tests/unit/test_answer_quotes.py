@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from test_answer_shapes import _verified_answer
 
+from deepresearch.text.boilerplate import points_elsewhere
+
 
 def test_an_answer_quote_starts_at_a_whole_sentence() -> None:
     """A finding whose first words end a sentence begun on the page before ("cost of revenue
@@ -97,3 +99,34 @@ def test_a_composed_figure_is_quoted_with_the_best_prose_of_its_filing_beyond_th
     )
     assert failed == []
     assert "(1,003)" in answer and "$1.7 billion of Commercial Paper" in answer, answer
+
+
+def test_an_answer_never_quotes_a_cross_reference() -> None:
+    """ "For additional information, see Item 8 of Part II ..." tells a reader where to look, not
+    what is there: the Answer quotes the paragraph's news without it, and a finding that only
+    points elsewhere not at all (the evidence keeps both: the paragraph can hold figures)."""
+    pointer = (
+        "For additional information, see Item 8 of Part II, “Financial Statements — Note 1 — "
+        "Accounting Policies” of our 2022 Annual Report on Form 10-K."
+    )
+    lawsuits = (
+        "Refer to Note 14 of the Notes to Financial Statements for information regarding legal "
+        "proceedings. In May 2023, Hooli filed a complaint alleging that our search products "
+        "infringe four patents and seeking damages."
+    )
+    answer, failed = _verified_answer(
+        "What legal proceedings or accounting policies did Initech disclose?",
+        [(pointer, "doc:q2.pdf#page=9"), (lawsuits, "doc:q2.pdf#page=31")],
+    )
+    assert failed == []
+    assert "Hooli filed a complaint" in answer, answer
+    assert "see Item 8" not in answer and "Refer to Note 14" not in answer, answer
+
+
+def test_a_sentence_that_points_elsewhere_with_a_figure_or_late_is_no_cross_reference() -> None:
+    assert points_elsewhere("Refer to Part I, Item 1A of this Form 10-Q for a discussion.")
+    assert not points_elsewhere("Revenue grew 5% to $1.2 billion (see Note 4).")
+    assert not points_elsewhere(
+        "The decrease in gross margin was driven by lower average selling prices across every"
+        " product line and by higher costs of components, as we describe in Note 6."
+    )
