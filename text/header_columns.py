@@ -136,13 +136,12 @@ def _grazing(
     heads: list[VisualRow], slots: list[tuple[float, float]], columns: list[tuple[float, float]]
 ) -> frozenset[tuple[int, int]]:
     """(fragment id, column) pairs where a header that is mostly another column's only grazes a
-    column with header words of its own: it reaches neither the column's figures nor is it
-    centred over header words under it that include the column's ("Common Stock" over
-    "Shares  Amount" heads both). Dates are left alone: a date heads the columns under it."""
+    column with header words of its own, a date among them: it reaches neither the column's
+    figures nor is it centred over header words under it that include the column's ("Common
+    Stock" over "Shares  Amount" heads both; "Quarter-over-Quarter Change" does not head "May 1,
+    2022" beside it). Dates are left alone: a date heads the columns under it."""
 
-    owned = {
-        _main(f, slots) for row in heads for f in header_words(row, slots) if not _dated([f.text])
-    }
+    owned = {_main(f, slots) for row in heads for f in header_words(row, slots)}
     out: set[tuple[int, int]] = set()
     for n, row in enumerate(heads):
         for frag in header_words(row, slots):
@@ -154,15 +153,29 @@ def _grazing(
                     frag, (columns[i][0] - 1, columns[i][1] + 1)
                 ):
                     continue  # not over its territory, or over its figures
-                if not any(_centred_over(frag, low.frags, i, slots) for low in heads[n + 1 :]):
+                siblings = [f for f in row.frags if f is not frag]
+                if not any(
+                    _centred_over(frag, low.frags, i, slots, siblings) for low in heads[n + 1 :]
+                ):
                     out.add((id(frag), i))
     return frozenset(out)
 
 
-def _centred_over(frag: Frag, below: list[Frag], i: int, slots: list[tuple[float, float]]) -> bool:
+def _centred_over(
+    frag: Frag,
+    below: list[Frag],
+    i: int,
+    slots: list[tuple[float, float]],
+    siblings: list[Frag],
+) -> bool:
+    """Whether ``frag`` is centred over header words below that include column ``i``'s, none of
+    them under another header of its own line ("Quarter-over-Quarter" is not the parent of
+    "May 1, 2022 ... Change" when that "Change" is under "Year-over-Year")."""
     middle = frag.x0 + frag.x1
     return any(
-        abs(middle - f.x0 - g.x1) <= 3 and any(_main(h, slots) == i for h in below[j : k + 1])
+        abs(middle - f.x0 - g.x1) <= 3
+        and any(_main(h, slots) == i for h in below[j : k + 1])
+        and not any(_overlap(h, (s.x0, s.x1)) > 1.0 for h in below[j : k + 1] for s in siblings)
         for j, f in enumerate(below)
         for k, g in enumerate(below[j + 1 :], start=j + 1)
     )  # a parent over two or more header words; words have exact widths (a group of columns
@@ -203,7 +216,7 @@ def column_headers(
     parents: list[Frag | None] = [None] * len(slots)
     tops: list[Frag | None] = [None] * len(slots)
     for n, level in enumerate(levels):
-        share_in_spans(level, parents)
+        share_in_spans(level, parents, levels[n + 1 :])
         for i, cell in enumerate(level):
             headers[i].extend(f.text for f in cell)
             parents[i] = cell[0] if cell else parents[i]
@@ -300,9 +313,13 @@ def staggered(heads: list[VisualRow], slots: list[tuple[float, float]]) -> bool:
     )
 
 
-def share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
+def share_in_spans(
+    level: list[list[Frag]], parents: list[Frag | None], below: list[list[list[Frag]]]
+) -> None:
     """Under a spanning header, a lone sub-header aligned with it covers the whole span:
-    "March 31," right-aligned under "Three Months Ended" belongs to both of its columns."""
+    "March 31," right-aligned under "Three Months Ended" belongs to both of its columns; not
+    the columns with a month of their own further down ("January 29," set higher than "April
+    30, 2023" and "May 1, 2022" beside it, as its year takes a line of its own)."""
     groups: dict[int, list[int]] = {}
     for i, parent in enumerate(parents):
         if parent is not None:
@@ -317,7 +334,9 @@ def share_in_spans(level: list[list[Frag]], parents: list[Frag | None]) -> None:
         centre = abs(frag.x0 + frag.x1 - parent.x0 - parent.x1) <= 6  # 3 points: words over words
         if right or centre:
             for i in members:
-                level[i] = [frag]
+                dated = any(_month(w) for low in below for f in low[i] for w in f.text.split())
+                if not (dated and all(f is not frag for f in level[i])):
+                    level[i] = [frag]
 
 
 def _dated(parts: list[str]) -> bool:

@@ -41,6 +41,7 @@ from deepresearch.policies.ranking import (
 from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.providers.extract import PAGE_LABELS, ExtractedDoc, ExtractionPool
 from deepresearch.providers.search.corpus_store import (
+    EXTRACT_VERSION,
     CorpusCache,
     CorpusFile,
     Warn,
@@ -65,7 +66,15 @@ _LOADING = threading.Lock()  # one load at a time: 32 runs prepared at once pars
 
 
 def _fingerprint(hashes: dict[str, str], passage_chars: int) -> str:
-    key = {"v": INDEX_VERSION, "chars": passage_chars, "files": sorted(hashes.items())}
+    """The index's cache key: its files, its passage size and both versions. The extraction's
+    too: an index of the old text would point at pages the new cache does not hold, and every
+    run after an upgrade would find nothing it could read."""
+    key = {
+        "v": INDEX_VERSION,
+        "extract": EXTRACT_VERSION,
+        "chars": passage_chars,
+        "files": sorted(hashes.items()),
+    }
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 

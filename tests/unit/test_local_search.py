@@ -22,6 +22,7 @@ from deepresearch.errors import (
     StorageError,
 )
 from deepresearch.providers.extract import ExtractionPool
+from deepresearch.providers.search import corpus_index, corpus_store
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.search.local import LocalDocuments, LocalSearch
@@ -229,6 +230,23 @@ def test_renamed_file_is_not_reextracted_but_changed_file_is(corpus: Path, tmp_p
     assert log == [corpus.resolve() / "guide.txt"]
     assert changed.search("wind turbines", 1)[0].url == "doc:guide.txt"
     assert changed.search("solar panel", 5) == []
+
+
+def test_a_new_extraction_version_rebuilds_the_index_and_its_pages_read(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that changes what extraction writes re-extracts the text and rebuilds the
+    index with it: an index of the old text would point at pages the new cache does not hold,
+    and every run would find nothing it could read."""
+    cache = tmp_path / "cache"
+    open_index(corpus, cache, inline([]), [])
+    monkeypatch.setattr(corpus_store, "EXTRACT_VERSION", corpus_store.EXTRACT_VERSION + 1)
+    monkeypatch.setattr(corpus_index, "EXTRACT_VERSION", corpus_store.EXTRACT_VERSION)
+    log: list[Path] = []
+    upgraded = open_index(corpus, cache, inline(log), [])
+    assert upgraded.built and corpus.resolve() / "notes.md" in log
+    hit = upgraded.search("gross margin", 1)[0]
+    assert "Gross margin was 41 percent." in upgraded.page_text(hit.url).text
 
 
 def test_load_cached_without_a_build_is_a_corpus_error(corpus: Path, tmp_path: Path) -> None:

@@ -229,3 +229,36 @@ def test_a_header_over_an_inner_text_column_heads_no_figures(tmp_path: Path) -> 
     assert page_rows(tmp_path, page)["Certificates of deposit Level 2"].endswith(
         "Certificates of deposit Level 2: Adjusted Cost Basis = 2,701; Recorded Basis = 2,701"
     )
+
+
+def _summary() -> list[Placed]:
+    """A quarter's summary: "Three Months Ended" over three date columns, the middle date's year
+    on a line of its own (so "January 29," sits a line higher, centred under the span), then
+    two change columns whose two-line headers are wider than their figures: "Quarter-over-
+    Quarter" reaches into the third date column's territory, and happens to sit centred over
+    "May 1, 2022" and the last "Change"."""
+    r = [247.0, 321.0, 395.0, 500.0, 593.0]
+    page: list[Placed] = [(LEFT, 780, "First Quarter Summary")]
+    page.append(centred(288.0, 760, "Three Months Ended"))
+    dates = [centred(214.0, 742, "April 30, 2023"), centred(288.0, 742, "2023")]
+    may = (338.0, 742.0, "May 1, 2022")
+    last_change = centred(550.0, 742, "Change")
+    # centred over "May 1, 2022" .. the last "Change", ending over its own column
+    middle = (may[0] + last_change[0] + text_width("Change")) / 2
+    page += [*dates, may, centred(middle - 0.5, 742, "Change"), last_change]
+    page += [centred(288.0, 751, "January 29,"), centred(middle, 751, "Quarter-over-Quarter")]
+    page.append(centred(550.0, 751, "Year-over-Year"))
+    page += row(716, "Revenue", ["$ 7,192", "$ 6,051", "$ 8,288", "19 %", "(13)%"], r)
+    page += row(704, "Operating expenses", ["2,508", "2,576", "3,563", "(3)%", "(30)%"], r)
+    return page
+
+
+def test_a_change_header_wider_than_its_figures_heads_no_date_column(tmp_path: Path) -> None:
+    """Neither "Quarter-over-Quarter" nor "January 29," reaches the date columns beside them:
+    each date column keeps its own date under the span's period."""
+    rows = page_rows(tmp_path, _summary())
+    assert rows["Operating expenses"].endswith(
+        "Operating expenses: Three Months Ended April 30, 2023 = 2,508; Three Months Ended "
+        "January 29, 2023 = 2,576; Three Months Ended May 1, 2022 = 3,563; Quarter-over-Quarter "
+        "Change = (3)%; Year-over-Year Change = (30)%"
+    ), rows["Operating expenses"]
