@@ -76,8 +76,14 @@ _PAGE_HEADER = re.compile(r"^(?:page|pages|page no\.?|page number)$", re.IGNOREC
 
 # a cross-reference: "For additional information, see Item 8 of Part II ...", "Refer to Note 14
 # ... for information regarding legal proceedings"
+# ... or names where it is told ("... are described in greater detail in Item 1A of Part II",
+# "Note 1, “Summary of ...” ... describe the significant accounting policies"); not "as
+# described in Note 15", whose sentence tells something first
 _POINTER = re.compile(
-    r"^.{0,80}?\b(?:see|refer to)\s[^.]{0,120}?\b(?:item|note|part)\s+(?:[\dIVX]+|[“\"])",
+    r"^.{0,80}?\b(?:see|refer to)\s[^.]{0,120}?\b(?:item|note|part)\s+(?:[\dIVX]+|[“\"])"
+    r"|\b(?:is|are)\s+(?:described|discussed)\s+(?:in greater detail |more fully |further )?in\s+"
+    r"(?:item|note|part)\s+[\dIVX]"
+    r"|^note\s+\d+[^.]{0,240}?\bdescribe\b",
     re.IGNORECASE,
 )
 

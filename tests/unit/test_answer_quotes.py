@@ -125,6 +125,17 @@ def test_an_answer_never_quotes_a_cross_reference() -> None:
 
 def test_a_sentence_that_points_elsewhere_with_a_figure_or_late_is_no_cross_reference() -> None:
     assert points_elsewhere("Refer to Part I, Item 1A of this Form 10-Q for a discussion.")
+    assert points_elsewhere(
+        "These risks, as well as other risks that could cause our actual results to differ, are"
+        " described in greater detail in Item 1A of Part II, “Risk Factors.”"
+    )
+    assert points_elsewhere(
+        "Note 1, “Summary of Significant Accounting Policies” of the Notes in Part I, Item 1 of"
+        " this Form 10-Q describe the significant accounting policies and methods used."
+    )
+    assert not points_elsewhere(  # it tells something first
+        'Our two operating segments are "Compute" and "Graphics," as described in Note 15.'
+    )
     assert not points_elsewhere("Revenue grew 5% to $1.2 billion (see Note 4).")
     assert not points_elsewhere(
         "The decrease in gross margin was driven by lower average selling prices across every"
