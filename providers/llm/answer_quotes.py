@@ -30,7 +30,8 @@ def quotable(
 ) -> dict[str, tuple[tuple[int, ...], bool]]:
     """The findings the Answer may quote, best first: each text whole (``whole_sentences``)
     -> (its sources, whether it ranked among the leaders); a rate question's amount rows and
-    a sentence another finding already says (``restates``) are not."""
+    a finding that opens with what another already says (``restates``) are not: its news is
+    among the findings, and the Answer's place goes to the next."""
     out: dict[str, tuple[tuple[int, ...], bool]] = {}
     for lead, finding in ranked:
         text = whole_sentences(finding.text)
@@ -40,7 +41,8 @@ def quotable(
             continue
         if row is not None and asks_rate(q) and not states_rate(row, q):
             continue  # "effective tax rate": not the "Income before income tax" row
-        if row is None and any(restates(text, t) for t in out):
+        opening = (split_sentences(text) or [text])[0] if row is None else ""
+        if opening and any(restates(opening, t) for t in out):
             continue  # the same sentence of another period or sub-question's section
         out[text] = (finding.sources, lead)
     return out

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from test_answer_shapes import _verified_answer
 
+from deepresearch.llm_messages import DraftFinding
+from deepresearch.providers.llm.answer_quotes import quotable
 from deepresearch.text.boilerplate import points_elsewhere
+from deepresearch.text.question import analyze
 
 
 def test_an_answer_quote_starts_at_a_whole_sentence() -> None:
@@ -64,6 +67,27 @@ def test_a_sentence_said_again_in_another_section_is_quoted_once_but_another_per
         [(rate_q3, "doc:q3.pdf#page=12"), (rate_q4, "doc:q4.pdf#page=12")],
     )
     assert "19%" in answer and "18%" in answer, answer
+
+
+def test_a_finding_that_opens_with_a_sentence_already_quoted_is_not_quoted_again() -> None:
+    """Deep mode's sections each hold the paragraph of another period: "The increase in
+    fulfillment costs for the nine months ..." opens as the quarter's sentence did, then states
+    an amount of its own. Its opening is said already: it is not quoted, and its place goes to
+    the next finding (its amount stays among the findings)."""
+    q3 = (
+        "The increase in fulfillment costs in Q3 2022 is primarily due to increased investments "
+        "in our fulfillment network and variable costs corresponding with inventory levels."
+    )
+    nine = (
+        "The increase in fulfillment costs for the nine months ended September 30, 2022 is "
+        "primarily due to increased investments in our fulfillment network and variable costs "
+        "corresponding with inventory levels. Changes in foreign exchange rates reduced "
+        "fulfillment costs by $810 million for Q3 2022."
+    )
+    allowance = "The inventory valuation allowance was $2.3 billion as of September 30, 2022."
+    ranked = [(True, DraftFinding(text=t, sources=(1,))) for t in (q3, nine, allowance)]
+    fit = quotable(ranked, analyze("What drove Initech's fulfillment costs and inventory levels?"))
+    assert list(fit) == [q3, allowance]
 
 
 def test_a_composed_figure_is_quoted_with_the_best_prose_of_its_filing_beyond_the_top_three() -> (
