@@ -91,6 +91,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "flows": ("activities",),
     "repurchases": ("repurchased",),
     "debt": ("notes", "borrowings", "loan"),  # a filer's debt is its notes, borrowings, loans
+    "rate": ("percentage",),  # "income tax as a percentage of income before income tax"
 }  # for scorers that weigh what a question is about
 # the same, as stemmed terms (``terms``): what scorers compare
 SYNONYM_TERMS: dict[str, frozenset[str]] = {

@@ -219,8 +219,11 @@ def answer_write(task: WriteTask) -> WriteDraft:
                 drafts.append(DraftFinding(text=f.text, sources=nums))
                 flat.append((si, drafts[-1]))
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
-    scores = _finding_scores(task.query, [d.text for _, d in flat])
     q = analyze(task.query)
+    # the filer's words for what is asked count too ("percentage" of a "rate")
+    said = set(terms(task.query))
+    alike = [w for w in q.metric_words if not set(terms(w)) & said]
+    scores = _finding_scores(" ".join([task.query, *alike]), [d.text for _, d in flat])
     shape = q.shape
     if shape != "explanation":  # a figure answers more than talk of one
         scores = [

@@ -22,6 +22,48 @@ def test_prose_that_states_a_figure_leads_a_non_explanation_answer() -> None:
     assert answer_write(task).answer.startswith(figure)
 
 
+def test_a_rate_told_as_a_percentage_is_quoted_for_the_rate_asked() -> None:
+    """A filer can state its effective tax rate as "income tax as a percentage of income before
+    income tax": the filer's word for a rate counts in the Answer's ranking, so that sentence
+    is quoted, not only talk of the rate that states other figures."""
+    url = "doc:q3.pdf#page=31"
+    income = format_row(
+        TableRow(
+            "Statements of income",
+            "in millions",
+            "Income before income tax",
+            (("Three Months Ended October 29, 2023", "10,522"), ("October 30, 2022", "613")),
+        )
+    )
+    lower = (
+        "Our effective tax rates for the first nine months of fiscal years 2024 and 2023 were "
+        "lower than the U.S. federal statutory rate of 21% due to tax benefits from the research "
+        "tax credit. Our effective tax rate for the first nine months of fiscal year 2024 was "
+        "additionally benefited by an audit resolution."
+    )
+    benefit = (
+        "This benefit consists of a reduction in unrecognized tax benefits of $236 million and "
+        "related accrued interest of $17 million. The effective tax rate increased due to a "
+        "decreased impact of tax benefits relative to the increase in income before income tax."
+    )
+    percentage = (
+        "Income tax as a percentage of income before income tax was an expense of 12.2% and 11.3% "
+        "for the third quarter and first nine months of fiscal year 2024, respectively. We "
+        "recognized a net benefit of $145 million related to the audit resolution."
+    )
+    cash = (
+        "Except for approximately $1.38 billion of cash held outside the U.S. for which we have "
+        "not accrued any related foreign or state taxes, all of our cash is available for use "
+        "in the U.S. without incurring additional U.S. federal income taxes."
+    )
+    task = _task(
+        "What effective tax rate was reported by Initech in the latest quarter, and how does it"
+        " relate to the company's historical tax rates?",
+        [(income, url), (lower, url), (benefit, url), (percentage, url), (cash, url)],
+    )
+    assert "12.2%" in answer_write(task).answer
+
+
 def test_prose_after_a_composed_line_speaks_of_what_was_asked() -> None:
     """Prose of the row's filing that shares only the question's framing ("changes") and not
     its metric does not follow the figure; prose about the metric does."""
