@@ -69,3 +69,27 @@ def test_a_debt_question_reads_the_notes_and_paper_a_filer_says_instead() -> Non
     )
     texts = " ".join(f.text for f in draft.findings)
     assert "$1.7 billion of Commercial Paper" in texts and "$5.5 billion" in texts, texts
+
+
+def test_a_legal_question_reads_the_litigation_a_filer_tells() -> None:
+    """A filer tells its legal proceedings as litigation and lawsuits; those sentences are
+    evidence for "legal proceedings" though they never say "legal"."""
+    page = "\n".join(
+        [
+            "In May 2023, a competitor filed a lawsuit alleging that our processors infringe "
+            "four patents, seeking damages of $1.5 billion.",
+            "We have accrued a charge of $2.2 billion related to the patent litigation.",
+            "Proceeds from the sale of equipment were reported in other income.",
+            "Our proceedings with suppliers on new products continued during the quarter.",
+        ]
+    )
+    source = SourceText(n=1, url="doc:q2.pdf#page=31", title="q2.pdf", location="p", text=page)
+    draft = answer_findings(
+        FindingsTask(
+            question="What legal proceedings did Initech disclose in the Q2 2023 10-Q?",
+            sources=(source,),
+            max_findings=2,
+        )
+    )
+    texts = " ".join(f.text for f in draft.findings)
+    assert "filed a lawsuit" in texts and "patent litigation" in texts, texts
