@@ -91,8 +91,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "flows": ("activities",),
     "repurchases": ("repurchased",),
     "debt": ("notes", "borrowings", "loan"),  # a filer's debt is its notes, borrowings, loans
-    "rate": ("percentage",),
-    "legal": ("litigation", "lawsuit", "lawsuits"),  # what a filer calls its legal proceedings  # "income tax as a percentage of income before income tax"
+    "rate": ("percentage",),  # "income tax as a percentage of income before income tax"
+    "legal": ("litigation", "lawsuit", "lawsuits"),  # what a filer calls its legal proceedings
 }  # for scorers that weigh what a question is about
 # the same, as stemmed terms (``terms``): what scorers compare
 SYNONYM_TERMS: dict[str, frozenset[str]] = {
