@@ -32,6 +32,9 @@ _JOINS_NEXT = re.compile(r"(?:\(|&|\b(?:and|or|of|for|to|the|in|from|by|with|on|
 _FOOTNOTES = re.compile(r"(?<![$€£\s])(?:\s*\(\d{1,2}\))+\s*:?$")  # not "$ (10)"
 
 
+# a row that is a ratio of the row above ("Research and development 7,442 / Percentage of total
+# net sales 9 %"): alone, its label says nothing of what it is the percentage of
+_RATIO_LABEL = re.compile(r"^(?:as an? )?(?:percentage|percent|%)\s+of\b", re.IGNORECASE)
 _ENUMERATOR = re.compile(r"^\(?[a-z]{1,4}[).]\s")  # "a) Balance sheets", "(ii) Notes"
 
 
@@ -187,7 +190,9 @@ def body_rows(
         span = _sum_span(cells, figures, names) if section or not label else 0
         wider = span > len(out) - opened  # it adds up rows before the section: a larger total
         label = label or ("Total" if span else "")
-        if section and label.lower() in ("total", "totals", "net", "subtotal") and not wider:
+        if _RATIO_LABEL.match(label) and out and out[-1][0] is body[i - 1]:
+            label = f"{out[-1][1].label} - {label}"  # "Research and development - Percentage of"
+        elif section and label.lower() in ("total", "totals", "net", "subtotal") and not wider:
             label, section = f"{section} - {label}", ""  # "Revenue - Total"
         elif section and (
             label.lower().startswith("total") or row.frags[0].x0 < section_x - 1 or wider

@@ -15,6 +15,8 @@ from deepresearch.providers.extract import extract_path
 
 
 def test_a_label_wrapped_over_three_lines_is_one_label(tmp_path: Path) -> None:
+    """... and a ratio row under it ("% of net revenue") is labelled with what it is the ratio
+    of: alone, "% of net revenue: 12.7 %" tells a reader nothing."""
     r = [400.0, 480.0]
     page: list[Placed] = [(LEFT, 780, "Operating Expenses")]
     page += [(r[0] - text_width("2023"), 766, "2023"), (r[1] - text_width("2022"), 766, "2022")]
@@ -24,14 +26,13 @@ def test_a_label_wrapped_over_three_lines_is_one_label(tmp_path: Path) -> None:
     page += [(LEFT, 708, "Sales, general and"), (LEFT, 698, "administrative")]
     page += row(688, "expenses", ["689", "631"], r)
     rows = page_rows(tmp_path, page)
+    ratio = "Research and development expenses - % of net revenue"
     assert list(rows) == [
         "Research and development expenses",
-        "% of net revenue",
+        ratio,
         "Sales, general and administrative expenses",
     ]
-    assert rows["% of net revenue"] == (
-        "Operating Expenses: % of net revenue: 2023 = 12.7 %; 2022 = 32.8 %"
-    )
+    assert rows[ratio] == f"Operating Expenses: {ratio}: 2023 = 12.7 %; 2022 = 32.8 %"
 
 
 def test_a_charts_figures_under_its_captions_stay_as_printed(tmp_path: Path) -> None:
