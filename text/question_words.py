@@ -69,6 +69,11 @@ FRAME = {
     "behind", "chief", "breakdown", "separately", "out", "associated", "contributing",
     "contributors", "contributor", "evolution", "transformed", "significantly", "especially",
     "financial", "financials", "outcomes", "results", "strategy", "strategies",
+    # what moved it, not what it is ("the principal influences on", "what drove", "the reasons
+    # behind the decline in", "what caused the increase in")
+    "principal", "influences", "drove", "drive", "drives", "driven", "reason", "reasons",
+    "cause", "caused", "causes", "increase", "increases", "increased", "decrease",
+    "decreases", "decreased", "decline", "declines", "declined", "rise", "rose", "growth",
 }  # fmt: skip
 # Plain-English equivalents of financial line items: a company reports "revenue" where the
 # question says "net sales", "net income" where it says "earnings".
