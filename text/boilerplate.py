@@ -22,13 +22,14 @@ import re
 from collections.abc import Iterable, Sequence
 
 from deepresearch.text.figures import states_figure
+from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
 
 _FIRST_PERSON = re.compile(
     r"(?:^|[\s,;(])I(?:,| have| am| hereby| certify| further)\b"
     # an officer certifying in the third person ("Amy Hood, Chief Financial Officer of the
     # Company, does hereby certify, pursuant to § 906 ...")
-    r"|\b(?:does|do) hereby certify\b"
+    r"|\bhereby certif(?:y|ies)\b"
 )
 _SIGNATURE = re.compile(r"/s/|^\s*(?:By|Name|Title|Date)\s*:", re.IGNORECASE | re.MULTILINE)
 _DEFINITION = re.compile(
@@ -81,8 +82,8 @@ _PAGE_HEADER = re.compile(r"^(?:page|pages|page no\.?|page number)$", re.IGNOREC
 # described in Note 15", whose sentence tells something first
 _POINTER = re.compile(
     r"^.{0,80}?\b(?:see|refer to)\s[^.]{0,120}?\b(?:item|note|part)\s+(?:[\dIVX]+|[“\"])"
-    r"|\b(?:is|are)\s+(?:described|discussed)\s+(?:in greater detail |more fully |further )?in\s+"
-    r"(?:item|note|part)\s+[\dIVX]"
+    r"|\b(?:is|are)\s+(?:described|discussed|set forth)\s+(?:in greater detail |more fully |further "
+    r"|below and )?in\s+(?:item|note|part)\s+[\dIVX]"
     r"|^note\s+\d+[^.]{0,240}?\bdescribe\b",
     re.IGNORECASE,
 )
@@ -165,6 +166,52 @@ def boilerplate_share(text: str) -> float:
     return sum(1 for line in lines if shape_of(line.strip())) / len(lines) if lines else 0.0
 
 
+COMMON_DOCUMENTS = 5  # words this many documents carry are a template's, not a finding's
+SHINGLE = 8  # words in a run compared across documents
+COMMON_SHARE = 0.5  # share of a signed page's sentence words in boilerplate: a template
+
+
+def _signed_statement(sentence: str) -> bool:
+    """A boilerplate shape on a signed page, figures or not: "I, ..., certify, pursuant to 18
+    U.S.C. Section 1350" states the statute's numbers, no finding."""
+    return shape_of(sentence) is not None or any(
+        r.search(sentence) for r in (_FIRST_PERSON, _META, _DEFINITION)
+    )
+
+
+def template_pages(passages: Iterable[tuple[tuple[int, int], str]]) -> frozenset[tuple[int, int]]:
+    """The pages (``(document, page)`` keys of their passages' texts) that are templates: they are
+    signed ("/s/", "By:", "Date:") and most of their prose is boilerplate, by shape ("I ...
+    certify", "pursuant to section ...", "incorporated by reference") or by repetition: runs of
+    ``SHINGLE`` words that signed pages of ``COMMON_DOCUMENTS`` documents or more carry, however
+    each filer wraps and enumerates them. Officers' certifications, an auditor's letter and
+    signature pages are; a signed agreement, or a company's risk factors repeated in each of its
+    own filings, are not."""
+    texts: dict[tuple[int, int], list[str]] = {}
+    for key, text in passages:
+        texts.setdefault(key, []).append(text)
+    shingles: dict[tuple[int, int], set[tuple[str, ...]]] = {}
+    shaped: dict[tuple[int, int], float] = {}  # page -> share of its prose in shaped sentences
+    carriers: dict[tuple[str, ...], set[int]] = {}
+    for key, parts in texts.items():
+        page = "\n".join(parts)
+        if not _SIGNATURE.search(page):
+            continue
+        prose = " ".join(line for line in page.split("\n") if " = " not in line)
+        words = _key(prose).split()
+        said = split_sentences(prose)
+        shaped[key] = sum(len(x.split()) for x in said if _signed_statement(x)) / max(1, len(words))
+        shingles[key] = {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+        for shingle in shingles[key]:
+            carriers.setdefault(shingle, set()).add(key[0])
+    out = set()
+    for key, runs in shingles.items():
+        common = sum(1 for run in runs if len(carriers[run]) >= COMMON_DOCUMENTS)
+        if shaped[key] >= COMMON_SHARE or (runs and common >= COMMON_SHARE * len(runs)):
+            out.add(key)
+    return frozenset(out)
+
+
 def document_of(url: str) -> str:
     """The document a source URL belongs to (pages of one file are one document)."""
     return url.split("#", 1)[0]
@@ -178,4 +225,5 @@ __all__ = [
     "points_elsewhere",
     "repeated",
     "shape_of",
+    "template_pages",
 ]

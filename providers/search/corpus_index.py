@@ -54,7 +54,7 @@ from deepresearch.providers.search.corpus_store import (
 from deepresearch.providers.search.doc_ids import DocEntry, doc_id, doc_location, parse_doc_id
 from deepresearch.providers.search.passages import passage_table, snippet, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
-from deepresearch.text.boilerplate import boilerplate_share
+from deepresearch.text.boilerplate import boilerplate_share, template_pages
 from deepresearch.text.line_items import LabelIndex, best_pages, flow_line
 from deepresearch.text.question import asks_level
 
@@ -98,6 +98,7 @@ class CorpusIndex:
         # built on the first search that needs it, once for every copy ``_load`` hands out
         self._labels: list[LabelIndex] = []
         self._templates: dict[int, bool] = {}  # passage -> mostly boilerplate, as searches meet it
+        self._signed: list[frozenset[tuple[int, int]]] = []  # template pages, on the first search
         self.built = False  # True when this open extracted or indexed anything
 
     # ------------------------------------------------------------------ opening
@@ -256,10 +257,15 @@ class CorpusIndex:
 
     def _template(self, i: int) -> bool:
         """Whether passage ``i`` is mostly boilerplate lines (a table of contents, signatures,
-        certifications): it may share every word of a query and still answer nothing."""
-        flag = self._templates.get(i)
-        if flag is None:
-            flag = self._templates[i] = boilerplate_share(self._p_text[i]) >= TEMPLATE_SHARE
+        certifications) or on a signed page most filings carry (``template_pages``): it may
+        share every word of a query and still answer nothing."""
+        if not self._signed:
+            keys = zip(self._p_doc.tolist(), self._p_page.tolist(), strict=True)
+            self._signed.append(template_pages(zip(keys, self._p_text, strict=True)))
+        if (flag := self._templates.get(i)) is None:
+            page = (int(self._p_doc[i]), int(self._p_page[i]))
+            flag = boilerplate_share(self._p_text[i]) >= TEMPLATE_SHARE or page in self._signed[0]
+            self._templates[i] = flag
         return flag
 
     def labels(self) -> LabelIndex:

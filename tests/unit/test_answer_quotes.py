@@ -157,6 +157,9 @@ def test_a_sentence_that_points_elsewhere_with_a_figure_or_late_is_no_cross_refe
         "Note 1, “Summary of Significant Accounting Policies” of the Notes in Part I, Item 1 of"
         " this Form 10-Q describe the significant accounting policies and methods used."
     )
+    assert points_elsewhere(
+        "Information relating to market risk is set forth below and in Item 2 of Part I."
+    )
     assert not points_elsewhere(  # it tells something first
         'Our two operating segments are "Compute" and "Graphics," as described in Note 15.'
     )

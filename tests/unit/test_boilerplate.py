@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.providers.llm.evidence import evidence_units
-from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shape_of
+from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shape_of, template_pages
 
 
 @pytest.mark.parametrize(
@@ -128,3 +128,49 @@ def test_a_models_quoted_certification_is_not_kept_as_a_finding() -> None:
     sources = ["Initech net revenue was $5,120 million in the quarter. I certify the report."]
     check = check_findings("What was Initech's net revenue?", [cert, fact], sources, cfg, False)
     assert check.kept == (fact,) and check.dropped == 1
+
+
+def _certification(company: str, officer: str, day: int) -> str:
+    return "\n".join(
+        [
+            "Exhibit 31.1",
+            "CERTIFICATION",
+            f"{officer}, Chief Executive Officer of {company}, states that:",
+            f"1. The officer has reviewed this quarterly report on Form 10-Q of {company};",
+            "2. Based on the officer's knowledge, this report does not contain any untrue statement",
+            "of a material fact or omit to state a material fact necessary to make the statements",
+            "made, in light of the circumstances under which such statements were made, not",
+            "misleading with respect to the period covered by this report;",
+            "3. The registrant's other certifying officers are responsible for establishing and",
+            "maintaining disclosure controls and procedures for the registrant and have designed",
+            "such controls to ensure that material information is made known to them.",
+            f"Date: May {day}, 2023",
+            f"/s/ {officer}",
+        ]
+    )
+
+
+def test_signed_pages_most_filings_carry_are_templates_and_risk_factors_are_not() -> None:
+    """A certification reads the same in every filing, whatever its wrapping: signed and carried
+    by five documents or more, it is a template. A company's risk factors repeated in each of
+    its own filings are not signed, and a signed agreement says what no other page does."""
+    risk = (
+        "Our operations could be disrupted by natural disasters, pandemics and other events "
+        "beyond our control, and our suppliers are concentrated in a few regions of the world."
+    )
+    agreement = "\n".join(
+        [
+            "FIRST AMENDMENT TO THE RETIREMENT PLAN",
+            "The plan is amended to raise the employer's matching contribution to six percent of",
+            "eligible pay for participants hired after January 1, 2023, and to shorten vesting.",
+            "By: /s/ Jane Roe",
+        ]
+    )
+    passages = []
+    for doc in range(6):
+        passages.append(((doc, 40), _certification(f"Company {doc}", f"Officer {doc}", doc + 1)))
+        passages.append(((doc, 12), risk))
+    passages.append(((0, 41), agreement))
+    assert template_pages(passages) == frozenset((doc, 40) for doc in range(6))
+    # three documents: no sentence is anybody's template yet (its shape alone does not say so)
+    assert template_pages([p for p in passages if p[0][0] < 3 and p[0][1] == 40]) == frozenset()

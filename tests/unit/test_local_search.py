@@ -249,6 +249,34 @@ def test_a_new_extraction_version_rebuilds_the_index_and_its_pages_read(
     assert "Gross margin was 41 percent." in upgraded.page_text(hit.url).text
 
 
+def test_a_certification_every_filing_carries_is_never_a_hit(tmp_path: Path) -> None:
+    """Each filing's signed certification matches "disclosure controls" word for word; the
+    filing's own page about its controls is the hit, never the template."""
+    root = tmp_path / "filings"
+    root.mkdir()
+    for n in range(5):
+        write_pdf(
+            root / f"2023 Q{n % 4 + 1} CO{n}.pdf",
+            [
+                [
+                    f"Company {n} evaluated its disclosure controls in quarter {n} and remediated",
+                    f"a weakness in revenue controls found by the audit committee in region {n}.",
+                ],
+                [
+                    "CERTIFICATION",
+                    f"Officer {n}, Chief Executive Officer, states that disclosure controls and",
+                    "procedures were designed to ensure that material information is made known",
+                    "to the certifying officers by others within the registrant and its units.",
+                    f"Date: May {n + 1}, 2023",
+                    f"/s/ Officer {n}",
+                ],
+            ],
+        )
+    index = open_index(root, tmp_path / "cache", inline([]), [])
+    hits = index.search("disclosure controls procedures designed", 10)
+    assert hits and all(h.url.endswith("#page=1") for h in hits), [h.url for h in hits]
+
+
 def test_load_cached_without_a_build_is_a_corpus_error(corpus: Path, tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match="no cached index"):
         CorpusIndex.load_cached(corpus, tmp_path / "empty-cache", 400)
