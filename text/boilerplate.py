@@ -75,11 +75,10 @@ _RUNNING_HEAD = re.compile(r"^\s*(?:(?:[A-Z][\w’'&-]*|and|of|to|the|for|in|&)\
 _PAGE_HEADER = re.compile(r"^(?:page|pages|page no\.?|page number)$", re.IGNORECASE)
 
 
-# a cross-reference: "For additional information, see Item 8 of Part II ...", "Refer to Note 14
-# ... for information regarding legal proceedings"
-# ... or names where it is told ("... are described in greater detail in Item 1A of Part II",
-# "Note 1, “Summary of ...” ... describe the significant accounting policies"); not "as
-# described in Note 15", whose sentence tells something first
+# a cross-reference: it sends the reader elsewhere ("For additional information, see Item 8 of
+# Part II ...", "Refer to Note 14 ...") or names where something is told ("... are described in
+# greater detail in Item 1A of Part II", "Note 1, “Summary of ...” ... describe the significant
+# accounting policies"); not "as described in Note 15", whose sentence tells something first
 _POINTER = re.compile(
     r"^.{0,80}?\b(?:see|refer to)\s[^.]{0,120}?\b(?:item|note|part)\s+(?:[\dIVX]+|[“\"])"
     r"|\b(?:is|are)\s+(?:described|discussed|set forth)\s+(?:in greater detail |more fully |further "
