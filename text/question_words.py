@@ -87,6 +87,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "costs": ("expenses",),
     "expenses": ("costs",),
     "spending": ("expenses",),
+    "expenditures": ("expenses",),  # "operational expenditures" are operating expenses
+    "expenditure": ("expenses",),
     "exchange": ("currency", "currencies"),  # "foreign exchange rates" ~ "foreign currencies"
     "currency": ("exchange",),
     "currencies": ("exchange",),

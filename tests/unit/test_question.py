@@ -261,6 +261,9 @@ def test_a_question_about_exchange_rates_is_about_currencies_and_buybacks_are_re
     assert (
         "repurchased" in analyze("Did Contoso report major stock buybacks in Q3 2023?").metric_words
     )
+    # "operational expenditures" are what a statement of operations calls operating expenses
+    q = analyze("How did Contoso's operational expenditures stack up against its earnings?")
+    assert "expenses" in q.metric_words
 
 
 def test_a_share_of_a_whole_is_a_figure_and_names_its_whole() -> None:
