@@ -74,6 +74,9 @@ FRAME = {
     "principal", "influences", "drove", "drive", "drives", "driven", "reason", "reasons",
     "cause", "caused", "causes", "increase", "increases", "increased", "decrease",
     "decreases", "decreased", "decline", "declines", "declined", "rise", "rose", "growth",
+    # and words no filing uses for what it reports ("revenue figures", "debt configuration")
+    "figures", "configuration", "repercussions", "escalating", "arisen", "newly", "aside",
+    "prioritized", "priorities",
 }  # fmt: skip
 # Plain-English equivalents of financial line items: a company reports "revenue" where the
 # question says "net sales", "net income" where it says "earnings".

@@ -249,6 +249,9 @@ def test_the_part_a_thing_plays_and_its_qualifiers_are_no_metrics() -> None:
     assert q.metrics == ("operating income",)
     q = analyze("What caused the increase in Contoso's fulfillment costs, and what drove it?")
     assert q.metrics == ("fulfillment costs",)
+    # nor words no filing uses for what it reports
+    q = analyze("How did Contoso's debt configuration and revenue figures change in Q1 2023?")
+    assert q.metrics == ("debt", "revenue")
 
 
 def test_a_question_about_exchange_rates_is_about_currencies_and_buybacks_are_repurchases() -> None:
