@@ -3,12 +3,14 @@
 Certifications, signature blocks, cover-page dates, consent letters, exhibit indexes, tables of
 contents, defined-term sentences and forward-looking disclaimers share shapes rather than words:
 
-* **sentence shape** — first-person singular ("I ... certify", "I have reviewed"), a signature
+* **sentence shape** — an officer certifying ("I ... certify", "I have reviewed", "... does
+  hereby certify"), a signature
   (``/s/``, a name line with a title), a definition (a quoted term that "refers to" / "means"),
   an index line (an item or exhibit number with a page number or a dotted leader), a statement
   about statements (forward-looking, "actual results may differ") with no figure;
 * **repetition across documents** — a figure-free sentence found verbatim in two different
-  documents of one task is a template (certifications, legends), not a finding;
+  documents of one task is a template (certifications, legends), not a finding; a signed page
+  whose prose most filings carry is a template page no search returns (``template_pages``);
 * **absence of question terms** — a unit that shares only the entity's name or a period with the
   question says nothing about what was asked (``off_topic``).
 
@@ -25,7 +27,7 @@ from deepresearch.text.figures import states_figure
 from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
 
-_FIRST_PERSON = re.compile(
+_CERTIFYING = re.compile(
     r"(?:^|[\s,;(])I(?:,| have| am| hereby| certify| further)\b"
     # an officer certifying in the third person ("Amy Hood, Chief Financial Officer of the
     # Company, does hereby certify, pursuant to § 906 ...")
@@ -119,7 +121,7 @@ def shape_of(text: str) -> str | None:
         return "index line"
     if len(_GLOSSARY_TERM.findall(text)) >= GLOSSARY_TERMS:
         return "glossary"
-    if _FIRST_PERSON.search(text) and not states_figure(text):
+    if _CERTIFYING.search(text) and not states_figure(text):
         return "certification"
     if _DEFINITION.search(text) and not states_figure(text):
         return "definition"
@@ -174,7 +176,7 @@ def _signed_statement(sentence: str) -> bool:
     """A boilerplate shape on a signed page, figures or not: "I, ..., certify, pursuant to 18
     U.S.C. Section 1350" states the statute's numbers, no finding."""
     return shape_of(sentence) is not None or any(
-        r.search(sentence) for r in (_FIRST_PERSON, _META, _DEFINITION)
+        r.search(sentence) for r in (_CERTIFYING, _META, _DEFINITION)
     )
 
 
@@ -197,7 +199,7 @@ def template_pages(passages: Iterable[tuple[tuple[int, int], str]]) -> frozenset
         if not _SIGNATURE.search(page):
             continue
         prose = " ".join(line for line in page.split("\n") if " = " not in line)
-        words = _key(prose).split()
+        words = _KEY_WORD.findall(prose.lower())  # a page, once: not through ``_key``'s cache
         said = split_sentences(prose)
         shaped[key] = sum(len(x.split()) for x in said if _signed_statement(x)) / max(1, len(words))
         shingles[key] = {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
