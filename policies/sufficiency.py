@@ -17,6 +17,7 @@ from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
 from deepresearch.schemas import Finding, Report, ResearcherReport
 from deepresearch.text.boilerplate import shape_of
+from deepresearch.text.row_sums import totals_of_parts
 
 MAX_LISTED_QUERIES = 12
 
@@ -69,7 +70,13 @@ def check_findings(
         for f in findings
     ]
     bar = max(cfg.finding_min_relevance, cfg.finding_relative * max(scores, default=0.0))
-    kept = tuple(f for f, score in zip(findings, scores, strict=True) if score >= bar)
+    passed = {f.text.strip() for f, score in zip(findings, scores, strict=True) if score >= bar}
+    # a part of a kept total is about what the total is ("Research and development" of
+    # "Operating expenses"), though it names none of the question's words
+    parts = totals_of_parts(source_texts)
+    kept = tuple(
+        f for f in findings if (text := f.text.strip()) in passed or parts.get(text, set()) & passed
+    )
     return FindingCheck(kept, boiler + len(findings) - len(kept), topic, False)
 
 

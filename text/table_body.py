@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from deepresearch.text.header_columns import slot_of
+from deepresearch.text.row_sums import Figures, sum_span
 from deepresearch.text.tables import TableRow
 
 if TYPE_CHECKING:
@@ -64,87 +65,6 @@ def _joins_next(text: str, body: list[VisualRow], i: int, pitch: float) -> bool:
     )
 
 
-_DASHES = frozenset({"—", "–", "-"})  # a dash in a figure column is a zero
-
-
-def _number(text: str) -> float | None:
-    digits = text.replace(",", "").replace("$", "").strip()
-    negative = digits.startswith("(") and digits.endswith(")")
-    try:
-        value = float(digits.strip("()").strip())
-    except ValueError:
-        return None
-    return -value if negative else value
-
-
-class _Figures:
-    """Each column's figures in the rows so far, kept as rows are read so that a total's test
-    does not read every row above again: the run of figures since the column's last cell that
-    is no figure (a total adds up none before it), and where its first negative and positive
-    figures sit in the run (while none lies further up, a sum moving past the total never
-    comes back to it: the scan stops)."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, list[float]] = {}  # a column with any cell is in here
-        self.first_negative: dict[str, int] = {}
-        self.first_positive: dict[str, int] = {}
-
-    def add(self, cells: tuple[tuple[str, str], ...]) -> None:
-        for name, text in dict(cells).items():
-            if not text:
-                continue
-            number = 0.0 if text.strip() in _DASHES else _number(text)
-            run = self.runs.setdefault(name, [])
-            if number is None:
-                run.clear()
-                self.first_negative.pop(name, None)
-                self.first_positive.pop(name, None)
-                continue
-            if number < 0:
-                self.first_negative.setdefault(name, len(run))
-            elif number > 0:
-                self.first_positive.setdefault(name, len(run))
-            run.append(number)
-
-    def spans(self, name: str, value: float) -> set[int]:
-        """How many figures (two or more) right above add up to ``value`` (within 0.5)."""
-        run = self.runs[name]
-        negative = self.first_negative.get(name, len(run))
-        positive = self.first_positive.get(name, len(run))
-        total, ok = 0.0, set()
-        for count, number in enumerate(reversed(run), start=1):
-            total += number
-            if count >= 2 and abs(total - value) <= 0.5:
-                ok.add(count)
-            rest = len(run) - count  # the figures further up: indices below this
-            if (total > value + 0.5 and negative >= rest) or (
-                total < value - 0.5 and positive >= rest
-            ):
-                break  # none of them can bring the sum back
-        return ok
-
-
-def _sum_span(cells: dict[int, list[str]], figures: _Figures, names: list[str]) -> int:
-    """How many rows right above a row its values each add up (the fewest, at least two, that
-    every column with figures above agrees on); 0 when they add up no run of rows: then it is
-    no total."""
-    if not cells:
-        return 0
-    spans: set[int] | None = None
-    for slot, texts in cells.items():
-        value = _number(" ".join(texts))
-        seen = names[slot] in figures.runs
-        if not seen and value:  # a column the rows above leave empty adds up nothing
-            continue
-        if value is None or not seen or value == 0:
-            return 0
-        ok = figures.spans(names[slot], value)
-        spans = ok if spans is None else spans & ok
-        if not spans:
-            return 0
-    return min(spans) if spans else 0
-
-
 def body_rows(
     body: list[VisualRow],
     slots: list[tuple[float, float]],
@@ -155,7 +75,7 @@ def body_rows(
 ) -> list[tuple[VisualRow, TableRow]]:
     out: list[tuple[VisualRow, TableRow]] = []
     section, section_x, carry, opened = "", 0.0, "", 0
-    figures = _Figures()
+    figures = Figures()
     for i, row in enumerate(body):
         if row.kind != "data":
             text = _FOOTNOTES.sub("", row.text.strip()).strip()
@@ -187,7 +107,7 @@ def body_rows(
         cells: dict[int, list[str]] = {}
         for frag in row.values:
             cells.setdefault(slot_of(frag, slots), []).append(_value_text(frag))
-        span = _sum_span(cells, figures, names) if section or not label else 0
+        span = sum_span(cells, figures, names) if section or not label else 0
         wider = span > len(out) - opened  # it adds up rows before the section: a larger total
         label = label or ("Total" if span else "")
         if _RATIO_LABEL.match(label) and out and out[-1][0] is body[i - 1]:

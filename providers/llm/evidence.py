@@ -18,8 +18,9 @@ from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, flow_line, named_table
 from deepresearch.text.names import common_words, proper_names
 from deepresearch.text.question import Question, analyze, asks_level, metric_terms, periods_of
+from deepresearch.text.row_sums import parts
 from deepresearch.text.sentences import Scorer, Unit, build_units
-from deepresearch.text.tables import parse_row
+from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
 PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
@@ -49,8 +50,49 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     # a sentence under a heading the question names is on its topic ("Legal Proceedings":
     # "In April 2019, VLSI filed three suits against us")
     mine = _of_the_subject(kept, question)
-    on_topic = [u for u in mine if not off_topic((*u.terms, *terms(u.heading)), wanted)]
-    return on_topic
+    topical = [not off_topic((*u.terms, *terms(u.heading)), wanted) for u in mine]
+    # the rows a total the question names is the sum of are on its topic ("Operating expenses":
+    # "Research and development", "Restructuring and other charges" name none of its words)
+    for i in parts_named(question, mine, row_labels(mine)):
+        topical[i] = True
+    return [u for u, keep in zip(mine, topical, strict=True) if keep]
+
+
+def total_parts(units: list[Unit]) -> dict[int, tuple[int, ...]]:
+    """Per unit that is a table row adding up the rows directly above it in its table
+    (``text.row_sums``), those rows' unit indexes."""
+    tables: dict[tuple[int, str], list[tuple[int, TableRow]]] = {}
+    for i, u in enumerate(units):
+        row = parse_row(u.text) if u.table else None
+        if row is not None:
+            tables.setdefault((u.source, row.title), []).append((i, row))
+    out: dict[int, tuple[int, ...]] = {}
+    for rows in tables.values():
+        for total, part in parts([row for _, row in rows]).items():
+            out[rows[total][0]] = tuple(rows[k][0] for k in part)
+    return out
+
+
+def parts_named(question: str, units: list[Unit], labels: LabelIndex) -> dict[int, int]:
+    """The parts (``total_parts``) of each total whose label the question names (``labels`` is
+    ``row_labels(units)``), best named first: part unit -> its total's unit."""
+    named = labels.passage_scores(question)
+    sums = total_parts(units)
+    out: dict[int, int] = {}
+    for total in sorted(set(named) & sums.keys(), key=lambda i: (-named[i][0], units[i].order)):
+        for i in sums[total]:
+            out.setdefault(i, total)
+    return out
+
+
+def parts_rows(
+    question: str, units: list[Unit], chosen: list[int], labels: LabelIndex, limit: int
+) -> list[int]:
+    """``chosen`` plus the parts of each chosen total the question names (``parts_named``), up
+    to ``limit`` more: what a total is made of is what moved it."""
+    picked = set(chosen)
+    extra = [i for i, t in parts_named(question, units, labels).items() if t in picked]
+    return [*chosen, *[i for i in extra if i not in picked][:limit]]
 
 
 def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
@@ -261,7 +303,10 @@ __all__ = [
     "in_context",
     "latest_weights",
     "line_item_boost",
+    "parts_named",
+    "parts_rows",
     "per_document_rows",
     "per_metric_rows",
     "row_labels",
+    "total_parts",
 ]

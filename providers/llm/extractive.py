@@ -47,6 +47,7 @@ from deepresearch.providers.llm.evidence import (
     in_context,
     latest_weights,
     line_item_boost,
+    parts_rows,
     per_document_rows,
     per_metric_rows,
     row_labels,
@@ -133,6 +134,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
         chosen = per_document_rows(units, scores, chosen, documents, budget)
     elif q.breakdown:  # the parts of a figure: the rest of its table
         chosen = breakdown_rows(q, units, scores, chosen, budget)
+    chosen = parts_rows(task.question, units, chosen, labels, task.max_findings // 2)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
     findings = tuple(

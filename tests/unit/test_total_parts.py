@@ -1,0 +1,94 @@
+"""A total is read with its parts: the rows directly above it whose figures add up to it.
+
+* ``row_sums.parts`` finds them by arithmetic in every column (a difference is no sum, a
+  bracketed figure is negative, a dash is zero);
+* a question about the total ("operating expenses") gets the parts in its findings, though they
+  name none of its words ("Research and development", "Restructuring and other charges"), and
+  the parts of a total it does not name stay out;
+* the researcher's relevance check keeps a part whose total it keeps, and no other row that
+  shares nothing with the question.
+"""
+
+from __future__ import annotations
+
+from deepresearch.config.settings import load_settings
+from deepresearch.llm_messages import FindingsTask, SourceText
+from deepresearch.policies.sufficiency import check_findings
+from deepresearch.providers.llm.extractive import answer_findings
+from deepresearch.schemas import Finding
+from deepresearch.text.row_sums import parts, totals_of_parts
+from deepresearch.text.tables import TableRow, format_row
+
+QUESTION = "How did Initech's operating expenses change in the third quarter of 2023?"
+INCOME = "Consolidated Statements of Income"
+COLUMNS = ("Three Months Ended Sep 30, 2023", "Three Months Ended Oct 1, 2022")
+STATEMENT = [
+    ("Net revenue", "14,158", "15,338"),
+    ("Cost of sales", "8,140", "8,803"),
+    ("Gross margin", "6,018", "6,535"),
+    ("Research and development", "3,870", "4,302"),
+    ("Marketing, general, and administrative", "1,340", "1,744"),
+    ("Restructuring and other charges", "816", "664"),
+    ("Operating expenses", "6,026", "6,710"),
+    ("Operating income (loss)", "(8)", "(175)"),
+]
+PARTS = ("Research and development", "Marketing, general, and administrative", "Restructuring")
+EQUITY = [  # a total the question does not name: its parts are no evidence
+    ("Common stock", "36,059", "31,580"),
+    ("Retained earnings", "67,021", "70,405"),
+    ("Accumulated other comprehensive income (loss)", "(861)", "(562)"),
+    ("Total stockholders' equity", "102,219", "101,423"),
+]
+
+
+def _row(title: str, label: str, *values: str) -> TableRow:
+    return TableRow(title, "in millions", label, tuple(zip(COLUMNS, values, strict=True)))
+
+
+def _page(title: str, rows: list[tuple[str, str, str]]) -> list[str]:
+    return [format_row(_row(title, *r)) for r in rows]
+
+
+def test_a_total_is_the_rows_above_that_add_up_to_it_in_every_column() -> None:
+    rows = [_row(INCOME, *r) for r in STATEMENT]
+    assert parts(rows) == {6: (3, 4, 5)}  # not gross margin: revenue less cost is no sum
+    debt = [
+        _row("Debt", "Total debt", "48,116", "49,781"),
+        _row("Debt", "Current portion of long-term debt", "(3,997)", "(2,749)"),
+        _row("Debt", "Long-term debt", "44,119", "47,032"),
+    ]
+    assert parts(debt) == {2: (0, 1)}  # a bracketed figure is negative
+    dash = [_row("T", "A", "10", "—"), _row("T", "B", "5", "7"), _row("T", "Total", "15", "7")]
+    assert parts(dash) == {2: (0, 1)}  # a dash is zero
+    disagree = [_row("T", "A", "10", "1"), _row("T", "B", "5", "7"), _row("T", "C", "15", "9")]
+    assert parts(disagree) == {}  # every column must add up
+
+
+def test_a_question_about_a_total_finds_its_parts_and_no_other_totals_parts() -> None:
+    page = "\n".join(
+        [
+            "Operating expenses were lower as we continued to reduce spending.",
+            *_page(INCOME, STATEMENT),
+            *_page("Consolidated Balance Sheets", EQUITY),
+        ]
+    )
+    source = SourceText(n=1, url="doc:q3.pdf#page=6", title="q3.pdf", location="p. 6", text=page)
+    task = FindingsTask(question=QUESTION, sources=(source,), max_findings=6)
+    texts = [f.text for f in answer_findings(task).findings]
+    assert any(": Operating expenses: " in t for t in texts), texts
+    assert all(any(f": {label}" in t for t in texts) for label in PARTS), texts
+    assert not any("Retained earnings" in t or "Common stock" in t for t in texts), texts
+
+
+def test_the_relevance_check_keeps_a_part_of_a_kept_total() -> None:
+    cfg = load_settings(None, {}, env={}).scoring
+    lines = _page(INCOME, STATEMENT)
+    # read under its file name, which names no company; the page does, in a line of its own
+    text = "\n".join(["Initech Corp. | Q3 2023 Form 10-Q", *lines])
+    total, part = Finding(text=lines[6], citations=("u",)), Finding(text=lines[3], citations=("u",))
+    other = Finding(text=lines[0], citations=("u",))  # revenue: part of no total
+    check = check_findings(QUESTION, [total, part, other], [text], cfg, True, {"u": "q3.pdf"})
+    assert check.kept == (total, part)
+    alone = check_findings(QUESTION, [part], [text], cfg, True, {"u": "q3.pdf"})
+    assert alone.kept == ()  # its total is not kept: nothing says it is on the topic
+    assert totals_of_parts([text])[lines[3]] == {lines[6]}

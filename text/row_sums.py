@@ -1,0 +1,132 @@
+"""Which rows of a table add up to another: a total and its parts.
+
+Extraction reads a printed table's sections by them (a total closes its section), and evidence
+reads a question by them: a question about a total ("operating expenses", "what drove net sales")
+is answered by the total's row and by the rows it is the sum of ("Research and development",
+"Restructuring and other charges"), which never name the total and so share no word with the
+question. A printed table says which rows are parts only by indentation, which extraction
+loses; the arithmetic says it for any table: the rows directly above a row whose values add up
+to its own are its parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from deepresearch.text.tables import TableRow, parse_row
+
+DASHES = frozenset({"—", "–", "-"})  # a dash in a figure column is a zero
+
+
+def amount(text: str) -> float | None:
+    """The amount a printed figure states ("(265)" is -265, "$ 1,234" 1234); None for words."""
+    digits = text.replace(",", "").replace("$", "").strip()
+    negative = digits.startswith("(") and digits.endswith(")")
+    try:
+        value = float(digits.strip("()").strip())
+    except ValueError:
+        return None
+    return -value if negative else value
+
+
+class Figures:
+    """Each column's figures in the rows so far, kept as rows are read so that a total's test
+    does not read every row above again: the run of figures since the column's last cell that
+    is no figure (a total adds up none before it), and where its first negative and positive
+    figures sit in the run (while none lies further up, a sum moving past the total never
+    comes back to it: the scan stops)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, list[float]] = {}  # a column with any cell is in here
+        self.first_negative: dict[str, int] = {}
+        self.first_positive: dict[str, int] = {}
+
+    def add(self, cells: tuple[tuple[str, str], ...]) -> None:
+        for name, text in dict(cells).items():
+            if not text:
+                continue
+            number = 0.0 if text.strip() in DASHES else amount(text)
+            run = self.runs.setdefault(name, [])
+            if number is None:
+                run.clear()
+                self.first_negative.pop(name, None)
+                self.first_positive.pop(name, None)
+                continue
+            if number < 0:
+                self.first_negative.setdefault(name, len(run))
+            elif number > 0:
+                self.first_positive.setdefault(name, len(run))
+            run.append(number)
+
+    def spans(self, name: str, value: float) -> set[int]:
+        """How many figures (two or more) right above add up to ``value`` (within 0.5)."""
+        run = self.runs[name]
+        negative = self.first_negative.get(name, len(run))
+        positive = self.first_positive.get(name, len(run))
+        total, ok = 0.0, set()
+        for count, number in enumerate(reversed(run), start=1):
+            total += number
+            if count >= 2 and abs(total - value) <= 0.5:
+                ok.add(count)
+            rest = len(run) - count  # the figures further up: indices below this
+            if (total > value + 0.5 and negative >= rest) or (
+                total < value - 0.5 and positive >= rest
+            ):
+                break  # none of them can bring the sum back
+        return ok
+
+
+def sum_span(cells: dict[int, list[str]], figures: Figures, names: list[str]) -> int:
+    """How many rows right above a row its values each add up (the fewest, at least two, that
+    every column with figures above agrees on); 0 when they add up no run of rows: then it is
+    no total."""
+    if not cells:
+        return 0
+    spans: set[int] | None = None
+    for slot, texts in cells.items():
+        value = amount(" ".join(texts))
+        seen = names[slot] in figures.runs
+        if not seen and value:  # a column the rows above leave empty adds up nothing
+            continue
+        if value is None or not seen or value == 0:
+            return 0
+        ok = figures.spans(names[slot], value)
+        spans = ok if spans is None else spans & ok
+        if not spans:
+            return 0
+    return min(spans) if spans else 0
+
+
+def parts(rows: Sequence[TableRow]) -> dict[int, tuple[int, ...]]:
+    """Per row of one table (in printed order) that adds up the rows directly above it in every
+    column (``sum_span``), those rows."""
+    out: dict[int, tuple[int, ...]] = {}
+    figures = Figures()
+    for i, row in enumerate(rows):
+        names = [header for header, _ in row.cells]
+        span = sum_span({k: [value] for k, (_, value) in enumerate(row.cells)}, figures, names)
+        if span:
+            out[i] = tuple(range(i - span, i))
+        figures.add(row.cells)
+    return out
+
+
+def totals_of_parts(texts: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Per table row line of ``texts`` (self-describing rows, ``text.tables``) that is a part of
+    a total, the lines of its totals: a row the question's words never name is read for the
+    total it makes up."""
+    out: dict[str, set[str]] = {}
+    for text in texts:
+        tables: dict[str, list[tuple[str, TableRow]]] = {}
+        for line in text.split("\n"):
+            row = parse_row(line) if " = " in line else None
+            if row is not None:
+                tables.setdefault(row.title, []).append((line.strip(), row))
+        for rows in tables.values():
+            for total, part in parts([row for _, row in rows]).items():
+                for k in part:
+                    out.setdefault(rows[k][0], set()).add(rows[total][0])
+    return {line: frozenset(totals) for line, totals in out.items()}
+
+
+__all__ = ["DASHES", "Figures", "amount", "parts", "sum_span", "totals_of_parts"]
