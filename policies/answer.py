@@ -52,6 +52,7 @@ from deepresearch.text.question import (
     metric_terms,
     metric_words_of,
 )
+from deepresearch.text.row_sums import summing
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
@@ -107,26 +108,32 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
 
 
 def _components(totals: Sequence[Row], rows: Sequence[Row]) -> list[tuple[str, dict[int, Row]]]:
-    """The parts of a "Total <X>" line item, as columns beside it: per part label, its row in
-    each total's table ("Operating expenses - Research and development" beside "Total
-    operating expenses"); none unless two parts or more are found, at most ``MAX_PARTS``."""
-    out: dict[str, dict[int, Row]] = {}
+    """The parts of a total line item, as columns beside it: per part label, its row in each
+    total's table. A part is named under the total ("Operating expenses - Research and
+    development" beside "Total operating expenses") or adds up to it with the other parts
+    (``row_sums.summing``: "Restructuring and other charges" of Intel's "Operating expenses");
+    none unless two parts or more are found, at most ``MAX_PARTS``."""
+    out: dict[tuple[str, ...], dict[int, Row]] = {}  # by the label's words: filings punctuate
+    shown: dict[tuple[str, ...], str] = {}  # "general, and" or "general and" differently
     for total in totals:
+        table = [
+            r
+            for r in rows
+            if r is not total and r.sources == total.sources and r.row.title == total.row.title
+        ]
         label = total.row.label
-        if not label.lower().startswith("total "):
-            continue
-        prefix = f"{label[6:].strip().lower()} - "
-        for r in rows:
-            low = r.row.label.lower()
-            if (
-                r.sources == total.sources
-                and r.row.title == total.row.title
-                and low.startswith(prefix)
-            ):
-                out.setdefault(r.row.label[len(prefix) :], {}).setdefault(id(total), r)
+        prefix = f"{label[6:].strip().lower()} - " if label.lower().startswith("total ") else ""
+        named = [r for r in table if prefix and r.row.label.lower().startswith(prefix)]
+        found = [(r.row.label[len(prefix) :], r) for r in named] or [
+            (table[k].row.label, table[k]) for k in summing(total.row, [r.row for r in table])
+        ]
+        for part, r in found:
+            key = tuple(terms(part))
+            shown.setdefault(key, part)
+            out.setdefault(key, {}).setdefault(id(total), r)
     if len(out) < 2:
         return []
-    return list(out.items())[:MAX_PARTS]
+    return [(shown[key], by_total) for key, by_total in out.items()][:MAX_PARTS]
 
 
 def _points(same: Sequence[Row]) -> dict[tuple[int, int, int], tuple[str, str, Row]]:

@@ -12,9 +12,11 @@ to its own are its parts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import combinations
 
 from deepresearch.text.tables import TableRow, parse_row
 
+MAX_CANDIDATES = 10  # rows ``summing`` tries (every subset of them: 1,013 sums at most)
 DASHES = frozenset({"—", "–", "-"})  # a dash in a figure column is a zero
 
 
@@ -111,6 +113,38 @@ def parts(rows: Sequence[TableRow]) -> dict[int, tuple[int, ...]]:
     return out
 
 
+def summing(
+    total: TableRow, rows: Sequence[TableRow], most: int = MAX_CANDIDATES
+) -> tuple[int, ...]:
+    """The fewest of ``rows`` (two or more, of the first ``most`` that state an amount in each
+    of ``total``'s columns) whose amounts add up to ``total``'s in every one of those columns;
+    () when none do, or when the total states fewer than two amounts (one column's sum may be
+    chance among a thousand). For rows out of their printed order (a report's findings), where
+    the rows directly above a total are not known."""
+    want = [(h, v) for h, c in total.cells if (v := _cell(c)) is not None]
+    if len(want) < 2 or not any(v for _, v in want):
+        return ()
+    table = [dict(r.cells) for r in rows]
+    held = [
+        i
+        for i, cells in enumerate(table)
+        if all(_cell(cells.get(h, "")) is not None for h, _ in want)
+    ]
+    held = held[:most]
+    values = [[_cell(table[i][h]) or 0.0 for h, _ in want] for i in held]
+    for size in range(2, len(held) + 1):
+        for combo in combinations(range(len(held)), size):
+            if all(
+                abs(sum(values[k][j] for k in combo) - v) <= 0.5 for j, (_, v) in enumerate(want)
+            ):
+                return tuple(held[k] for k in combo)
+    return ()
+
+
+def _cell(text: str) -> float | None:
+    return 0.0 if text.strip() in DASHES else amount(text)
+
+
 def totals_of_parts(texts: Iterable[str]) -> dict[str, frozenset[str]]:
     """Per table row line of ``texts`` (self-describing rows, ``text.tables``) that is a part of
     a total, the lines of its totals: a row the question's words never name is read for the
@@ -129,4 +163,4 @@ def totals_of_parts(texts: Iterable[str]) -> dict[str, frozenset[str]]:
     return {line: frozenset(totals) for line, totals in out.items()}
 
 
-__all__ = ["DASHES", "Figures", "amount", "parts", "sum_span", "totals_of_parts"]
+__all__ = ["DASHES", "Figures", "amount", "parts", "sum_span", "summing", "totals_of_parts"]

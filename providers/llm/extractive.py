@@ -134,7 +134,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
         chosen = per_document_rows(units, scores, chosen, documents, budget)
     elif q.breakdown:  # the parts of a figure: the rest of its table
         chosen = breakdown_rows(q, units, scores, chosen, budget)
-    chosen = parts_rows(task.question, units, chosen, labels, task.max_findings // 2)
+    chosen = parts_rows(task.question, units, chosen, labels, task.max_findings)
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
     findings = tuple(

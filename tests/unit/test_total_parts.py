@@ -16,7 +16,7 @@ from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.policies.sufficiency import check_findings
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.schemas import Finding
-from deepresearch.text.row_sums import parts, totals_of_parts
+from deepresearch.text.row_sums import parts, summing, totals_of_parts
 from deepresearch.text.tables import TableRow, format_row
 
 QUESTION = "How did Initech's operating expenses change in the third quarter of 2023?"
@@ -62,6 +62,17 @@ def test_a_total_is_the_rows_above_that_add_up_to_it_in_every_column() -> None:
     assert parts(dash) == {2: (0, 1)}  # a dash is zero
     disagree = [_row("T", "A", "10", "1"), _row("T", "B", "5", "7"), _row("T", "C", "15", "9")]
     assert parts(disagree) == {}  # every column must add up
+
+
+def test_out_of_order_the_parts_are_the_fewest_rows_that_add_up_in_every_column() -> None:
+    """A report's findings come in relevance order: the parts are found by the sum alone."""
+    rows = [_row(INCOME, *r) for r in STATEMENT]
+    shuffled = [rows[7], rows[5], rows[0], rows[3], rows[2], rows[4]]
+    assert summing(rows[6], shuffled) == (1, 3, 5)  # restructuring, R&D, marketing
+    assert summing(rows[6], shuffled[:3]) == ()  # a part missing: no sum
+    one = [_row("T", "A", "10", "7"), _row("T", "B", "5", "—"), _row("T", "C", "5", "0")]
+    assert summing(_row("T", "Total", "15", "7"), one) == (0, 1)  # a dash is zero
+    assert summing(_row("T", "Total", "15", "8"), one) == ()  # every column must add up
 
 
 def test_a_question_about_a_total_finds_its_parts_and_no_other_totals_parts() -> None:

@@ -151,3 +151,56 @@ def test_a_totals_trend_shows_its_parts_beside_it_and_the_verifier_keeps_every_l
     assert lines[3].startswith("| Three Months Ended July 1, 2023 | 7,442 | 5,973 | 13,415 ["), (
         lines
     )
+
+
+def test_a_total_without_named_parts_shows_the_rows_that_add_up_to_it() -> None:
+    """A statement may print "Operating expenses" below "Research and development", "Marketing,
+    general, and administrative" and "Restructuring and other charges", none of them named
+    under it: the parts are the rows whose figures add up to it in both columns (a gross margin
+    beside them is none), one column per part however each filing punctuates its label."""
+    from test_answer_shapes import _verified_answer
+
+    filings = (  # (quarter, a year before), per part and the total, and the marketing label
+        ("Oct 1, 2022", "Sep 25, 2021", "Marketing, general and administrative"),
+        ("Sep 30, 2023", "Oct 1, 2022", "Marketing, general, and administrative"),
+    )
+    figures = (
+        (("4,302", "3,803"), ("1,744", "1,674"), ("664", "42"), ("6,710", "5,519")),
+        (("3,870", "4,302"), ("1,340", "1,744"), ("816", "664"), ("6,026", "6,710")),
+    )
+    found = []
+    for n, ((now, before, marketing), (rd, mga, charges, total)) in enumerate(
+        zip(filings, figures, strict=True)
+    ):
+        url = f"doc:q{n}.pdf#page=6"
+
+        def line(label: str, values: tuple[str, str], now: str = now, before: str = before) -> str:
+            return row(
+                label,
+                (f"Three Months Ended {now}", values[0]),
+                (f"Three Months Ended {before}", values[1]),
+            )
+
+        found += [
+            (line("Gross margin", ("6,535", "6,018")), url),
+            (line("Operating expenses", total), url),
+            (line("Restructuring and other charges", charges), url),
+            (line("Research and development", rd), url),
+            (line(marketing, mga), url),
+        ]
+    answer, failed = _verified_answer(
+        "Has there been a substantial shift in Initech's operating expenses over the reported quarters?",
+        found,
+    )
+    assert failed == []
+    lines = answer.split("\n\n")[0].splitlines()
+    assert lines[0].startswith(
+        "| Three Months Ended | Restructuring and other charges | Research and development | "
+        "Marketing, general and administrative | Initech: Operating expenses"
+    ), lines
+    expected = [
+        "| Three Months Ended Sep 25, 2021 | 42 | 3,803 | 1,674 | 5,519 [",
+        "| Three Months Ended Oct 1, 2022 | 664 | 4,302 | 1,744 | 6,710 [",
+        "| Three Months Ended Sep 30, 2023 | 816 | 3,870 | 1,340 | 6,026 [",
+    ]
+    assert [x[: len(e)] for x, e in zip(lines[2:], expected, strict=True)] == expected, lines
