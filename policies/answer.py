@@ -111,8 +111,9 @@ def _components(totals: Sequence[Row], rows: Sequence[Row]) -> list[tuple[str, d
     """The parts of a total line item, as columns beside it: per part label, its row in each
     total's table. A part is named under the total ("Operating expenses - Research and
     development" beside "Total operating expenses") or adds up to it with the other parts
-    (``row_sums.summing``: "Restructuring and other charges" of Intel's "Operating expenses");
-    none unless two parts or more are found, at most ``MAX_PARTS``."""
+    (``row_sums.summing``: "Restructuring and other charges" of Intel's "Operating expenses").
+    A total's parts are shown all or not at all, and only while all totals' parts together make
+    ``MAX_PARTS`` columns or fewer: two of six segments beside a total would read as its sum."""
     out: dict[tuple[str, ...], dict[int, Row]] = {}  # by the label's words: filings punctuate
     shown: dict[tuple[str, ...], str] = {}  # "general, and" or "general and" differently
     for total in totals:
@@ -127,13 +128,15 @@ def _components(totals: Sequence[Row], rows: Sequence[Row]) -> list[tuple[str, d
         found = [(r.row.label[len(prefix) :], r) for r in named] or [
             (table[k].row.label, table[k]) for k in summing(total.row, [r.row for r in table])
         ]
+        if len(found) > MAX_PARTS:
+            continue
         for part, r in found:
             key = tuple(terms(part))
             shown.setdefault(key, part)
             out.setdefault(key, {}).setdefault(id(total), r)
-    if len(out) < 2:
+    if not 2 <= len(out) <= MAX_PARTS:
         return []
-    return [(shown[key], by_total) for key, by_total in out.items()][:MAX_PARTS]
+    return [(shown[key], by_total) for key, by_total in out.items()]
 
 
 def _points(same: Sequence[Row]) -> dict[tuple[int, int, int], tuple[str, str, Row]]:

@@ -204,3 +204,22 @@ def test_a_total_without_named_parts_shows_the_rows_that_add_up_to_it() -> None:
         "| Three Months Ended Sep 30, 2023 | 816 | 3,870 | 1,340 | 6,026 [",
     ]
     assert [x[: len(e)] for x, e in zip(lines[2:], expected, strict=True)] == expected, lines
+
+
+def test_a_total_of_more_parts_than_columns_shows_none_of_them() -> None:
+    """Two of six segments beside a total would read as its sum: all parts or none."""
+    parts = [("A", "1", "2"), ("B", "2", "3"), ("C", "3", "4"), ("D", "4", "5"), ("E", "5", "6")]
+    found = []
+    for n, (now, before) in enumerate(
+        (("Oct 1, 2022", "Sep 25, 2021"), ("Sep 30, 2023", "Oct 1, 2022"))
+    ):
+        cells = (f"Three Months Ended {now}", f"Three Months Ended {before}")
+        found += [
+            (row(f"Segment {x}", (cells[0], a), (cells[1], b)), (n + 1,), 0) for x, a, b in parts
+        ]
+        found.append((row("Total net revenue", (cells[0], "15"), (cells[1], "20")), (n + 1,), 0))
+    composed = compose(
+        "How has Initech's total net revenue changed over the reported quarters?", found
+    )
+    assert composed is not None
+    assert composed[0].startswith("| Three Months Ended | Initech: Total net revenue"), composed[0]
