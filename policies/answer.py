@@ -49,6 +49,7 @@ from deepresearch.text.question import (
     SHARE_WORDS,
     Question,
     analyze,
+    asked_terms,
     metric_terms,
     metric_words_of,
 )
@@ -73,7 +74,7 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     The line item is the one label (no near namesake) that states the most quarters among the
     rows naming the metric about as well as the best: the statements' "Operating expenses -
     Research and development" of every filing, not the discussion's table of one quarter."""
-    best = best_rows(rows, metric_terms(q))
+    best = best_rows(rows, asked_terms(q))
     if not best:
         return None
     top_score = best[0][0]
@@ -323,9 +324,13 @@ def trends_per_part(
     quarter"): a trend table for each entity (by its sources' titles), else for each thing the
     question names of its subject ("Windows", "Surface"), else for each metric."""
     owned = _owned(rows, q.entities, titles or {})
-    parts: list[tuple[Sequence[Row], Question]] = [
-        (own, replace(q, entities=(entity,))) for entity, own in owned
-    ] or [(rows, _one_metric(q, part)) for part in (*q.entities[1:], *q.metrics)]
+    parts: list[tuple[Sequence[Row], Question]] = (
+        [(own, replace(q, entities=(entity,))) for entity, own in owned]
+        or [  # each part alone: not the other parts the question names (``asked_terms``)
+            (rows, replace(_one_metric(q, part), entities=q.entities[:1]))
+            for part in (*q.entities[1:], *q.metrics)
+        ]
+    )
     tables: list[str] = []
     used: list[Row] = []
     for own, part in parts:

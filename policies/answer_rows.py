@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from deepresearch.policies.filing_periods import quarter_readings
 from deepresearch.text.line_items import STRUCTURE, label_core
-from deepresearch.text.question import Question, metric_terms, periods_of
+from deepresearch.text.question import Question, asked_terms, metric_terms, periods_of
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
@@ -180,7 +180,7 @@ def figure_line(
     of the asked quarter's filing (the latest filing for "latest" and undated questions)."""
     titles = titles or {}
     found: list[tuple[float, int, str, Row]] = []
-    scored = best_rows(rows, metric_terms(q))
+    scored = best_rows(rows, asked_terms(q))
     newest = max((d for _, r in scored if (d := latest_date(r.row))), default=None)
     for score, r in scored:
         cell = pick_cell(r.row, q)

@@ -7,8 +7,9 @@ once). So the label of every row is an index of its own: a row whose label the q
 the line item asked for, and its page is worth reading whatever its BM25 rank.
 
 A label matches by how much of it the query covers, each word weighted by its rarity among all
-labels ("total" and "net" begin half the labels and tell nothing), with the question's plain
-English equivalents of line items (``question_words.SYNONYMS``: "net sales" ~ "revenue").
+labels, less its structure words ("total" and "net" say where a row sits, not what it is), with
+the question's plain English equivalents of line items (``question_words.SYNONYMS``: "net
+sales" ~ "revenue"); words that frame a question ("reported", "changes", "levels") name none.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from deepresearch.text.boilerplate import shape_of
-from deepresearch.text.question_words import SYNONYM_TERMS, expand_abbreviations
+from deepresearch.text.question_words import FRAME, SYNONYM_TERMS, expand_abbreviations
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
@@ -78,7 +79,8 @@ def _words(text: str) -> frozenset[str]:
 
 def query_terms(query: str) -> frozenset[str]:
     """The stemmed content words of ``query`` and their line-item equivalents."""
-    base = set(terms(expand_abbreviations(query)))
+    words = expand_abbreviations(query).split()
+    base = set(terms(" ".join(w for w in words if w.lower().strip("?.,;:!") not in FRAME)))
     return frozenset(base | {s for t in base for s in SYNONYM_TERMS.get(t, ())})
 
 
@@ -104,7 +106,7 @@ class LabelIndex:
                 by_term.setdefault(t, []).append(n)
         arrays = {t: np.asarray(ns, dtype=np.intp) for t, ns in by_term.items()}
         object.__setattr__(self, "by_term", arrays)
-        totals = [sum(self.idf.get(t, 0.0) for t in words) for _, _, words, _ in self.labels]
+        totals = [self.weight(words) for _, _, words, _ in self.labels]
         object.__setattr__(self, "totals", np.asarray(totals, dtype=np.float64))
 
     @classmethod
@@ -131,10 +133,17 @@ class LabelIndex:
         idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
         return cls(tuple(labels), idf)
 
+    def weight(self, label: frozenset[str]) -> float:
+        """A label's rarity weight, without its ``STRUCTURE`` words: "Total net sales" is all
+        covered by "sales" ("total" and "net" say where a row sits, not what it is)."""
+        return sum(self.idf.get(t, 0.0) for t in label - STRUCTURE)
+
     def score(self, label: frozenset[str], wanted: frozenset[str]) -> float:
         """Rarity-weighted share of ``label`` the query covers, times the rarity it matched (two
-        matched words beat one): 0 when it matched only ``STRUCTURE`` words."""
-        total = sum(self.idf.get(t, 0.0) for t in label)
+        matched words beat one): 0 when it matched only ``STRUCTURE`` words. Those words weigh
+        nothing in the label (``weight``) but count when the query names them: "total net
+        sales" asks for the total row over "Net sales - Products"."""
+        total = self.weight(label)
         matched = [self.idf.get(t, 0.0) for t in label if t in wanted]
         if not matched or total <= 0 or (label & wanted) <= STRUCTURE:
             return 0.0

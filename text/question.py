@@ -306,6 +306,13 @@ def metric_terms(q: Question) -> set[str]:
     return {t for word in q.metric_words for t in terms(word)}
 
 
+def asked_terms(q: Question) -> set[str]:
+    """``metric_terms`` and the names after the subject's: the first name is the subject (a
+    filing calls it "the Company"); later names are what is measured of it ("Apple's Services
+    segment revenue": the "Net sales - Services" row) or its peers."""
+    return metric_terms(q) | {t for name in q.entities[1:] for t in terms(name)}
+
+
 def analyze(text: str) -> Question:
     """The ``Question`` of ``text`` (see the module docstring); abbreviated line items are
     analysed spelled out."""

@@ -1,7 +1,7 @@
 """A question finds the table row it names, though prose repeats its words more often.
 
 * a row label the query covers matches (with line-item equivalents: "net sales" ~ "Revenue"),
-  a label naming something else does not, and common label words ("total") weigh little;
+  a label naming something else does not, and structure words ("total") weigh nothing;
 * the corpus search returns the page holding the asked-for row, showing that row, though pages of
   prose repeating the question's words outscore it in BM25;
 * evidence selection hands on that row before the prose.
@@ -161,3 +161,25 @@ def test_a_caption_names_its_table_by_what_its_frame_words_leave() -> None:
         "How did Contoso's inventory levels shift?"
     )
     assert set(matched) == {1}, matched
+
+
+def test_a_total_row_is_named_by_its_metric_alone_and_a_balance_by_no_level() -> None:
+    """ "Total net sales" is all covered by "revenue" (sales): "total" and "net" say where a row
+    sits, not what it is, and take nothing from its coverage, so a quarter's statement (whose
+    total row is the only sales row) is found as well as a segment table's "Americas - Net
+    sales". "inventory levels" asks for a balance: "Level 2 - Subtotal" of a fair-value table
+    is not asked for, and neither are the words that frame a question ("reported", "changes")."""
+    statement = "\n".join(
+        [_row("Net sales - Products", "60,584"), _row("Net sales - Services", "21,213")]
+        + [_row("Total net sales", "81,797"), _row("Total cost of sales", "45,384")]
+        + [_row(f"Total {w}", "1") for w in ("assets", "liabilities", "net income", "equity")]
+    )
+    fair_value = "\n".join([_row("Level 2 - Subtotal", "166,540"), _row("Inventories", "5,433")])
+    index = LabelIndex.build([statement, fair_value])
+    lines = statement.split("\n")
+    found = index.passage_scores("What was Contoso's revenue in Q3 2023?")
+    assert 0 in found and lines[found[0][1]].startswith(f"{_UNIT}: Total net sales:"), found
+    [(passage, (_, line))] = index.passage_scores(
+        "What do the inventory levels reported by Contoso suggest about its changes?"
+    ).items()
+    assert (passage, line) == (1, 1)  # Inventories, not "Level 2 - Subtotal"

@@ -223,3 +223,28 @@ def test_a_total_of_more_parts_than_columns_shows_none_of_them() -> None:
     )
     assert composed is not None
     assert composed[0].startswith("| Three Months Ended | Initech: Total net revenue"), composed[0]
+
+
+def test_a_trend_of_a_part_the_question_names_is_that_parts_row() -> None:
+    """ "Contoso's Services segment revenue": Services is what is measured of Contoso, and its
+    row ("Net sales - Services") is the line item, not the total its metric word also names."""
+    found = []
+    for n, (date, services, total) in enumerate(
+        (("April 1, 2023", "20,907", "94,836"), ("July 1, 2023", "21,213", "81,797"))
+    ):
+        cell = f"Three Months Ended {date}"
+        found += [
+            (row("Total net sales", (cell, total)), (n + 1,), 0),
+            (row("Net sales - Services", (cell, services)), (n + 1,), 0),
+        ]
+    composed = compose(
+        "Can any trends be identified in Contoso's Services segment revenue over the reported periods?",
+        found,
+    )
+    assert composed is not None
+    assert "| Contoso: Net sales - Services" in composed[0], composed[0]
+    assert "20,907" in composed[0] and "81,797" not in composed[0], composed[0]
+    one = compose(
+        "What was Contoso's Services segment revenue in the quarter ended July 1, 2023?", found
+    )
+    assert one is not None and "Net sales - Services" in one[0] and "21,213" in one[0], one
