@@ -30,6 +30,7 @@ from deepresearch.policies.answer_rows import (
     rows_of,
     states_rate,
     subject,
+    unit_kind,
     unit_text,
 )
 from deepresearch.policies.answer_trends import MAX_TREND_ROWS, trend_table
@@ -239,6 +240,23 @@ def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:
     return [rows[i] for i in index.passage_scores(question)]
 
 
+def _figure_lines(
+    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None
+) -> tuple[str, list[Row]] | None:
+    """The figure line; when its figure is a percent the question did not ask for ("gross
+    margin": NVIDIA's summary states 74.0 %, its statement 13,400), the amount's line too."""
+    found = figure_line(rows, q, subject(q), titles)
+    if found is None:
+        return None
+    if unit_kind(found[1].row) != "percent" or asks_rate(q):
+        return found[0], [found[1]]
+    amounts = [r for r in rows if unit_kind(r.row) != "percent"]
+    other = figure_line(amounts, q, subject(q), titles)
+    if other is None:
+        return found[0], [found[1]]
+    return f"{found[0]}\n\n{other[0]}", [found[1], other[1]]
+
+
 def compose(
     question: str,
     findings: Sequence[tuple[str, tuple[int, ...], int]],
@@ -269,8 +287,7 @@ def compose(
     if result is None and len(q.metrics) >= 2:
         result = metric_lines(rows, q, titles)
     if result is None:
-        found = figure_line(rows, q, subject(q), titles)
-        result = (found[0], [found[1]]) if found else None
+        result = _figure_lines(rows, q, titles)
     if result is None:
         return None
     text, used = result

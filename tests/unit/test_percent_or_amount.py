@@ -1,0 +1,35 @@
+"""A metric a filer states both as a percent and as an amount ("gross margin": 74.0 % in a
+summary, 13,400 of gross profit in the statement) is answered with both, unless the question
+asks for the rate: a reader asking neither reads both."""
+
+from __future__ import annotations
+
+from deepresearch.policies.answer import compose
+from deepresearch.text.tables import TableRow, format_row
+
+CELLS = ("Three Months Ended October 29, 2023", "Three Months Ended October 30, 2022")
+
+
+def _row(title: str, label: str, unit: str, *values: str) -> str:
+    return format_row(TableRow(title, unit, label, tuple(zip(CELLS, values, strict=True))))
+
+
+FINDINGS = [
+    (_row("Third Quarter Summary", "Gross margin", "$ in millions", "74.0 %", "53.6 %"), (1,), 0),
+    (_row("Statements of income", "Gross profit", "in millions", "13,400", "3,177"), (2,), 0),
+]
+
+
+def test_a_figure_stated_as_a_percent_is_answered_with_its_amount_too() -> None:
+    composed = compose("What was Initech's gross margin in the most recent 10-Q?", FINDINGS)
+    assert composed is not None
+    lines = composed[0].split("\n\n")
+    assert len(lines) == 2 and "74.0 %" in lines[0] and "13,400" in lines[1], lines
+    assert composed[1] == (1, 2)
+
+
+def test_a_rate_asked_for_is_answered_with_the_percent_alone() -> None:
+    composed = compose(
+        "What was Initech's gross margin percentage in the latest quarter?", FINDINGS
+    )
+    assert composed is not None and "74.0 %" in composed[0] and "13,400" not in composed[0]
