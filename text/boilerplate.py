@@ -56,7 +56,9 @@ _META = re.compile(
     r"|\bundertakes? no obligation\b|\bincorporated (?:herein )?by reference\b"
     r"|\bpursuant to (?:the requirements of|section|rule|§)"
     # a reading instruction: "The following discussion should be read in conjunction with ..."
-    r"|\bshould be read (?:in conjunction|together) with\b",
+    r"|\bshould be read (?:in conjunction|together) with\b"
+    # the filer's statement on its own controls (Item 4): about its reporting, not its business
+    r"|\binternal controls? over financial reporting\b|\bdisclosure controls and procedures\b",
     re.IGNORECASE,
 )
 _KEY_WORD = re.compile(r"[a-z0-9]+")

@@ -49,6 +49,13 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
         # an exchange rate, and says nothing of the quarter
         ("The following discussion should be read in conjunction with the 2022 Form 10-K filed "
          "with the U.S. Securities and Exchange Commission.", "disclaimer"),
+        # the filer's statement on its own controls: "affected" is no effect of an exchange rate
+        ("There were no changes in the Company's internal control over financial reporting "
+         "during the third quarter that have materially affected, or are reasonably likely to "
+         "materially affect, the Company's internal control over financial reporting.",
+         "disclaimer"),
+        ("Based on this evaluation, the CEO and CFO concluded that our disclosure controls and "
+         "procedures were effective.", "disclaimer"),
         # a contents table rebuilt as rows, under whatever heading the page runs
         ("Index: PART I - Item 1. Financial Statements a) Income Statements for the Three Months "
          "Ended September 30, 2023: Page = 3", "table of contents"),
