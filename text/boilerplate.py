@@ -37,7 +37,10 @@ _SIGNATURE = re.compile(r"/s/|^\s*(?:By|Name|Title|Date)\s*:", re.IGNORECASE | r
 _DEFINITION = re.compile(
     r"[\"“][^\"”]{1,40}[\"”](?:\s*\)|\s*,)?\s*(?:or\s+[\"“][^\"”]{1,40}[\"”]\s*)?"
     r"(?:refers?|refer to|means|shall mean|is defined)\b|\b(?:refers? to|collectively referred"
-    r" to as)\s+[\"“]",
+    r" to as)\s+[\"“]"
+    # a defined name in brackets: "... and its wholly owned subsidiaries (collectively “Acme” or
+    # the “Company”)"
+    r"|\(\s*(?:collectively|together)\s*,?\s+(?:the\s+)?[\"“]",
     re.IGNORECASE,
 )
 _INDEX_LINE = re.compile(
@@ -58,7 +61,10 @@ _META = re.compile(
     # a reading instruction: "The following discussion should be read in conjunction with ..."
     r"|\bshould be read (?:in conjunction|together) with\b"
     # the filer's statement on its own controls (Item 4): about its reporting, not its business
-    r"|\binternal controls? over financial reporting\b|\bdisclosure controls and procedures\b",
+    r"|\binternal controls? over financial reporting\b|\bdisclosure controls and procedures\b"
+    # the interim statements' standing assertion: "reflect all adjustments ... necessary for a
+    # fair presentation"
+    r"|\ball adjustments\b[^.]{0,80}?\bnecessary\b[^.]{0,40}?\bfair\b",
     re.IGNORECASE,
 )
 _KEY_WORD = re.compile(r"[a-z0-9]+")

@@ -56,6 +56,13 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
          "disclaimer"),
         ("Based on this evaluation, the CEO and CFO concluded that our disclosure controls and "
          "procedures were effective.", "disclaimer"),
+        # the interim statements' standing assertion, and whom they cover by a defined name
+        ("In the opinion of the Company's management, the condensed consolidated financial "
+         "statements reflect all adjustments, which are normal and recurring in nature, "
+         "necessary for fair financial statement presentation.", "disclaimer"),
+        ("The condensed consolidated financial statements include the accounts of Initech Corp. "
+         "and its wholly owned subsidiaries (collectively “Initech” or the “Company”).",
+         "definition"),
         # a contents table rebuilt as rows, under whatever heading the page runs
         ("Index: PART I - Item 1. Financial Statements a) Income Statements for the Three Months "
          "Ended September 30, 2023: Page = 3", "table of contents"),
@@ -77,6 +84,8 @@ def test_boilerplate_shapes(text: str, shape: str) -> None:
         "Revenue for DCAI and NEX grew while CCG and AXG declined in the quarter.",
         "Operating Income Grew 12",  # two words and a figure: a heading of a chart, at most
         "Statements of operations (in millions): Total net sales: Three Months Ended = 81,797",
+        # a defined name beside figures is a statement of them
+        "The Company had fixed-rate notes of $109.4 billion (collectively the “Notes”).",
     ],
 )
 def test_findings_are_not_boilerplate(text: str) -> None:
