@@ -47,8 +47,10 @@ def check_findings(
     best finding covers: one shared word ("control") does not make a quote about pest control part
     of an answer on export controls. A model's findings paraphrase ("bought back stock" for "share
     repurchases"), so word coverage says little about them: only the topic check applies.
-    Boilerplate (a certification, a signature, a defined term; ``text.boilerplate``) is dropped
-    whoever drafted it. A quote is read with the ``titles`` of the sources it cites (by URL): a
+    A quoted table row that is a part of a kept total (``text.row_sums``: "Research and
+    development" of "Operating expenses") is kept with it, though it names none of the
+    question's words. Boilerplate (a certification, a signature, a defined term;
+    ``text.boilerplate``) is dropped whoever drafted it. A quote is read with the ``titles`` of the sources it cites (by URL): a
     filing's table row never repeats the company or quarter its title names.
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence

@@ -17,7 +17,14 @@ from deepresearch.text.boilerplate import boilerplate, document_of, off_topic, s
 from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, flow_line, named_table
 from deepresearch.text.names import common_words, proper_names
-from deepresearch.text.question import Question, analyze, asks_level, metric_terms, periods_of
+from deepresearch.text.question import (
+    Question,
+    analyze,
+    asked_terms,
+    asks_level,
+    metric_terms,
+    periods_of,
+)
 from deepresearch.text.row_sums import parts
 from deepresearch.text.sentences import Scorer, Unit, build_units
 from deepresearch.text.tables import TableRow, parse_row
@@ -44,9 +51,7 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     flags = boilerplate([(docs.get(u.source, str(u.source)), u.text) for u in units])
     kept = [u for u, bad in zip(units, flags, strict=True) if not bad]
     q = analyze(question)
-    # the first name is the subject (a filing calls it "the Company"); later names are what is
-    # measured of it ("Apple's Services segment") or its peers, and count as topic words
-    wanted = metric_terms(q) | {t for name in q.entities[1:] for t in terms(name)}
+    wanted = asked_terms(q)  # what is measured, and of what (later names are topic words)
     # a sentence under a heading the question names is on its topic ("Legal Proceedings":
     # "In April 2019, VLSI filed three suits against us")
     mine = _of_the_subject(kept, question)
