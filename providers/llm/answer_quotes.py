@@ -19,7 +19,9 @@ from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
-_FRAGMENT = re.compile(r"[a-z](?![A-Z])")  # "respectively, ...", not "iPad net sales ..."
+# "respectively, ...", not "iPad net sales ..."; "2022, the Company expects ..." (the date's
+# month and day were on the page before)
+_FRAGMENT = re.compile(r"[a-z](?![A-Z])|\d[\d,.]*,\s+[a-z]")
 # an amount or a rate (not a date): what makes a sentence of another period news
 _NUMBER = re.compile(r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:%|percent|million|billion)")
 RESTATED = 0.7  # share of the shorter quote's words that makes two Answer quotes one

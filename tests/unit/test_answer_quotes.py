@@ -29,6 +29,20 @@ def test_an_answer_quote_starts_at_a_whole_sentence() -> None:
     assert not any(p[0].islower() and not p.startswith("iPad") for p in answer.split("\n\n"))
 
 
+def test_a_quote_opening_with_the_end_of_a_date_starts_at_its_next_sentence() -> None:
+    """ "2022, the Company expects 63% ..." is the end of "As of September 24, 2022, ..." begun
+    on the page before: the reader is not told as of when; "2,000 employees left" is whole."""
+    from deepresearch.providers.llm.answer_quotes import whole_sentences
+
+    torn = (
+        "2022, the Company expects 63% of total deferred revenue to be realized in less than a "
+        "year. The Company had total deferred revenue of $12.2 billion."
+    )
+    assert whole_sentences(torn) == "The Company had total deferred revenue of $12.2 billion."
+    whole = "2,000 employees left the Company in the quarter. Attrition was 4%."
+    assert whole_sentences(whole) == whole
+
+
 def test_an_answer_quote_ends_at_a_whole_sentence() -> None:
     """A finding torn at the page's foot ("We funded the acquisitions of") is quoted up to its
     last whole sentence, and a lead-in to a list ("Key changes were:") is no sentence either."""
