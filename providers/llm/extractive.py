@@ -67,6 +67,10 @@ _TERMINAL = (".", "!", "?")
 # a finding stating a figure counts this much more for the Answer of a question that is not an
 # explanation: "our effective tax rate was 18%" answers, "the rate decreased due to ..." talks
 FIGURE_WEIGHT = 2.0
+# an explanation's figures count less: its reasons may state none, and a sentence that states
+# the effect asked for ("changes in foreign exchange rates reduced net sales by $2.4 billion")
+# still beats a footnote defining it (1.0 / 1.5 / 2.0: answers 0.5253 / 0.5311 / 0.5311)
+EXPLANATION_FIGURE_WEIGHT = 1.5
 REFILLS = 3  # rounds of selecting more units when some merged into another's finding
 MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
 # a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
@@ -227,11 +231,12 @@ def answer_write(task: WriteTask) -> WriteDraft:
     alike = [w for w in q.metric_words if not set(terms(w)) & said]
     scores = _finding_scores(" ".join([task.query, *alike]), [d.text for _, d in flat])
     shape = q.shape
-    if shape != "explanation":  # a figure answers more than talk of one
-        scores = [
-            sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)
-            for sc, (_, d) in zip(scores, flat, strict=True)
-        ]
+    # a figure answers more than talk of one; an explanation's reasons may state none
+    weight = FIGURE_WEIGHT if shape != "explanation" else EXPLANATION_FIGURE_WEIGHT
+    scores = [
+        sc * (weight if _FIGURE.search(d.text) else 1.0)
+        for sc, (_, d) in zip(scores, flat, strict=True)
+    ]
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
         if si not in leaders or scores[k] > scores[leaders[si]]:

@@ -182,3 +182,23 @@ def test_a_sentence_that_points_elsewhere_with_a_figure_or_late_is_no_cross_refe
         "The decrease in gross margin was driven by lower average selling prices across every"
         " product line and by higher costs of components, as we describe in Note 6."
     )
+
+
+def test_an_explanation_quotes_the_sentence_stating_the_effect_over_a_footnote_defining_it() -> (
+    None
+):
+    """ "What is the impact of foreign exchange rates on Initech's financial performance?": the
+    sentence that states the effect's amount answers; the footnote that defines the effect
+    (repeating "foreign exchange rates" twice) only talks of it."""
+    footnote = (
+        "(1) Represents the change in reported amounts resulting from changes in foreign "
+        "exchange rates from those in effect in the comparable prior year period, as if foreign "
+        "exchange rates had not changed."
+    )
+    effect = "Changes in foreign exchange rates reduced net sales by $2.4 billion for Q1 2023."
+    answer, failed = _verified_answer(
+        "What is the impact of foreign exchange rates on Initech's financial performance?",
+        [(footnote, "doc:q1.pdf#page=25"), (effect, "doc:q1.pdf#page=24")],
+    )
+    assert failed == []
+    assert answer.split("\n\n")[0].startswith("Changes in foreign exchange rates reduced"), answer
