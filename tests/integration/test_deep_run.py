@@ -61,10 +61,13 @@ def test_parallel_researchers_injection_dedup_and_a_delegate_round(
     assert_in_emit_order(events)
     types = [e["type"] for e in events]
     started = [e for e in events if e["type"] == "researcher_started"]
-    finished = [e for e in events if e["type"] == "researcher_finished"]
     assert len(started) >= 4
-    # overlap: a second researcher started before the first one finished
-    assert sorted(e["ts"] for e in started)[1] < min(e["ts"] for e in finished)
+    # spawned together: the plan's first three started with no earlier report to carry (those
+    # spawned after a finish carry one, below); event times tell only on an idle machine, where
+    # a researcher on a small corpus does not finish before a sibling actor has started
+    first = sorted((e["payload"]["subtask"] for e in started), key=lambda s: int(s[1:]))[:3]
+    opening = [e["payload"]["injected"] for e in started if e["payload"]["subtask"] in first]
+    assert opening == [0, 0, 0]
     # at most 3 at once
     active = peak = 0
     for e in events:
@@ -76,7 +79,6 @@ def test_parallel_researchers_injection_dedup_and_a_delegate_round(
     # injection: researchers started after a finish carry earlier reports. With 3 slots, every
     # sub-task after the first three of the plan waits for one to finish. (Their event times do
     # not tell: a researcher's events reach the log in bursts, its last ones with its report.)
-    first = sorted((e["payload"]["subtask"] for e in started), key=lambda s: int(s[1:]))[:3]
     late = [e for e in started if e["payload"]["subtask"] not in first]
     assert late and all(e["payload"]["injected"] >= 1 for e in late)
     # dedup: no document fetched twice across researchers

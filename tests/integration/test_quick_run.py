@@ -150,10 +150,11 @@ def test_deep_run_uses_parallel_researchers_and_shares_the_pool(
     events = _events(summary.run_id, tmp_path / "state")
     started = [e for e in events if e["type"] == "researcher_started"]
     assert len(started) >= 2
-    first_done = min(e["ts"] for e in events if e["type"] == "researcher_finished")
-    # A second researcher started before the first ended. Emit times, not log order: a
-    # researcher's events reach the log in bursts, but each keeps the time it happened.
-    assert sorted(e["ts"] for e in started)[1] < first_done
+    # Spawned together: two researchers or more started with no earlier report to carry (one
+    # spawned after another finished carries its report: ``injected``). Event times tell only
+    # on an idle machine: on a small corpus a researcher can finish before a sibling actor has
+    # started, which says nothing of the coordinator.
+    assert sum(e["payload"]["injected"] == 0 for e in started) >= 2
     read = [e["payload"]["url"] for e in events if e["type"] == "source_read"]
     assert len(read) == len(set(read))  # no document fetched twice across researchers
     assert any(e["type"] == "evaluated" for e in events)
