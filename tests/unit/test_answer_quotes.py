@@ -184,9 +184,7 @@ def test_a_sentence_that_points_elsewhere_with_a_figure_or_late_is_no_cross_refe
     )
 
 
-def test_an_explanation_quotes_the_sentence_stating_the_effect_over_a_footnote_defining_it() -> (
-    None
-):
+def test_an_explanation_quotes_the_stated_effect_over_a_footnote_defining_it() -> None:
     """ "What is the impact of foreign exchange rates on Initech's financial performance?": the
     sentence that states the effect's amount answers; the footnote that defines the effect
     (repeating "foreign exchange rates" twice) only talks of it."""
