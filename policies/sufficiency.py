@@ -50,8 +50,9 @@ def check_findings(
     A quoted table row that is a part of a kept total (``text.row_sums``: "Research and
     development" of "Operating expenses") is kept with it, though it names none of the
     question's words. Boilerplate (a certification, a signature, a defined term;
-    ``text.boilerplate``) is dropped whoever drafted it. A quote is read with the ``titles`` of the sources it cites (by URL): a
-    filing's table row never repeats the company or quarter its title names.
+    ``text.boilerplate``) is dropped whoever drafted it. A quote is read with the ``titles`` of
+    the sources it cites (by URL): a filing's table row never repeats the company or quarter
+    its title names.
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
@@ -75,7 +76,8 @@ def check_findings(
     passed = {f.text.strip() for f, score in zip(findings, scores, strict=True) if score >= bar}
     # a part of a kept total is about what the total is ("Research and development" of
     # "Operating expenses"), though it names none of the question's words
-    parts = totals_of_parts(source_texts)
+    failed = any(f.text.strip() not in passed for f in findings)
+    parts = totals_of_parts(source_texts) if failed else {}  # the pages' tables, if needed
     kept = tuple(
         f for f in findings if (text := f.text.strip()) in passed or parts.get(text, set()) & passed
     )

@@ -11,11 +11,13 @@ to its own are its parts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from itertools import combinations
+from typing import TypeVar
 
 from deepresearch.text.tables import TableRow, parse_row
 
+K = TypeVar("K", bound=Hashable)
 MAX_CANDIDATES = 10  # rows ``summing`` tries (every subset of them: 1,013 sums at most)
 DASHES = frozenset({"—", "–", "-"})  # a dash in a figure column is a zero
 
@@ -47,7 +49,7 @@ class Figures:
         for name, text in dict(cells).items():
             if not text:
                 continue
-            number = 0.0 if text.strip() in DASHES else amount(text)
+            number = _cell(text)
             run = self.runs.setdefault(name, [])
             if number is None:
                 run.clear()
@@ -113,6 +115,19 @@ def parts(rows: Sequence[TableRow]) -> dict[int, tuple[int, ...]]:
     return out
 
 
+def parts_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tuple[K, ...]]:
+    """``parts`` over rows of many tables, each given as (its table, its id, the row) in
+    printed order: per total's id, its parts' ids."""
+    tables: dict[Hashable, list[tuple[K, TableRow]]] = {}
+    for table, key, row in rows:
+        tables.setdefault(table, []).append((key, row))
+    out: dict[K, tuple[K, ...]] = {}
+    for members in tables.values():
+        for total, part in parts([row for _, row in members]).items():
+            out[members[total][0]] = tuple(members[k][0] for k in part)
+    return out
+
+
 def summing(
     total: TableRow, rows: Sequence[TableRow], most: int = MAX_CANDIDATES
 ) -> tuple[int, ...]:
@@ -149,18 +164,26 @@ def totals_of_parts(texts: Iterable[str]) -> dict[str, frozenset[str]]:
     """Per table row line of ``texts`` (self-describing rows, ``text.tables``) that is a part of
     a total, the lines of its totals: a row the question's words never name is read for the
     total it makes up."""
+    lines = [(n, line.strip()) for n, text in enumerate(texts) for line in text.split("\n")]
+    rows = (
+        ((n, row.title), k, row)
+        for k, (n, line) in enumerate(lines)
+        if " = " in line and (row := parse_row(line)) is not None
+    )
     out: dict[str, set[str]] = {}
-    for text in texts:
-        tables: dict[str, list[tuple[str, TableRow]]] = {}
-        for line in text.split("\n"):
-            row = parse_row(line) if " = " in line else None
-            if row is not None:
-                tables.setdefault(row.title, []).append((line.strip(), row))
-        for rows in tables.values():
-            for total, part in parts([row for _, row in rows]).items():
-                for k in part:
-                    out.setdefault(rows[k][0], set()).add(rows[total][0])
+    for total, part in parts_by_table(rows).items():
+        for k in part:
+            out.setdefault(lines[k][1], set()).add(lines[total][1])
     return {line: frozenset(totals) for line, totals in out.items()}
 
 
-__all__ = ["DASHES", "Figures", "amount", "parts", "sum_span", "summing", "totals_of_parts"]
+__all__ = [
+    "DASHES",
+    "Figures",
+    "amount",
+    "parts",
+    "parts_by_table",
+    "sum_span",
+    "summing",
+    "totals_of_parts",
+]

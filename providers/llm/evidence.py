@@ -25,9 +25,9 @@ from deepresearch.text.question import (
     metric_terms,
     periods_of,
 )
-from deepresearch.text.row_sums import parts
+from deepresearch.text.row_sums import parts_by_table
 from deepresearch.text.sentences import Scorer, Unit, build_units
-from deepresearch.text.tables import TableRow, parse_row
+from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
 PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
@@ -66,16 +66,11 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
 def total_parts(units: list[Unit]) -> dict[int, tuple[int, ...]]:
     """Per unit that is a table row adding up the rows directly above it in its table
     (``text.row_sums``), those rows' unit indexes."""
-    tables: dict[tuple[int, str], list[tuple[int, TableRow]]] = {}
-    for i, u in enumerate(units):
-        row = parse_row(u.text) if u.table else None
-        if row is not None:
-            tables.setdefault((u.source, row.title), []).append((i, row))
-    out: dict[int, tuple[int, ...]] = {}
-    for rows in tables.values():
-        for total, part in parts([row for _, row in rows]).items():
-            out[rows[total][0]] = tuple(rows[k][0] for k in part)
-    return out
+    return parts_by_table(
+        ((u.source, row.title), i, row)
+        for i, u in enumerate(units)
+        if u.table and (row := parse_row(u.text)) is not None
+    )
 
 
 def parts_named(question: str, units: list[Unit], labels: LabelIndex) -> dict[int, int]:
