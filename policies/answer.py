@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from deepresearch.policies.answer_rows import (
     BLANK,
+    MAX_CELLS,
     Row,
     asks_rate,
     cite,
@@ -49,6 +50,7 @@ from deepresearch.text.question import (
     metric_terms,
     metric_words_of,
 )
+from deepresearch.text.row_sums import ratio_of
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
@@ -240,15 +242,44 @@ def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:
     return [rows[i] for i in index.passage_scores(question)]
 
 
+def rate_table(rate: Row, rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+    """The rate's row and the two rows of its table it is the ratio of (``row_sums.ratio_of``),
+    in its columns: "Effective tax rate 696.2 %" tells a reader little without "Provision for
+    (benefit from) taxes (362)" over "Income (loss) before taxes (52)". None when no two rows of
+    its table make it."""
+    table = [
+        r
+        for r in rows
+        if r.sources == rate.sources
+        and r.row.title == rate.row.title
+        and r.row.label != rate.row.label
+    ]
+    pair = ratio_of(rate.row, [r.row for r in table])
+    if pair is None:
+        return None
+    used = [rate, table[pair[0]], table[pair[1]]]
+    headers = [h for h, v in rate.row.cells if v not in BLANK][:MAX_CELLS]
+    title = f"{subject(q)}{rate.row.title}{unit_text(rate.row)}"
+    lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
+    for r in used:
+        cells = dict(r.row.cells)
+        values = " | ".join(cells.get(h, "—") for h in headers)
+        lines.append(f"| {r.row.label} | {values} {cite(r.sources)}")
+    return "\n\n".join(lines), used
+
+
 def _figure_lines(
-    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None
+    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None, every: Sequence[Row] = ()
 ) -> tuple[str, list[Row]] | None:
     """The figure line; when its figure is a percent the question did not ask for ("gross
-    margin": NVIDIA's summary states 74.0 %, its statement 13,400), the amount's line too."""
+    margin": NVIDIA's summary states 74.0 %, its statement 13,400), the amount's line too; when
+    it asked for the rate, the rate with the amounts of ``every`` row it is the ratio of."""
     found = figure_line(rows, q, subject(q), titles)
     if found is None:
         return None
-    if unit_kind(found[1].row) != "percent" or asks_rate(q):
+    if unit_kind(found[1].row) == "percent" and asks_rate(q):
+        return rate_table(found[1], every, q) or (found[0], [found[1]])
+    if unit_kind(found[1].row) != "percent":
         return found[0], [found[1]]
     amounts = [r for r in rows if unit_kind(r.row) != "percent"]
     other = figure_line(amounts, q, subject(q), titles)
@@ -271,6 +302,7 @@ def compose(
         rows = named_rows(question, rows)
     if q.level:  # "inventory levels": the balance sheet's row, not the cash flows' change
         rows = [r for r in rows if not is_flow(r.row)] or rows
+    every = rows  # a rate's table holds the amounts it is the ratio of
     if asks_rate(q):  # "effective tax rate": not "Income before income taxes"
         rows = [r for r in rows if states_rate(r.row, q)]
     if not rows:
@@ -287,7 +319,7 @@ def compose(
     if result is None and len(q.metrics) >= 2:
         result = metric_lines(rows, q, titles)
     if result is None:
-        result = _figure_lines(rows, q, titles)
+        result = _figure_lines(rows, q, titles, every)
     if result is None:
         return None
     text, used = result
@@ -300,6 +332,7 @@ __all__ = [
     "compose",
     "figure_line",
     "named_rows",
+    "rate_table",
     "share_lines",
     "trend_table",
 ]

@@ -160,6 +160,36 @@ def _cell(text: str) -> float | None:
     return 0.0 if text.strip() in DASHES else amount(text)
 
 
+def _percent(text: str) -> tuple[float, int] | None:
+    """A percent cell's value and decimals ("696.2 %" -> (696.2, 1), "(1.3)%" -> (-1.3, 1))."""
+    digits = text.replace("%", "").strip()
+    value = amount(digits)
+    if value is None or not text.strip().endswith("%"):
+        return None
+    fraction = digits.strip("()").partition(".")[2]
+    return value, len(fraction)
+
+
+def ratio_of(rate: TableRow, rows: Sequence[TableRow]) -> tuple[int, int] | None:
+    """The two of ``rows`` (numerator, denominator) whose amounts make ``rate``'s percents in
+    every column where all three state one, to the percent's printed decimals: "Effective tax
+    rate 696.2 %" is "Provision for taxes (362)" over "Income before taxes (52)". At least two
+    such columns, as for ``summing``: one column's ratio may be chance. None when no pair does."""
+    want = {h: p for h, c in rate.cells if (p := _percent(c)) is not None}
+    if len(want) < 2:
+        return None
+    table = [{h: v for h, c in r.cells if h in want and (v := _cell(c)) is not None} for r in rows]
+    for top, bottom in ((a, b) for a in range(len(rows)) for b in range(len(rows)) if a != b):
+        shared = [h for h in want if h in table[top] and h in table[bottom]]
+        if len(shared) >= 2 and all(
+            table[bottom][h]
+            and abs(100 * table[top][h] / table[bottom][h] - want[h][0]) <= 0.5 * 10 ** -want[h][1]
+            for h in shared
+        ):
+            return top, bottom
+    return None
+
+
 def totals_of_parts(texts: Iterable[str]) -> dict[str, frozenset[str]]:
     """Per table row line of ``texts`` (self-describing rows, ``text.tables``) that is a part of
     a total, the lines of its totals: a row the question's words never name is read for the
@@ -183,6 +213,7 @@ __all__ = [
     "amount",
     "parts",
     "parts_by_table",
+    "ratio_of",
     "sum_span",
     "summing",
     "totals_of_parts",
