@@ -51,7 +51,9 @@ class DocumentTables:
 
     def page_text(self, textpage: Any) -> str:
         """The page's text (lines joined by ``\\n``) with table rows formatted."""
-        raw_text: str = textpage.get_text_range()
+        # PDFium reads a hyphen some fonts draw as U+FFFE, a noncharacter ("stock\ufffebased"):
+        # it is a hyphen, in the same place (char boxes are found by index)
+        raw_text: str = textpage.get_text_range().replace("\ufffe", "-")
         lines, starts = _split_lines(raw_text)
         running = self._running(lines)
         candidates = [

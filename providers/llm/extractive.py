@@ -34,6 +34,7 @@ from deepresearch.llm_messages import (
     WriteTask,
 )
 from deepresearch.policies.answer import compose
+from deepresearch.policies.answer_rows import cite
 from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.answer_quotes import quotable
@@ -255,7 +256,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
     fit = quotable([(k in ranked, flat[k][1]) for k in [*ranked, *rest]], q)
     best = [t for t, (_, lead) in fit.items() if lead][: max(3, len(leads))]
     picked = {t: fit[t][0] for t in best}
-    answer = " ".join(_sentence(t) for t in picked) if picked else NO_ANSWER
+    answer = _quotes(picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
     composed = compose(
         task.query,
@@ -278,6 +279,15 @@ def answer_write(task: WriteTask) -> WriteDraft:
         answer = "\n\n".join([composed[0], *(_sentence(t) for t, _ in prose)])
         cited = tuple(dict.fromkeys((*composed[1], *(n for _, nums in prose for n in nums))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
+
+
+def _quotes(picked: dict[str, tuple[int, ...]]) -> str:
+    """The quoted findings as the Answer: sentences run on as one paragraph, but table rows
+    each on their own with its source ("... Total Number of Shares Purchased = 102,673 [1]"):
+    rows run together read as one unbroken list of figures of no one filing."""
+    if not any(parse_row(t) for t in picked):
+        return " ".join(_sentence(t) for t in picked)
+    return "\n\n".join(f"{_sentence(t)[:-1]} {cite(nums)}." for t, nums in picked.items())
 
 
 def _per_document_figures(

@@ -378,3 +378,32 @@ def test_each_metric_a_question_names_gets_its_figure_line() -> None:
     )
     assert composed is not None, composed
     assert "44,119" in composed[0] and "(490)" in composed[0] and composed[1] == (1, 2)
+
+
+def test_quoted_table_rows_each_stand_on_their_own_with_their_source() -> None:
+    """Rows a composed line cannot use (their columns are no periods) are quoted one by one, each
+    with its source: run together they read as one list of figures of no one filing."""
+
+    def row(quarter: str, shares: str, left: str) -> str:
+        return format_row(
+            TableRow(
+                f"Share repurchase activity during the three months ended {quarter} was as follows",
+                "in millions, except number of shares, which are reflected in thousands",
+                "Total",
+                (("Total Number of Shares Purchased", shares), ("Dollar Value Left", left)),
+            )
+        )
+
+    first, second = (
+        row("July 1, 2023", "102,673", "94,569"),
+        row("April 1, 2023", "129,312", "22,570"),
+    )
+    task = _task(
+        "Has Initech engaged in any significant share repurchase activities in the quarters?",
+        [(first, "doc:q3.pdf#page=24"), (second, "doc:q2.pdf#page=23")],
+    )
+    answer = answer_write(task).answer
+    paragraphs = answer.split("\n\n")
+    assert len(paragraphs) == 2, answer
+    assert all(p.endswith(("[1].", "[2].")) for p in paragraphs), paragraphs
+    assert {p[-4:] for p in paragraphs} == {"[1].", "[2]."}

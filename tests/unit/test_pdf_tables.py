@@ -275,3 +275,17 @@ def test_a_total_of_rows_before_its_section_closes_the_section(tmp_path: Path) -
     rows = rows_of(extract_path(write_positioned_pdf(tmp_path / "cash.pdf", [page])).pages[0])
     assert "Changes in operating assets and liabilities - Inventories" in rows, list(rows)
     assert "Net cash provided by operating activities" in rows, list(rows)
+
+
+class _HyphenPage:
+    """A text page as PDFium reads some filings' fonts: their hyphen comes back as U+FFFE."""
+
+    def get_text_range(self) -> str:
+        return "Our stock\ufffebased compensation grew.\r\nThe write\ufffedowns were small."
+
+
+def test_a_hyphen_read_as_a_noncharacter_is_a_hyphen() -> None:
+    from deepresearch.text.pdf_tables import page_text
+
+    text = page_text(_HyphenPage())
+    assert text == "Our stock-based compensation grew.\nThe write-downs were small.", text
