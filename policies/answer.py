@@ -47,6 +47,7 @@ from deepresearch.text.question import (
     SHARE_WORDS,
     Question,
     analyze,
+    dimension_terms,
     metric_terms,
     metric_words_of,
 )
@@ -91,7 +92,7 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
     question's metric words, then the most rows): each row's cell of the asked or current period
     and the one beside it (the prior period a reader compares with)."""
     tables = _tables(rows)
-    named = named_table(tables, metric_terms(q), lambda k: len(tables[k]))
+    named = named_table(tables, metric_terms(q), lambda k: len(tables[k]), dimension_terms(q))
     if named is None:
         return None
     parts = tables[named]

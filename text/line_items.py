@@ -18,6 +18,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -199,13 +200,18 @@ def named_table(
     tables: dict[tuple[K, str], list[T]],
     wanted: set[str],
     tiebreak: Callable[[tuple[K, str]], float],
+    first: AbstractSet[str] = frozenset(),
 ) -> tuple[K, str] | None:
     """Of ``tables`` keyed by (source, title), the one of ``MIN_TABLE_ROWS`` or more rows whose
     title names most of ``wanted`` (then the best ``tiebreak``); None when no title names any:
     "revenue by segment" is a table whose title names revenue and whose rows name the parts."""
     fits = {k: table_fit(k[1], wanted) for k, rows in tables.items() if len(rows) >= MIN_TABLE_ROWS}
     named = [k for k, fit in fits.items() if fit > 0]
-    return max(named, key=lambda k: (fits[k], tiebreak(k))) if named else None
+    return (
+        max(named, key=lambda k: (table_fit(k[1], set(first)), fits[k], tiebreak(k)))
+        if named
+        else None
+    )
 
 
 __all__ = [

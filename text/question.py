@@ -306,6 +306,21 @@ def metric_terms(q: Question) -> set[str]:
     return {t for word in q.metric_words for t in terms(word)}
 
 
+# what a breakdown divides its figure by ("business segments", "product lines", "regions")
+_DIMENSION = re.compile(
+    r"\b(?:segments?|product lines?|regions?|geograph\w*|categor(?:y|ies)|offerings?)\b", re.I
+)
+
+
+def dimension_terms(q: Question) -> set[str]:
+    """The stemmed words of what a breakdown divides its figure by: a table titled by them
+    ("Information on reportable segments") is the breakdown asked for, before one titled by the
+    figure's other words ("Information about operating expenses")."""
+    if not q.breakdown:
+        return set()
+    return {t for m in _DIMENSION.finditer(q.text) for t in terms(m.group())}
+
+
 def asked_terms(q: Question) -> set[str]:
     """``metric_terms`` and the names after the subject's: the first name is the subject (a
     filing calls it "the Company"); later names are what is measured of it ("Apple's Services
@@ -369,6 +384,7 @@ __all__ = [
     "Shape",
     "analyze",
     "asks_level",
+    "dimension_terms",
     "entities_of",
     "metric_terms",
     "metric_words_of",

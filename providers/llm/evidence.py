@@ -22,6 +22,7 @@ from deepresearch.text.question import (
     analyze,
     asked_terms,
     asks_level,
+    dimension_terms,
     metric_terms,
     periods_of,
 )
@@ -116,13 +117,21 @@ def heading_scores(question: str, units: list[Unit], periods: list[str]) -> list
     return Scorer(heads).score(question, periods) if heads else []
 
 
+def one_period_breakdown(q: Question) -> bool:
+    """Whether the question asks for the parts of a figure in one period ("revenue distribution
+    across its segments", also compared with their costs): over time, each filing's row of the
+    figure is what a trend or comparison reads, not one filing's whole table."""
+    return q.breakdown and not (q.shape in PER_DOCUMENT_SHAPES and q.over_time)
+
+
 def evidence_budget(q: Question, max_findings: int, documents: int) -> int:
     """Findings a question of this shape may hand on: a trend or a comparison may add one row
     per document read (one value per filing or entity) to the usual budget, at most doubling it;
     a breakdown, the rest of its table (doubling it too)."""
+    budget = max_findings
     if q.shape in PER_DOCUMENT_SHAPES:
-        return max_findings + min(documents, max_findings)
-    return 2 * max_findings if q.breakdown else max_findings
+        budget += min(documents, max_findings)
+    return max(budget, 2 * max_findings) if one_period_breakdown(q) else budget
 
 
 def breakdown_rows(
@@ -139,7 +148,9 @@ def breakdown_rows(
         row = parse_row(u.text) if u.table and has_figure(u.text) else None
         if row is not None:
             tables.setdefault((u.source, row.title), []).append(i)
-    named = named_table(tables, metric_terms(q), lambda k: max(scores[i] for i in tables[k]))
+    named = named_table(
+        tables, metric_terms(q), lambda k: max(scores[i] for i in tables[k]), dimension_terms(q)
+    )
     if named is not None:
         rows = tables[named]
     else:
@@ -298,6 +309,7 @@ __all__ = [
     "PER_DOCUMENT_SHAPES",
     "breakdown_rows",
     "evidence_budget",
+    "one_period_breakdown",
     "evidence_units",
     "heading_scores",
     "in_context",

@@ -48,6 +48,7 @@ from deepresearch.providers.llm.evidence import (
     in_context,
     latest_weights,
     line_item_boost,
+    one_period_breakdown,
     parts_rows,
     per_document_rows,
     per_metric_rows,
@@ -137,7 +138,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     chosen = per_metric_rows(q, units, scores, chosen, budget, labels)
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
         chosen = per_document_rows(units, scores, chosen, documents, budget)
-    elif q.breakdown:  # the parts of a figure: the rest of its table
+    if one_period_breakdown(q):  # the parts of a figure: the rest of its table
         chosen = breakdown_rows(q, units, scores, chosen, budget)
     chosen = parts_rows(task.question, units, chosen, labels, task.max_findings)
     if not chosen:

@@ -124,3 +124,55 @@ def test_rows_the_question_names_beat_a_table_of_other_parts_whose_title_it_name
     answer, failed = _verified_answer(query, found)
     assert failed == []
     assert "2,856" in answer and "416" in answer and "3,475" not in answer, answer
+
+
+SEGMENTS = "Information on reportable segments and reconciliation to consolidated net income"
+EXPENSES = "Information about operating expenses"
+SEGMENT_QUESTION = (
+    "In Contoso's latest 10-Q, how does the revenue distribution across its business segments "
+    "like retail, Cloud, and others compare to the costs incurred in these segments?"
+)
+
+
+def _cells(value: str) -> tuple[tuple[str, str], ...]:
+    return (("Three Months Ended September 30, 2023", value), ("Nine Months Ended", value))
+
+
+def _segment_rows() -> list[str]:
+    rows = [
+        (segment, item, f"{n}{k},{n}00")
+        for n, segment in enumerate(("North America", "International", "Cloud"), start=1)
+        for k, item in enumerate(("Net sales", "Operating expenses"))
+    ]
+    return [
+        format_row(TableRow(SEGMENTS, "in millions", f"{s} - {i}", _cells(v))) for s, i, v in rows
+    ]
+
+
+def _expense_rows() -> list[str]:
+    items = ("Cost of sales", "Fulfillment", "Sales and marketing", "Total operating expenses")
+    return [
+        format_row(TableRow(EXPENSES, "in millions", item, _cells(f"{9 - k}1,000")))
+        for k, item in enumerate(items)
+    ]
+
+
+def test_a_breakdown_is_divided_by_what_the_question_divides_it_by() -> None:
+    """ "Across its business segments ... compared to the costs": the segments table, though a
+    table of costs shares as many of the question's words and its rows score higher; the
+    segments other than the one named ("North America") are handed on and answered."""
+    q = analyze(SEGMENT_QUESTION)
+    assert q.breakdown and q.shape == "comparison"
+    text = "\n".join([*_expense_rows(), "Segment information follows.", *_segment_rows()])
+    sources = (SourceText(n=1, url="doc:q3.pdf#page=19", title="q3.pdf", location="p", text=text),)
+    draft = answer_findings(
+        FindingsTask(question=SEGMENT_QUESTION, sources=sources, max_findings=4)
+    )
+    texts = "\n".join(f.text for f in draft.findings)
+    assert "North America - Net sales" in texts and "International - Operating expenses" in texts
+    found = [(row, "doc:q3.pdf#page=19") for row in [*_expense_rows(), *_segment_rows()]]
+    answer, failed = _verified_answer(SEGMENT_QUESTION, found)
+    assert failed == []
+    table = answer.split("\n\n")[0].splitlines()
+    assert table[0].startswith(f"| Contoso: {SEGMENTS}"), table
+    assert any(line.startswith("| North America - Net sales | 10,100") for line in table), table
