@@ -76,13 +76,21 @@ def total_parts(units: list[Unit]) -> dict[int, tuple[int, ...]]:
 
 def parts_named(question: str, units: list[Unit], labels: LabelIndex) -> dict[int, int]:
     """The parts (``total_parts``) of each total whose label the question names (``labels`` is
-    ``row_labels(units)``), best named first: part unit -> its total's unit."""
+    ``row_labels(units)``), best named first: part unit -> its total's unit. A named total that
+    is itself a part brings the total it makes up and that total's other parts: "Long-term debt"
+    is "Total debt" less its "Current portion", which names neither word."""
     named = labels.passage_scores(question)
     sums = total_parts(units)
     out: dict[int, int] = {}
     for total in sorted(set(named) & sums.keys(), key=lambda i: (-named[i][0], units[i].order)):
         for i in sums[total]:
             out.setdefault(i, total)
+    # a named total that is itself a part: the total it makes up, with its other parts
+    for parent, members in sums.items():
+        for child in (m for m in members if m in named and m in sums):
+            for i in (parent, *members):
+                if i != child:
+                    out.setdefault(i, child)
     return out
 
 
@@ -91,9 +99,17 @@ def parts_rows(
 ) -> list[int]:
     """``chosen`` plus the parts of each chosen total the question names (``parts_named``), up
     to ``limit`` more: what a total is made of is what moved it."""
-    picked = set(chosen)
-    extra = [i for i, t in parts_named(question, units, labels).items() if t in picked]
-    return [*chosen, *[i for i in extra if i not in picked][:limit]]
+    picked, extra = set(chosen), []
+    named = parts_named(question, units, labels)
+    while len(extra) < limit:  # a part added may be a total whose parts come next
+        more = [i for i, t in named.items() if t in picked and i not in picked][
+            : limit - len(extra)
+        ]
+        if not more:
+            break
+        picked.update(more)
+        extra += more
+    return [*chosen, *extra]
 
 
 def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
@@ -309,12 +325,12 @@ __all__ = [
     "PER_DOCUMENT_SHAPES",
     "breakdown_rows",
     "evidence_budget",
-    "one_period_breakdown",
     "evidence_units",
     "heading_scores",
     "in_context",
     "latest_weights",
     "line_item_boost",
+    "one_period_breakdown",
     "parts_named",
     "parts_rows",
     "per_document_rows",

@@ -103,3 +103,28 @@ def test_the_relevance_check_keeps_a_part_of_a_kept_total() -> None:
     alone = check_findings(QUESTION, [part], [text], cfg, True, {"u": "q3.pdf"})
     assert alone.kept == ()  # its total is not kept: nothing says it is on the topic
     assert totals_of_parts([text])[lines[3]] == {lines[6]}
+
+
+DEBT = [  # "Total debt" is a part of "Long-term debt", with the current portion taken off
+    ("2015 issuance of $23.8 billion", "9,805", "10,805"),
+    ("2016 issuance of $19.8 billion", "9,430", "9,430"),
+    ("Total face value", "53,812", "55,511"),
+    ("Unamortized discount and issuance costs", "(455)", "(471)"),
+    ("Premium on debt exchange", "(5,138)", "(5,191)"),
+    ("Total debt", "48,219", "49,849"),
+    ("Current portion of long-term debt", "(3,997)", "(2,749)"),
+    ("Long-term debt", "44,222", "47,100"),
+]
+
+
+def test_a_named_total_brings_the_total_it_is_a_part_of_and_that_totals_other_parts() -> None:
+    """ "Total debt" is what the question names; the filing's "Long-term debt" is that total
+    less its current portion (3,997), a row that names neither word of "total debt"."""
+    page = "\n".join(_page("The components of debt were as follows", DEBT))
+    source = SourceText(n=1, url="doc:q1.pdf#page=20", title="q1.pdf", location="p. 20", text=page)
+    question = "What changes in Initech's total debt were reported in the Q1 2023 10-Q?"
+    task = FindingsTask(question=question, sources=(source,), max_findings=6)
+    texts = [f.text for f in answer_findings(task).findings]
+    assert any(": Total debt: " in t for t in texts), texts
+    assert any(": Current portion of long-term debt: " in t for t in texts), texts
+    assert any(": Long-term debt: " in t for t in texts), texts
