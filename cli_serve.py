@@ -48,7 +48,13 @@ async def serve(
 
     from deepresearch import crew
     from deepresearch.service.app import ACCESS_LOGGER, create_app
-    from deepresearch.service.connections import ConnectionGate, quiet_repeats, unquiet
+    from deepresearch.service.connections import (
+        ConnectionGate,
+        calm_accept_errors,
+        quiet_repeats,
+        restore_handler,
+        unquiet,
+    )
 
     connection = await asyncio.to_thread(runtime.connect, settings.ray)
     await asyncio.to_thread(crew.warm, settings)  # before listening: no request waits for it
@@ -66,6 +72,7 @@ async def serve(
     )
     await runner.setup()
     repeats = quiet_repeats()
+    handler = calm_accept_errors(loop)
     server: asyncio.Server | None = None
     try:
         assert runner.server is not None
@@ -80,6 +87,7 @@ async def serve(
             server.close()
         await runner.cleanup()  # stops running runs first: checkpoints kept, status interrupted
         unquiet(repeats)
+        restore_handler(loop, handler)
         runtime.disconnect(connection)
 
 

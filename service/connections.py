@@ -11,10 +11,12 @@ keep-alive connections close after the same time, and repeated identical log rec
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
@@ -133,6 +135,36 @@ def quiet_repeats(window_s: float = 60.0) -> RepeatFilter:
     for name in NOISY_LOGGERS:
         logging.getLogger(name).addFilter(repeat)
     return repeat
+
+
+_SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+Handler = Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object]
+
+
+def calm_accept_errors(loop: asyncio.AbstractEventLoop) -> Handler | None:
+    """Make the loop report running out of descriptors at ``accept()`` as one warning line, not
+    a traceback: a flood can open sockets faster than the gate closes the excess, asyncio stops
+    accepting for a second and resumes, and nothing failed that a reader must debug. Every other
+    error goes where it went before. Returns the handler it replaced (``restore_handler``)."""
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in _SHORT_OF and "accept" in context["message"]:
+            logging.getLogger("asyncio").warning(
+                "%s: %s; accepting again shortly", context["message"], exc.strerror
+            )
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    return previous
+
+
+def restore_handler(loop: asyncio.AbstractEventLoop, previous: Handler | None) -> None:
+    loop.set_exception_handler(previous)
 
 
 def unquiet(repeat: RepeatFilter) -> None:

@@ -99,7 +99,8 @@ def parts_rows(
 ) -> list[int]:
     """``chosen`` plus the parts of each chosen total the question names (``parts_named``), up
     to ``limit`` more: what a total is made of is what moved it."""
-    picked, extra = set(chosen), []
+    picked = set(chosen)
+    extra: list[int] = []
     named = parts_named(question, units, labels)
     while len(extra) < limit:  # a part added may be a total whose parts come next
         more = [i for i, t in named.items() if t in picked and i not in picked][

@@ -5,6 +5,7 @@ closed), a deadline for a request's headers, and repeated log records rate-limit
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -15,7 +16,14 @@ from aiohttp import web
 
 from deepresearch.config.settings import Settings, load_settings
 from deepresearch.service.app import create_app
-from deepresearch.service.connections import ConnectionGate, RepeatFilter, quiet_repeats, unquiet
+from deepresearch.service.connections import (
+    ConnectionGate,
+    RepeatFilter,
+    calm_accept_errors,
+    quiet_repeats,
+    restore_handler,
+    unquiet,
+)
 
 
 @pytest.fixture()
@@ -193,3 +201,31 @@ async def test_a_flood_of_connections_under_a_low_descriptor_limit(tmp_path: Pat
         _, err = await asyncio.wait_for(proc.communicate(), 60)
     log = err.decode()
     assert "Traceback" not in log and log.count("\n") < 40, log[-2000:]
+
+
+def test_running_out_of_descriptors_at_accept_is_one_warning_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """asyncio reports ``accept()`` failing with EMFILE through the loop's exception handler,
+    which logs a traceback; under a flood that is expected (asyncio resumes accepting a second
+    later), so the service logs it as one warning. Other errors still reach the old handler."""
+    loop = asyncio.new_event_loop()
+    seen: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _loop, context: seen.append(context))
+    try:
+        previous = calm_accept_errors(loop)
+        emfile = OSError(errno.EMFILE, "Too many open files")
+        with caplog.at_level(logging.WARNING, logger="asyncio"):
+            loop.call_exception_handler(
+                {"message": "socket.accept() out of system resource", "exception": emfile}
+            )
+        record = next(r for r in caplog.records if r.name == "asyncio")
+        assert record.exc_info is None and "Too many open files" in record.getMessage()
+        assert seen == []
+        other = {"message": "Task exception was never retrieved", "exception": ValueError("x")}
+        loop.call_exception_handler(other)
+        assert seen == [other]
+        restore_handler(loop, previous)
+        assert loop.get_exception_handler() is previous
+    finally:
+        loop.close()
