@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.policies.filing_periods import quarter_readings
-from deepresearch.text.line_items import STRUCTURE, label_core
+from deepresearch.text.line_items import STRUCTURE, conjuncts, label_core
 from deepresearch.text.question import Question, asked_terms, metric_terms, periods_of
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
@@ -52,12 +52,17 @@ def match(row: TableRow, wanted: set[str]) -> float:
     """How well a row names the wanted metric: label terms count double, extra label words cost;
     0 unless the label's core (``label_core``) names it: "Cash flows from operating activities -
     Net income" is no operating cash flow."""
-    label = set(terms(row.label))
     title = set(terms(row.title))
     if not wanted or not (set(terms(label_core(row.label))) & wanted):
         return 0.0
-    extra = label - wanted - STRUCTURE  # "Total inventories" names inventories
-    return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
+
+    def named(label: set[str]) -> float:
+        extra = label - wanted - STRUCTURE  # "Total inventories" names inventories
+        return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
+
+    # or one of the things it joins: "Server products and cloud services" names cloud services
+    parts = [p for p in map(set, map(terms, conjuncts(row.label))) if len(p - STRUCTURE) >= 2]
+    return max(named(p) for p in [set(terms(row.label)), *parts])
 
 
 _RATE_WORDS = frozenset(terms("rate rates percentage percent"))

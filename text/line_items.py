@@ -10,6 +10,7 @@ A label matches by how much of it the query covers, each word weighted by its ra
 labels, less its structure words ("total" and "net" say where a row sits, not what it is), with
 the question's plain English equivalents of line items (``question_words.SYNONYMS``: "net
 sales" ~ "revenue"); words that frame a question ("reported", "changes", "levels") name none.
+A label joining two line items ("Server products and cloud services") is also matched by each.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ from typing import TypeVar
 import numpy as np
 
 from deepresearch.text.boilerplate import shape_of
-from deepresearch.text.question_words import FRAME, SYNONYM_TERMS, expand_abbreviations
+from deepresearch.text.question_words import (
+    COMPOUNDS,
+    FRAME,
+    SYNONYM_TERMS,
+    expand_abbreviations,
+)
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
@@ -74,6 +80,20 @@ def label_core(label: str) -> str:
     return leaf if set(terms(leaf)) - STRUCTURE else label
 
 
+_CONJUNCTION = re.compile(r"\s+and\s+", re.IGNORECASE)
+
+
+def conjuncts(label: str) -> list[str]:
+    """The line items a label joins with "and" ("Server products and cloud services": "Server
+    products", "cloud services"), none when it names one thing ("Research and development"); a
+    comma may only qualify ("Other comprehensive loss, net of tax")."""
+    leaf = label_core(label)
+    if any(c in leaf.lower() for c in COMPOUNDS):
+        return []
+    parts = [p for p in _CONJUNCTION.split(leaf) if p.strip()]
+    return parts if len(parts) >= 2 else []
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(t for t in terms(text) if not t.isdigit())
 
@@ -113,6 +133,7 @@ class LabelIndex:
     @classmethod
     def build(cls, passages: Sequence[str]) -> LabelIndex:
         labels: list[tuple[int, int, frozenset[str], frozenset[str]]] = []
+        joined: list[tuple[int, int, frozenset[str], frozenset[str]]] = []
         for i, text in enumerate(passages):
             for k, line in enumerate(text.split("\n")):
                 if " = " not in line:
@@ -129,10 +150,16 @@ class LabelIndex:
                         labels.append((i, k, words, core))
                 if title := _words(row.title) - CAPTION_FRAME:
                     labels.append((i, k, title, title))
+                # and each line item it joins, of two words or more ("cloud services"): the
+                # query covering one names the row, the only figure the filing gives for it
+                for item in conjuncts(row.label):
+                    if len(words := _words(item) - STRUCTURE) >= 2:
+                        joined.append((i, k, words, words))
+        # rarity is of the labels as printed: a joined line item is no label of its own
         df = Counter(t for _, _, words, _ in labels for t in words)
         n = len(labels) or 1
         idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
-        return cls(tuple(labels), idf)
+        return cls(tuple(labels + joined), idf)
 
     def weight(self, label: frozenset[str]) -> float:
         """A label's rarity weight, without its ``STRUCTURE`` words: "Total net sales" is all
@@ -219,6 +246,7 @@ __all__ = [
     "MIN_TABLE_ROWS",
     "LabelIndex",
     "best_pages",
+    "conjuncts",
     "flow_line",
     "is_flow",
     "label_core",

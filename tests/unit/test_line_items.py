@@ -14,9 +14,10 @@ from pathlib import Path
 from test_local_search import inline
 
 from deepresearch.llm_messages import FindingsTask, SourceText
+from deepresearch.policies.answer import compose
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.providers.search.corpus_index import CorpusIndex
-from deepresearch.text.line_items import LabelIndex, query_terms
+from deepresearch.text.line_items import LabelIndex, conjuncts, query_terms
 
 _UNIT = "Statements of income (in millions)"
 
@@ -183,3 +184,45 @@ def test_a_total_row_is_named_by_its_metric_alone_and_a_balance_by_no_level() ->
         "What do the inventory levels reported by Contoso suggest about its changes?"
     ).items()
     assert (passage, line) == (1, 1)  # Inventories, not "Level 2 - Subtotal"
+
+
+OFFERINGS = "Revenue, classified by significant product and service offerings (in millions)"
+
+
+def _offering(label: str, value: str) -> str:
+    return f"{OFFERINGS}: {label}: Three Months Ended September 30, 2023 = {value}"
+
+
+def test_a_label_joining_two_line_items_is_named_by_either() -> None:
+    """ "Server products and cloud services" is the only figure the filing gives for its cloud
+    services: a query naming those two words names the row, though half the label is uncovered.
+    A compound line item ("Research and development") and a qualifier after a comma ("net of
+    tax") join nothing."""
+    assert conjuncts("Server products and cloud services") == ["Server products", "cloud services"]
+    assert conjuncts("Operating expenses - Research and development") == []
+    assert conjuncts("Other comprehensive loss, net of tax") == []
+    rows = [
+        _offering("Server products and cloud services", "22,308"),
+        _offering("Gaming", "5,617"),
+        _row("Revenue - Intelligent Cloud", "24,259"),
+        _row("Other comprehensive loss, net of tax", "(12)"),
+    ]
+    index = LabelIndex.build(["\n".join(rows[:2]), "\n".join(rows[2:])])
+    scores = index.passage_scores("What was the revenue from Contoso's cloud services?")
+    assert scores[0][0] > scores[1][0] and scores[0][1] == 0, scores
+    assert index.passage_scores("What was Contoso's effective tax rate?") == {}
+
+
+def test_the_answer_names_the_row_that_joins_the_asked_line_item() -> None:
+    segment = (
+        "Segment results of operations (in millions, except percentages): Revenue - Intelligent "
+        "Cloud: Three Months Ended September 30, 2023 = 24,259; Three Months Ended September 30, "
+        "2022 = 20,325"
+    )
+    found = [
+        (segment, (1,), 0),
+        (_offering("Server products and cloud services", "22,308"), (2,), 0),
+    ]
+    question = "What was the revenue from Contoso's cloud services, including Azure, in the latest quarter?"
+    composed = compose(question, found)
+    assert composed is not None and "22,308" in composed[0] and "24,259" not in composed[0]
