@@ -299,8 +299,8 @@ def compose(
     ``titles`` are the sources' titles by number (a filing's title names its quarter)."""
     q = analyze(question)
     rows = about_the_subject(rows_of(findings), q, [text for text, _, _ in findings])
-    if q.shape == "explanation":  # the figure of a line item it names, then the reasons
-        rows = named_rows(question, rows)
+    if q.shape == "explanation":  # the figure of the line item it explains, then the reasons
+        rows = named_rows(q.metrics[0] if q.metrics else question, rows)
     if q.level:  # "inventory levels": the balance sheet's row, not the cash flows' change
         rows = [r for r in rows if not is_flow(r.row)] or rows
     every = rows  # a rate's table holds the amounts it is the ratio of

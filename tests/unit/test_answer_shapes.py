@@ -8,6 +8,7 @@ from deepresearch.policies import verify
 from deepresearch.policies.answer import compose
 from deepresearch.providers.llm.extractive import answer_write
 from deepresearch.schemas import Evidence, Finding, Report, ReportSection, Source
+from deepresearch.text.question import analyze
 from deepresearch.text.tables import TableRow, format_row
 
 TITLE = "Condensed consolidated statements of operations"
@@ -384,3 +385,35 @@ def test_one_entitys_two_metrics_compared_get_one_line_each() -> None:
     lines = composed[0].split("\n\n")
     assert len(lines) == 2 and all(line.startswith("Initech: Total ") for line in lines)
     assert "14,316 [1]" in lines[0] and "117,154 [2]" in lines[1]
+
+
+def test_an_explanation_composes_the_figure_of_what_it_explains_not_of_a_later_word() -> None:
+    """ "Legal proceedings or contingent liabilities": the balance sheet's "Total liabilities"
+    shares a word with the second thing asked and is no figure of either; "operating income"
+    explained is its own row."""
+    balance = format_row(
+        TableRow(
+            "Balance sheets", "in millions", "Total liabilities", (("July 30, 2023", "22,054"),)
+        )
+    )
+    litigation = "We are defending a putative securities class action lawsuit filed in 2018."
+    findings = [(balance, (1,), 0), (litigation, (2,), 0)]
+    question = (
+        "What legal proceedings or contingent liabilities were disclosed in Initech's Q2 2023 "
+        "10-Q, and what impact could they have on the company?"
+    )
+    assert analyze(question).shape == "explanation"
+    assert compose(question, findings) is None
+    income = format_row(
+        TableRow(
+            "Income statements",
+            "in millions",
+            "Operating income",
+            (("Three Months Ended March 31, 2023", "22,352"),),
+        )
+    )
+    composed = compose(
+        "For Q2 2023, what was the chief factor affecting Initech's operating income and liabilities?",
+        [(income, (1,), 0), (balance, (2,), 0)],
+    )
+    assert composed is not None and "22,352" in composed[0] and "22,054" not in composed[0]
