@@ -35,10 +35,12 @@ from deepresearch.policies.answer_rows import (
     unit_text,
 )
 from deepresearch.policies.answer_trends import MAX_TREND_ROWS, trend_table
+from deepresearch.text.definitions import defined_as
 from deepresearch.text.line_items import (
     MIN_TABLE_ROWS,
     LabelIndex,
     is_flow,
+    label_core,
     named_table,
     table_fit,
 )
@@ -289,6 +291,22 @@ def _figure_lines(
     return f"{found[0]}\n\n{other[0]}", [found[1], other[1]]
 
 
+# what a spending metric is called whatever is spent on: a definition names what is spent on
+_SPENDING = frozenset(terms("expenditure expenditures expense expenses cost costs spending total"))
+
+
+def _defined(q: Question, rows: Sequence[Row], texts: Sequence[str]) -> Question:
+    """``q`` asking for the row the filing defines as its first metric when no row is named
+    for it (``text.definitions``): "R&D expenditure" is the row whose costs "include payroll
+    and related expenses for employees involved in the research and development", not "Total
+    operating expenses", which shares only a word for spending."""
+    if not q.metrics:
+        return q
+    wanted = set(terms(q.metrics[0])) - _SPENDING
+    label = defined_as(wanted, {label_core(r.row.label) for r in rows}, texts)
+    return _one_metric(q, label) if label else q
+
+
 def compose(
     question: str,
     findings: Sequence[tuple[str, tuple[int, ...], int]],
@@ -308,6 +326,7 @@ def compose(
         rows = [r for r in rows if states_rate(r.row, q)]
     if not rows:
         return None
+    q = _defined(q, rows, [text for text, _, _ in findings])
     table = q.breakdown or (q.shape not in ("trend", "comparison") and names_a_table(rows, q))
     result = breakdown_table(rows, q) if table else None
     if result is None and q.shape == "trend":
