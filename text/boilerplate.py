@@ -105,6 +105,19 @@ def points_elsewhere(sentence: str) -> bool:
     return bool(_POINTER.search(sentence)) and not states_figure(sentence)
 
 
+# a chart's labels read as text: a unit line, or "$B" heading a column of a bar chart
+_CHART_UNIT = re.compile(r"\(in (?:millions|billions|thousands)\b[^)]*\)|\$[BM](?!\w)", re.I)
+_AMOUNT = re.compile(r"\(\d[\d,.]*\)|\$\s?\(?\d|\b\d{1,3}(?:,\d{3})+\b")
+
+
+def chart_text(sentence: str) -> bool:
+    """Whether ``sentence`` is a chart's or a table's text read as prose ("(In Millions) $ 6,018
+    Q3 2023 Gross Margin (467) Lower product margin ..."; "Operations $B Capital Expenditures
+    $B Dividends $B $5.9 $(1.8)"): a unit line or a "$B" column head among amounts, which no
+    sentence of a filing's prose carries; a reader cannot tell which figure is which."""
+    return bool(_CHART_UNIT.search(sentence)) and len(_AMOUNT.findall(sentence)) >= 2
+
+
 def _contents_row(text: str) -> bool:
     """A table row that only points at pages ("Item 2. Management's Discussion: Page = 25"):
     a table of contents, whatever the heading above it says."""
@@ -229,6 +242,7 @@ def document_of(url: str) -> str:
 __all__ = [
     "boilerplate",
     "boilerplate_share",
+    "chart_text",
     "document_of",
     "off_topic",
     "points_elsewhere",

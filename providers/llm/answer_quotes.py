@@ -13,7 +13,7 @@ import re
 
 from deepresearch.llm_messages import DraftFinding
 from deepresearch.policies.answer_rows import asks_rate, states_rate
-from deepresearch.text.boilerplate import points_elsewhere
+from deepresearch.text.boilerplate import chart_text, points_elsewhere
 from deepresearch.text.question import Question
 from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
@@ -81,13 +81,17 @@ def informative(text: str) -> str:
     information, see Item 8 of Part II ..."): a reader is told where to look, not what is
     there; "" when that is all it says."""
     sentences = split_sentences(text) if text else []
-    if not sentences or not (points_elsewhere(sentences[0]) or points_elsewhere(sentences[-1])):
+    if not sentences or not (_aside(sentences[0]) or _aside(sentences[-1])):
         return text
-    while sentences and points_elsewhere(sentences[0]):
+    while sentences and _aside(sentences[0]):
         sentences.pop(0)
-    while sentences and points_elsewhere(sentences[-1]):
+    while sentences and _aside(sentences[-1]):
         sentences.pop()
     return " ".join(sentences)
+
+
+def _aside(sentence: str) -> bool:
+    return points_elsewhere(sentence) or chart_text(sentence)
 
 
 __all__ = ["informative", "quotable", "restates", "whole_sentences"]

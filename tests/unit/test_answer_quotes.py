@@ -7,7 +7,7 @@ from test_answer_shapes import _verified_answer
 
 from deepresearch.llm_messages import DraftFinding
 from deepresearch.providers.llm.answer_quotes import quotable
-from deepresearch.text.boilerplate import points_elsewhere
+from deepresearch.text.boilerplate import chart_text, points_elsewhere
 from deepresearch.text.question import analyze
 
 
@@ -200,3 +200,26 @@ def test_an_explanation_quotes_the_stated_effect_over_a_footnote_defining_it() -
     )
     assert failed == []
     assert answer.split("\n\n")[0].startswith("Changes in foreign exchange rates reduced"), answer
+
+
+def test_a_charts_text_is_never_quoted() -> None:
+    """A chart's labels read as prose ("Operations $B Capital Expenditures $B Dividends $B $5.9
+    $(1.8)") hold figures no reader can place: the Answer quotes the sentence before them, not
+    them; a table's caption with its unit line is prose and stays quotable."""
+    assert chart_text("Cash from (used for) Operations $B Capital Expenditures $B $5.9 $(1.8).")
+    assert chart_text("(In Millions) $ 6,018 Q3 2023 Gross Margin (467) Lower product margin")
+    assert not chart_text("The following table shows our debt as of June 25, 2022 (in millions):")
+    assert not chart_text("Total net sales decreased 5% or $6.8 billion during the quarter.")
+    debt = (
+        "Substantially all of our investments in debt instruments were in investment-grade "
+        "securities. Cash from (used for) Operations $B Capital Expenditures $B Dividends $B "
+        "$5.9 $(1.8)."
+    )
+    chart = "(In Millions) $ 6,018 Q3 2023 Gross Margin (467) Lower product margin (304) Other"
+    answer, failed = _verified_answer(
+        "How did Initech manage its debt instruments?",
+        [(debt, "doc:q1.pdf#page=30"), (chart, "doc:q1.pdf#page=31")],
+    )
+    assert failed == []
+    assert "investment-grade securities" in answer and "$B" not in answer, answer
+    assert "6,018" not in answer, answer
