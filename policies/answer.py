@@ -20,104 +20,39 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from deepresearch.policies.answer_rows import (
-    BLANK,
-    MAX_CELLS,
     Row,
     asks_rate,
-    cite,
     figure_line,
     filing_of,
-    pick_cell,
     rows_of,
     states_rate,
     subject,
     unit_kind,
-    unit_text,
 )
-from deepresearch.policies.answer_trends import MAX_TREND_ROWS, trend_table
+from deepresearch.policies.answer_tables import (
+    breakdown_table,
+    names_a_table,
+    rate_table,
+    whole_table,
+)
+from deepresearch.policies.answer_trends import trend_table
 from deepresearch.text.definitions import defined_as
 from deepresearch.text.line_items import (
-    MIN_TABLE_ROWS,
     LabelIndex,
     is_flow,
     label_core,
-    named_table,
-    table_fit,
 )
 from deepresearch.text.names import common_words, proper_names
 from deepresearch.text.question import (
     SHARE_WORDS,
     Question,
     analyze,
-    dimension_terms,
-    metric_terms,
     metric_words_of,
 )
-from deepresearch.text.row_sums import ratio_of
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
 MAX_METRIC_LINES = 4  # figure lines for the metrics one question names
-
-
-def _tables(rows: Sequence[Row]) -> dict[tuple[tuple[int, ...], str], list[Row]]:
-    """The rows by table (their sources and title), in findings order."""
-    out: dict[tuple[tuple[int, ...], str], list[Row]] = {}
-    for r in rows:
-        out.setdefault((r.sources, r.row.title), []).append(r)
-    return out
-
-
-def names_a_table(rows: Sequence[Row], q: Question) -> bool:
-    """Whether the question names a table rather than a row of it: a title of three or more
-    rows shares as many of its metric words as the best row label ("inventory levels": the
-    "Inventories" table, of which "Total inventories" is one line), and that table holds what
-    the best labels name ("gaming and professional GPU segments" names two rows, not the
-    "Revenue by Reportable Segments" table whose rows are other segments)."""
-    wanted = metric_terms(q)
-    hits = [set(terms(r.row.label)) & wanted for r in rows]
-    best = max((len(h) for h in hits), default=0)
-    if best == 0:
-        return False
-    named = {w for h in hits if len(h) == best for w in h}
-    return any(
-        len(parts) >= MIN_TABLE_ROWS
-        and table_fit(title, wanted) >= best
-        and named <= set(terms(title)).union(*(terms(r.row.label) for r in parts))
-        for (_, title), parts in _tables(rows).items()
-    )
-
-
-def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
-    """``| <entity>: <title> (<unit>) | <column> | <column> |`` with one line per row of the
-    table asked for (three or more rows of one source and title; the title sharing most of the
-    question's metric words, then the most rows): each row's cell of the asked or current period
-    and the one beside it (the prior period a reader compares with)."""
-    tables = _tables(rows)
-    named = named_table(tables, metric_terms(q), lambda k: len(tables[k]), dimension_terms(q))
-    if named is None:
-        return None
-    parts = tables[named]
-    first = pick_cell(parts[0].row, q)
-    if first is None:
-        return None
-    others = [h for h, v in parts[0].row.cells if h != first[0] and v not in BLANK]
-    headers = [first[0], *others[:1]]
-    title = f"{subject(q)}{parts[0].row.title}{unit_text(parts[0].row)}"
-    lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
-    used: list[Row] = []
-    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-    for r in parts:
-        cells = dict(r.row.cells)
-        if cells.get(first[0], "") in BLANK or (r.row.label, r.row.cells) in seen:
-            continue  # a row several sub-questions quoted is one line
-        if len(used) >= MAX_TREND_ROWS:
-            break
-        seen.add((r.row.label, r.row.cells))
-        values = " | ".join(cells.get(h, "—") for h in headers)
-        lines.append(f"| {r.row.label} | {values} {cite(r.sources)}")
-        used.append(r)
-    return ("\n\n".join(lines), used) if len(used) >= MIN_TABLE_ROWS else None
 
 
 def _one_metric(q: Question, metric: str) -> Question:
@@ -245,32 +180,6 @@ def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:
     return [rows[i] for i in index.passage_scores(question)]
 
 
-def rate_table(rate: Row, rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
-    """The rate's row and the two rows of its table it is the ratio of (``row_sums.ratio_of``),
-    in its columns: "Effective tax rate 696.2 %" tells a reader little without "Provision for
-    (benefit from) taxes (362)" over "Income (loss) before taxes (52)". None when no two rows of
-    its table make it."""
-    table = [
-        r
-        for r in rows
-        if r.sources == rate.sources
-        and r.row.title == rate.row.title
-        and r.row.label != rate.row.label
-    ]
-    pair = ratio_of(rate.row, [r.row for r in table])
-    if pair is None:
-        return None
-    used = [rate, table[pair[0]], table[pair[1]]]
-    headers = [h for h, v in rate.row.cells if v not in BLANK][:MAX_CELLS]
-    title = f"{subject(q)}{rate.row.title}{unit_text(rate.row)}"
-    lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
-    for r in used:
-        cells = dict(r.row.cells)
-        values = " | ".join(cells.get(h, "—") for h in headers)
-        lines.append(f"| {r.row.label} | {values} {cite(r.sources)}")
-    return "\n\n".join(lines), used
-
-
 def _figure_lines(
     rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None, every: Sequence[Row] = ()
 ) -> tuple[str, list[Row]] | None:
@@ -333,7 +242,9 @@ def compose(
         result = trend_table(rows, q)
     elif result is None and q.shape == "comparison":
         over_time = trends_per_part(rows, q, titles) if q.over_time else None
-        result = over_time or comparison_lines(rows, q, headings, titles)
+        result = (
+            over_time or whole_table(rows, q, titles) or comparison_lines(rows, q, headings, titles)
+        )
     if result is None and q.whole:
         result = share_lines(rows, q, titles)
     if result is None and len(q.metrics) >= 2:

@@ -1,0 +1,147 @@
+"""The Answer's tables of one filing's table: the breakdown a question names, a rate with the
+two amounts it is the ratio of, a whole with the parts that add up to it. Each line holds only a
+cited row's label and cells under the table's own title and column headers. Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from deepresearch.policies.answer_rows import (
+    BLANK,
+    MAX_CELLS,
+    Row,
+    cite,
+    figure_line,
+    pick_cell,
+    subject,
+    unit_text,
+)
+from deepresearch.policies.answer_trends import MAX_TREND_ROWS
+from deepresearch.text.line_items import MIN_TABLE_ROWS, named_table, table_fit
+from deepresearch.text.question import (
+    Question,
+    dimension_terms,
+    metric_terms,
+    metric_words_of,
+)
+from deepresearch.text.row_sums import ratio_of, summing
+from deepresearch.text.terms import terms
+
+
+def _tables(rows: Sequence[Row]) -> dict[tuple[tuple[int, ...], str], list[Row]]:
+    """The rows by table (their sources and title), in findings order."""
+    out: dict[tuple[tuple[int, ...], str], list[Row]] = {}
+    for r in rows:
+        out.setdefault((r.sources, r.row.title), []).append(r)
+    return out
+
+
+def names_a_table(rows: Sequence[Row], q: Question) -> bool:
+    """Whether the question names a table rather than a row of it: a title of three or more
+    rows shares as many of its metric words as the best row label ("inventory levels": the
+    "Inventories" table, of which "Total inventories" is one line), and that table holds what
+    the best labels name ("gaming and professional GPU segments" names two rows, not the
+    "Revenue by Reportable Segments" table whose rows are other segments)."""
+    wanted = metric_terms(q)
+    hits = [set(terms(r.row.label)) & wanted for r in rows]
+    best = max((len(h) for h in hits), default=0)
+    if best == 0:
+        return False
+    named = {w for h in hits if len(h) == best for w in h}
+    return any(
+        len(parts) >= MIN_TABLE_ROWS
+        and table_fit(title, wanted) >= best
+        and named <= set(terms(title)).union(*(terms(r.row.label) for r in parts))
+        for (_, title), parts in _tables(rows).items()
+    )
+
+
+def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+    """``| <entity>: <title> (<unit>) | <column> | <column> |`` with one line per row of the
+    table asked for (three or more rows of one source and title; the title sharing most of the
+    question's metric words, then the most rows): each row's cell of the asked or current period
+    and the one beside it (the prior period a reader compares with)."""
+    tables = _tables(rows)
+    named = named_table(tables, metric_terms(q), lambda k: len(tables[k]), dimension_terms(q))
+    if named is None:
+        return None
+    parts = tables[named]
+    first = pick_cell(parts[0].row, q)
+    if first is None:
+        return None
+    others = [h for h, v in parts[0].row.cells if h != first[0] and v not in BLANK]
+    return _table_text(parts, [first[0], *others[:1]], q)
+
+
+def _table_text(
+    rows: Sequence[Row], headers: list[str], q: Question, least: int = MIN_TABLE_ROWS
+) -> tuple[str, list[Row]] | None:
+    """``| <entity>: <title> (<unit>) | <header> | ... |`` and a line per row with a cell under
+    the first header (each row once, at most ``MAX_TREND_ROWS``); None under ``least`` lines."""
+    title = f"{subject(q)}{rows[0].row.title}{unit_text(rows[0].row)}"
+    lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
+    used: list[Row] = []
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    for r in rows:
+        cells = dict(r.row.cells)
+        if cells.get(headers[0], "") in BLANK or (r.row.label, r.row.cells) in seen:
+            continue  # a row several sub-questions quoted is one line
+        if len(used) >= MAX_TREND_ROWS:
+            break
+        seen.add((r.row.label, r.row.cells))
+        values = " | ".join(cells.get(h, "—") for h in headers)
+        lines.append(f"| {r.row.label} | {values} {cite(r.sources)}")
+        used.append(r)
+    return ("\n\n".join(lines), used) if len(used) >= least else None
+
+
+def rate_table(rate: Row, rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+    """The rate's row and the two rows of its table it is the ratio of (``row_sums.ratio_of``),
+    in its columns: "Effective tax rate 696.2 %" tells a reader little without "Provision for
+    (benefit from) taxes (362)" over "Income (loss) before taxes (52)". None when no two rows of
+    its table make it."""
+    table = [
+        r
+        for r in rows
+        if r.sources == rate.sources
+        and r.row.title == rate.row.title
+        and r.row.label != rate.row.label
+    ]
+    pair = ratio_of(rate.row, [r.row for r in table])
+    if pair is None:
+        return None
+    headers = [h for h, v in rate.row.cells if v not in BLANK][:MAX_CELLS]
+    return _table_text([rate, table[pair[0]], table[pair[1]]], headers, q)
+
+
+def whole_table(
+    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None = None
+) -> tuple[str, list[Row]] | None:
+    """A part compared with its whole ("revenue from its data-centric businesses relative to
+    total revenue"): the whole's row of the asked filing with the rows of its table that add up
+    to it (``row_sums.summing``), so a reader sees every part beside the total, whichever of
+    them the question's group takes in. None unless a metric is a total with two parts or more."""
+    whole = next((m for m in q.metrics if terms(m)[:1] == ["total"]), "")
+    if not whole:
+        return None
+    asked = replace(q, metrics=(whole,), metric_words=metric_words_of((whole,)))
+    found = figure_line(rows, asked, subject(q), titles)
+    if found is None:
+        return None
+    total = found[1]
+    table = [
+        r
+        for r in rows
+        if r.sources == total.sources and r.row.title == total.row.title and r is not total
+    ]
+    parts = [table[i] for i in summing(total.row, [r.row for r in table])]
+    first = pick_cell(total.row, q)
+    if len(parts) < 2 or first is None:
+        return None
+    others = [h for h, v in total.row.cells if h != first[0] and v not in BLANK]
+    return _table_text([*parts, total], [first[0], *others[:1]], q)
+
+
+__all__ = ["breakdown_table", "names_a_table", "rate_table", "whole_table"]
