@@ -77,7 +77,9 @@ def label_core(label: str) -> str:
     activities - Net income" is net income, whatever its heading says), or the whole label when
     that part is only a structure word ("Operating expenses - Total")."""
     leaf = label.rsplit(" - ", 1)[-1]
-    return leaf if set(terms(leaf)) - STRUCTURE else label
+    named = set(terms(leaf))
+    # "Operating expenses - Total" is the heading's total; "... - Other" is none of it by name
+    return label if named and named <= STRUCTURE else leaf
 
 
 _CONJUNCTION = re.compile(r"\s+and\s+", re.IGNORECASE)

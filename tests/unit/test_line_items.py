@@ -17,7 +17,7 @@ from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.policies.answer import compose
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.providers.search.corpus_index import CorpusIndex
-from deepresearch.text.line_items import LabelIndex, conjuncts, query_terms
+from deepresearch.text.line_items import LabelIndex, conjuncts, label_core, query_terms
 
 _UNIT = "Statements of income (in millions)"
 
@@ -226,3 +226,13 @@ def test_the_answer_names_the_row_that_joins_the_asked_line_item() -> None:
     question = "What was the revenue from Contoso's cloud services, including Azure, in the latest quarter?"
     composed = compose(question, found)
     assert composed is not None and "22,308" in composed[0] and "24,259" not in composed[0]
+
+
+def test_an_other_line_under_a_heading_is_not_the_heading() -> None:
+    """ "Cash flows from financing activities - Other" is a residual line: it names none of its
+    heading's figures (a total under the heading does: "Operating expenses - Total")."""
+    assert label_core("Cash flows from financing activities - Other") == "Other"
+    assert label_core("Operating expenses - Total") == "Operating expenses - Total"
+    rows = [_row("Cash flows from financing activities - Other", "(1)")]
+    index = LabelIndex.build(["\n".join(rows)])
+    assert index.passage_scores("What are the key changes in Contoso's cash flows?") == {}
