@@ -118,6 +118,20 @@ def chart_text(sentence: str) -> bool:
     return bool(_CHART_UNIT.search(sentence)) and len(_AMOUNT.findall(sentence)) >= 2
 
 
+# "(1) Represents the change ...", "(a) Includes sales of ...": a note to a table's entry
+_NOTE_TO_ENTRY = re.compile(
+    r"^\s*\((?:\d{1,2}|[a-z])\)\s+(?:Represents?|Includes?|Excludes?|Reflects?|Consists?|"
+    r"Relates?|Amounts?|Includes)\b"
+)
+
+
+def note_to_entry(sentence: str) -> bool:
+    """Whether ``sentence`` is a table's footnote saying what an entry of it holds ("(1)
+    Represents the change in reported amounts resulting from changes in foreign exchange
+    rates"): it defines a column the reader of an Answer does not see."""
+    return bool(_NOTE_TO_ENTRY.match(sentence))
+
+
 def _contents_row(text: str) -> bool:
     """A table row that only points at pages ("Item 2. Management's Discussion: Page = 25"):
     a table of contents, whatever the heading above it says."""
@@ -244,6 +258,7 @@ __all__ = [
     "boilerplate_share",
     "chart_text",
     "document_of",
+    "note_to_entry",
     "off_topic",
     "points_elsewhere",
     "repeated",

@@ -13,7 +13,7 @@ import re
 
 from deepresearch.llm_messages import DraftFinding
 from deepresearch.policies.answer_rows import asks_rate, states_rate
-from deepresearch.text.boilerplate import chart_text, points_elsewhere
+from deepresearch.text.boilerplate import chart_text, note_to_entry, points_elsewhere
 from deepresearch.text.question import Question
 from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
@@ -91,7 +91,7 @@ def informative(text: str) -> str:
 
 
 def _aside(sentence: str) -> bool:
-    return points_elsewhere(sentence) or chart_text(sentence)
+    return points_elsewhere(sentence) or chart_text(sentence) or note_to_entry(sentence)
 
 
 __all__ = ["informative", "quotable", "restates", "whole_sentences"]

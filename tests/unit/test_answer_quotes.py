@@ -7,7 +7,7 @@ from test_answer_shapes import _verified_answer
 
 from deepresearch.llm_messages import DraftFinding
 from deepresearch.providers.llm.answer_quotes import quotable
-from deepresearch.text.boilerplate import chart_text, points_elsewhere
+from deepresearch.text.boilerplate import chart_text, note_to_entry, points_elsewhere
 from deepresearch.text.question import analyze
 
 
@@ -223,3 +223,25 @@ def test_a_charts_text_is_never_quoted() -> None:
     assert failed == []
     assert "investment-grade securities" in answer and "$B" not in answer, answer
     assert "6,018" not in answer, answer
+
+
+def test_a_tables_footnote_defining_an_entry_is_never_quoted() -> None:
+    """ "(1) Represents the change in reported amounts resulting from changes in foreign exchange
+    rates" defines a column the Answer's reader does not see; a footnote stating a fact ("(1) On
+    April 28, 2022, the Board authorized ...") is quotable."""
+    note = (
+        "(1) Represents the change in reported amounts resulting from changes in foreign exchange "
+        "rates from those in effect in the comparable prior year period for operating results."
+    )
+    assert note_to_entry(note)
+    assert not note_to_entry("(1) On April 28, 2022, the Board authorized $90 billion more.")
+    effect = (
+        "Net sales decreased 3% or $2.4 billion due to the weakness in foreign currencies "
+        "relative to the U.S. dollar."
+    )
+    answer, failed = _verified_answer(
+        "What is the impact of foreign exchange rates on Initech's financial performance?",
+        [(note, "doc:q3.pdf#page=8"), (effect, "doc:q3.pdf#page=7")],
+    )
+    assert failed == []
+    assert "$2.4 billion" in answer and "Represents" not in answer, answer
