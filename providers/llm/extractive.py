@@ -58,7 +58,7 @@ from deepresearch.schemas import Evaluation
 from deepresearch.text.boilerplate import document_of
 from deepresearch.text.figures import missing_figures
 from deepresearch.text.periods import find_periods
-from deepresearch.text.question import analyze, metric_terms
+from deepresearch.text.question import analyze, metric_words_of
 from deepresearch.text.sentences import Scorer, Unit, build_units, mmr_select, split_sentences
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
@@ -269,7 +269,9 @@ def answer_write(task: WriteTask) -> WriteDraft:
         # prose from another filing would speak of another company or quarter
         docs = {document_of(urls.get(n, "")) for n in composed[1]}
         # and prose about another line item ("Cost of revenue increased ...") says nothing of it
-        wanted = metric_terms(q)
+        # (an explanation's: of what it explains, the line its figure answers)
+        explained = q.metrics[:1] if shape == "explanation" else q.metrics
+        wanted = {t for w in metric_words_of(explained) for t in terms(w)}
         prose = [
             (t, nums)
             for t, (nums, _) in fit.items()

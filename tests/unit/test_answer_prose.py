@@ -407,3 +407,34 @@ def test_quoted_table_rows_each_stand_on_their_own_with_their_source() -> None:
     assert len(paragraphs) == 2, answer
     assert all(p.endswith(("[1].", "[2].")) for p in paragraphs), paragraphs
     assert {p[-4:] for p in paragraphs} == {"[1].", "[2]."}
+
+
+def test_an_explanations_prose_speaks_of_what_it_explains() -> None:
+    """ "What legal proceedings or potential liabilities ...": the figure answers the legal
+    proceedings, and so does the prose after it; "accrued liabilities include deferred
+    compensation" shares a word with the second thing asked and says nothing of either."""
+    charges = format_row(
+        TableRow(
+            "Restructuring and other charges",
+            "in millions",
+            "Litigation charges and other",
+            (("Three Months Ended Sep 30, 2023", "757"),),
+        )
+    )
+    accrued = "Other accrued liabilities include deferred compensation of $2.6 billion."
+    lawsuit = "A lawsuit filed by Hooli asserts that our processors infringe two patents."
+    question = (
+        "What legal proceedings or potential liabilities have been disclosed in Initech's 10-Qs, "
+        "and how might they impact the company?"
+    )
+    task = _task(
+        question,
+        [
+            (charges, "doc:q.pdf#page=14"),
+            (accrued, "doc:q.pdf#page=12"),
+            (lawsuit, "doc:q.pdf#page=30"),
+        ],
+    )
+    paragraphs = answer_write(task).answer.split("\n\n")
+    assert paragraphs[0].startswith("Initech: Litigation charges and other"), paragraphs
+    assert lawsuit in paragraphs and accrued not in paragraphs, paragraphs
