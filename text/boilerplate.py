@@ -120,8 +120,8 @@ def chart_text(sentence: str) -> bool:
 
 # "(1) Represents the change ...", "(a) Includes sales of ...": a note to a table's entry
 _NOTE_TO_ENTRY = re.compile(
-    r"^\s*\((?:\d{1,2}|[a-z])\)\s+(?:Represents?|Includes?|Excludes?|Reflects?|Consists?|"
-    r"Relates?|Amounts?|Includes)\b"
+    r"^\s*\((?:\d{1,2}|[a-z])\)\s+"
+    r"(?:Represents?|Includes?|Excludes?|Reflects?|Consists?|Relates?|Amounts?)\b"
 )
 
 

@@ -74,8 +74,9 @@ def flow_line(line: str) -> bool:
 
 def label_core(label: str) -> str:
     """The part of a nested label that names the row: its last part ("Cash flows from operating
-    activities - Net income" is net income, whatever its heading says), or the whole label when
-    that part is only a structure word ("Operating expenses - Total")."""
+    activities - Net income" is net income, whatever its heading says; "... - Other" names
+    nothing), or the whole label when that part is only a structure word ("Operating expenses -
+    Total")."""
     leaf = label.rsplit(" - ", 1)[-1]
     named = set(terms(leaf))
     # "Operating expenses - Total" is the heading's total; "... - Other" is none of it by name
@@ -232,8 +233,9 @@ def named_table(
     first: AbstractSet[str] = frozenset(),
 ) -> tuple[K, str] | None:
     """Of ``tables`` keyed by (source, title), the one of ``MIN_TABLE_ROWS`` or more rows whose
-    title names most of ``wanted`` (then the best ``tiebreak``); None when no title names any:
-    "revenue by segment" is a table whose title names revenue and whose rows name the parts."""
+    title names most of ``first`` (what a breakdown divides by: "segments"), then of ``wanted``,
+    then the best ``tiebreak``; None when no title names any of ``wanted``: "revenue by segment"
+    is a table whose title names revenue and whose rows name the parts."""
     fits = {k: table_fit(k[1], wanted) for k, rows in tables.items() if len(rows) >= MIN_TABLE_ROWS}
     named = [k for k, fit in fits.items() if fit > 0]
     return (

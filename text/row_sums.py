@@ -1,4 +1,4 @@
-"""Which rows of a table add up to another: a total and its parts.
+"""Which rows of a table add up to another: a total and its parts; and which two make a rate.
 
 Extraction reads a printed table's sections by them (a total closes its section), and evidence
 reads a question by them: a question about a total ("operating expenses", "what drove net sales")
