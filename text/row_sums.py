@@ -128,6 +128,24 @@ def parts_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tupl
     return out
 
 
+def operands_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tuple[K, K]]:
+    """Per rate row of many tables (each row given as its table, its id, the row), the ids of
+    the two rows of its table it is the ratio of (``ratio_of``)."""
+    tables: dict[Hashable, list[tuple[K, TableRow]]] = {}
+    for table, key, row in rows:
+        tables.setdefault(table, []).append((key, row))
+    out: dict[K, tuple[K, K]] = {}
+    for members in tables.values():
+        for key, row in members:
+            if not any(c.strip().endswith("%") for _, c in row.cells):
+                continue
+            others = [(k, r) for k, r in members if k != key]
+            pair = ratio_of(row, [r for _, r in others])
+            if pair is not None:
+                out[key] = (others[pair[0]][0], others[pair[1]][0])
+    return out
+
+
 def summing(
     total: TableRow, rows: Sequence[TableRow], most: int = MAX_CANDIDATES
 ) -> tuple[int, ...]:
@@ -211,6 +229,7 @@ __all__ = [
     "DASHES",
     "Figures",
     "amount",
+    "operands_by_table",
     "parts",
     "parts_by_table",
     "ratio_of",

@@ -26,7 +26,7 @@ from deepresearch.text.question import (
     metric_terms,
     periods_of,
 )
-from deepresearch.text.row_sums import parts_by_table
+from deepresearch.text.row_sums import operands_by_table, parts_by_table
 from deepresearch.text.sentences import Scorer, Unit, build_units
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
@@ -65,13 +65,15 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
 
 
 def total_parts(units: list[Unit]) -> dict[int, tuple[int, ...]]:
-    """Per unit that is a table row adding up the rows directly above it in its table
-    (``text.row_sums``), those rows' unit indexes."""
-    return parts_by_table(
+    """Per unit that is a table row adding up the rows directly above it in its table, or a
+    rate two rows of its table make (``text.row_sums``), those rows' unit indexes: "Effective
+    tax rate" is made of the provision for taxes and the income before taxes."""
+    rows = [
         ((u.source, row.title), i, row)
         for i, u in enumerate(units)
         if u.table and (row := parse_row(u.text)) is not None
-    )
+    ]
+    return {**operands_by_table(rows), **parts_by_table(rows)}
 
 
 def parts_named(question: str, units: list[Unit], labels: LabelIndex) -> dict[int, int]:

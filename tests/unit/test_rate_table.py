@@ -4,7 +4,9 @@ The pair is found by arithmetic in every column, not by the rows' names."""
 
 from __future__ import annotations
 
+from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.policies.answer import compose
+from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.text.row_sums import ratio_of
 from deepresearch.text.tables import TableRow, format_row, parse_row
 
@@ -81,3 +83,23 @@ def test_amounts_of_another_table_are_not_the_rates() -> None:
         _findings(RATE, *moved),
     )
     assert composed is not None and "(362)" not in composed[0]
+
+
+def test_the_evidence_of_a_rate_holds_the_amounts_it_is_the_ratio_of() -> None:
+    """ "What was the effective tax rate" names the rate's row only: the two rows of its table it
+    is made of are handed on with it, as a total's parts are, so the Answer can show them."""
+    prose = [
+        f"Our effective tax rate reflected the tax rate of jurisdiction {k} and tax credits."
+        for k in range(6)
+    ]
+    page = "\n".join([*prose, *(format_row(r) for r in (OTHER, INCOME, PROVISION, RATE))])
+    source = SourceText(n=1, url="doc:q3.pdf#page=14", title="q3.pdf", location="p. 14", text=page)
+    task = FindingsTask(
+        question="What was Initech's effective tax rate in the most recent 10-Q?",
+        sources=(source,),
+        max_findings=3,
+    )
+    texts = [f.text for f in answer_findings(task).findings]
+    assert any(": Effective tax rate: " in t for t in texts), texts
+    assert any(": Provision for (benefit from) taxes: " in t for t in texts), texts
+    assert any(": Income (loss) before taxes: " in t for t in texts), texts
