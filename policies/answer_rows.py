@@ -165,8 +165,21 @@ def unit_kind(row: TableRow) -> str:
     return scale[1].lower() if scale else ""
 
 
+# "in millions, except per share amounts": the exception is for other rows of the table
+_EXCEPT = re.compile(r",?\s*except\b.*$", re.IGNORECASE)
+_EXCEPTED = re.compile(r"\bshares?\b|\bper\b|\bpercent", re.IGNORECASE)
+
+
 def unit_text(row: TableRow) -> str:
-    return f" ({row.unit})" if row.unit else ""
+    """`` (<unit>)``, without the exceptions a statement's unit line makes for other rows
+    ("Total net sales (in millions)", not "... except number of shares which are reflected in
+    thousands and per share amounts"), unless the row is one of them (a share count, a per-share
+    amount, a percent)."""
+    unit = row.unit
+    excepted = _EXCEPTED.search(row.label) or any(v.strip().endswith("%") for _, v in row.cells)
+    if not excepted:
+        unit = _EXCEPT.sub("", unit).strip()
+    return f" ({unit})" if unit else ""
 
 
 def cite(sources: tuple[int, ...]) -> str:

@@ -33,3 +33,26 @@ def test_a_rate_asked_for_is_answered_with_the_percent_alone() -> None:
         "What was Initech's gross margin percentage in the latest quarter?", FINDINGS
     )
     assert composed is not None and "74.0 %" in composed[0] and "13,400" not in composed[0]
+
+
+def test_a_figure_line_states_its_unit_without_the_exceptions_made_for_other_rows() -> None:
+    """A statement's unit line ("in millions, except number of shares, which are reflected in
+    thousands, and per share amounts") excepts other rows: total net sales is in millions; a
+    share count keeps the whole unit, whose exception is about it."""
+    unit = "in millions, except number of shares, which are reflected in thousands, and per share amounts"
+    cells = (("Three Months Ended July 1, 2023", "81,797"),)
+    sales = format_row(TableRow("Statements of operations", unit, "Total net sales", cells))
+    composed = compose(
+        "What was Initech's total net sales in the latest quarter?", [(sales, (1,), 0)]
+    )
+    assert composed is not None
+    assert composed[0].startswith("Initech: Total net sales (in millions), Three Months"), composed
+    shares = format_row(
+        TableRow(
+            "Statements of operations", unit, "Shares used in computing earnings per share", cells
+        )
+    )
+    composed = compose(
+        "How many shares were used in computing Initech's earnings per share?", [(shares, (1,), 0)]
+    )
+    assert composed is not None and f"({unit})" in composed[0], composed
