@@ -176,10 +176,18 @@ def unit_text(row: TableRow) -> str:
     thousands and per share amounts"), unless the row is one of them (a share count, a per-share
     amount, a percent)."""
     unit = row.unit
-    excepted = _EXCEPTED.search(row.label) or any(v.strip().endswith("%") for _, v in row.cells)
-    if not excepted:
+    percents = [v.strip().endswith("%") for _, v in row.cells if v not in BLANK]
+    if percents and all(percents) and _SCALE_ONLY.match(unit):
+        return ""  # "Effective tax rate: 696.2 %" is no amount in millions
+    if not (_EXCEPTED.search(row.label) or any(percents)):
         unit = _EXCEPT.sub("", unit).strip()
     return f" ({unit})" if unit else ""
+
+
+# a unit line that gives only the amounts' scale: it says nothing of a row of percents
+_SCALE_ONLY = re.compile(
+    r"^(?:dollars\s+|\$\s*)?in\s+(?:millions|thousands|billions)(?:,\s*except\b.*)?$", re.I
+)
 
 
 def cite(sources: tuple[int, ...]) -> str:

@@ -80,7 +80,9 @@ def _table_text(
 ) -> tuple[str, list[Row]] | None:
     """``| <entity>: <title> (<unit>) | <header> | ... |`` and a line per row with a cell under
     the first header (each row once, at most ``MAX_TREND_ROWS``); None under ``least`` lines."""
-    title = f"{subject(q)}{rows[0].row.title}{unit_text(rows[0].row)}"
+    # the unit of its amounts: a row of percents first (a rate's table) says none
+    unit = next((u for r in rows if (u := unit_text(r.row))), "")
+    title = f"{subject(q)}{rows[0].row.title}{unit}"
     lines = [f"| {title} | {' | '.join(headers)} |", "| --- |" + " --- |" * len(headers)]
     used: list[Row] = []
     seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()

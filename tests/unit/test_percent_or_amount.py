@@ -56,3 +56,11 @@ def test_a_figure_line_states_its_unit_without_the_exceptions_made_for_other_row
         "How many shares were used in computing Initech's earnings per share?", [(shares, (1,), 0)]
     )
     assert composed is not None and f"({unit})" in composed[0], composed
+
+
+def test_a_row_of_percents_is_stated_without_the_scale_of_its_tables_amounts() -> None:
+    composed = compose(
+        "What was Initech's gross margin percentage in the latest quarter?", FINDINGS
+    )
+    assert composed is not None
+    assert composed[0].startswith("Initech: Gross margin, Three Months"), composed[0]
