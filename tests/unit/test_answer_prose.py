@@ -438,3 +438,24 @@ def test_an_explanations_prose_speaks_of_what_it_explains() -> None:
     paragraphs = answer_write(task).answer.split("\n\n")
     assert paragraphs[0].startswith("Initech: Litigation charges and other"), paragraphs
     assert lawsuit in paragraphs and accrued not in paragraphs, paragraphs
+
+
+def test_a_composed_figure_is_followed_by_as_many_quotes_as_an_answer_without_one() -> None:
+    """Three sentences of the figure's filing about the asked item follow the figure, as an
+    Answer of quotes alone holds three: "Total revenue of $11.7 billion was down ..." is the
+    third that says why."""
+    prose = [
+        "Total net sales decreased 1% on weaker iPhone sales in the quarter.",
+        "Total net sales of Services grew 8% to a new quarterly record.",
+        "Total net sales in Greater China decreased 2% on foreign currency weakness.",
+    ]
+    task = _task(
+        "What was Initech's total net sales for the quarter ended July 1, 2023?",
+        [
+            (Q3, "doc:q3.pdf#page=4"),
+            *((p, f"doc:q3.pdf#page={9 + k}") for k, p in enumerate(prose)),
+        ],
+    )
+    paragraphs = answer_write(task).answer.split("\n\n")
+    assert paragraphs[0].startswith("Initech: Total net sales"), paragraphs
+    assert len(paragraphs) == 4 and all(p in paragraphs for p in prose), paragraphs
