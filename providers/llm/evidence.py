@@ -78,18 +78,19 @@ def total_parts(units: list[Unit]) -> dict[int, tuple[int, ...]]:
 
 def parts_named(question: str, units: list[Unit], labels: LabelIndex) -> dict[int, int]:
     """The parts (``total_parts``) of each total whose label the question names (``labels`` is
-    ``row_labels(units)``), best named first: part unit -> its total's unit. A named total that
+    ``row_labels(units)``), best named first: part unit -> its total's unit. A named row that
     is itself a part brings the total it makes up and that total's other parts: "Long-term debt"
-    is "Total debt" less its "Current portion", which names neither word."""
+    is "Total debt" less its "Current portion", which names neither word; "Services" is read
+    beside "Products" and "Total net sales"."""
     named = labels.passage_scores(question)
     sums = total_parts(units)
     out: dict[int, int] = {}
     for total in sorted(set(named) & sums.keys(), key=lambda i: (-named[i][0], units[i].order)):
         for i in sums[total]:
             out.setdefault(i, total)
-    # a named total that is itself a part: the total it makes up, with its other parts
+    # a named row that is itself a part: the total it makes up, with its other parts
     for parent, members in sums.items():
-        for child in (m for m in members if m in named and m in sums):
+        for child in (m for m in members if m in named):
             for i in (parent, *members):
                 if i != child:
                     out.setdefault(i, child)

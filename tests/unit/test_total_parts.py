@@ -128,3 +128,23 @@ def test_a_named_total_brings_the_total_it_is_a_part_of_and_that_totals_other_pa
     assert any(": Total debt: " in t for t in texts), texts
     assert any(": Current portion of long-term debt: " in t for t in texts), texts
     assert any(": Long-term debt: " in t for t in texts), texts
+
+
+def test_a_named_part_is_read_beside_its_total_and_the_other_parts() -> None:
+    """ "Services" net sales is a part of "Total net sales": a reader judges it against the
+    total and the other part, neither of which names services."""
+    rows = [
+        ("Products", "60,584", "63,355"),
+        ("Services", "21,213", "19,604"),
+        ("Total net sales", "81,797", "82,959"),
+        ("Cost of sales - Products", "39,136", "41,485"),
+        ("Cost of sales - Services", "5,719", "5,589"),
+    ]
+    page = "\n".join(_page("Condensed consolidated statements of operations", rows))
+    source = SourceText(n=1, url="doc:q3.pdf#page=4", title="q3.pdf", location="p. 4", text=page)
+    question = "How did Initech's Services segment perform in the third quarter of 2023?"
+    task = FindingsTask(question=question, sources=(source,), max_findings=2)
+    texts = [f.text for f in answer_findings(task).findings]
+    assert any(": Services: " in t for t in texts), texts
+    assert any(": Total net sales: " in t for t in texts), texts
+    assert any(": Products: " in t for t in texts), texts
