@@ -137,6 +137,8 @@ def quiet_repeats(window_s: float = 60.0) -> RepeatFilter:
     return repeat
 
 
+# the errors asyncio's accept loop pauses on (not ``app.SHORT_OF``, which is about a request's
+# own file I/O and holds ENOSPC)
 _SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 Handler = Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object]
 

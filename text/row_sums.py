@@ -115,14 +115,19 @@ def parts(rows: Sequence[TableRow]) -> dict[int, tuple[int, ...]]:
     return out
 
 
-def parts_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tuple[K, ...]]:
-    """``parts`` over rows of many tables, each given as (its table, its id, the row) in
-    printed order: per total's id, its parts' ids."""
+def _by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> list[list[tuple[K, TableRow]]]:
+    """(id, row) pairs grouped by their table, each group in the order given."""
     tables: dict[Hashable, list[tuple[K, TableRow]]] = {}
     for table, key, row in rows:
         tables.setdefault(table, []).append((key, row))
+    return list(tables.values())
+
+
+def parts_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tuple[K, ...]]:
+    """``parts`` over rows of many tables, each given as (its table, its id, the row) in
+    printed order: per total's id, its parts' ids."""
     out: dict[K, tuple[K, ...]] = {}
-    for members in tables.values():
+    for members in _by_table(rows):
         for total, part in parts([row for _, row in members]).items():
             out[members[total][0]] = tuple(members[k][0] for k in part)
     return out
@@ -131,11 +136,8 @@ def parts_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tupl
 def operands_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tuple[K, K]]:
     """Per rate row of many tables (each row given as its table, its id, the row), the ids of
     the two rows of its table it is the ratio of (``ratio_of``)."""
-    tables: dict[Hashable, list[tuple[K, TableRow]]] = {}
-    for table, key, row in rows:
-        tables.setdefault(table, []).append((key, row))
     out: dict[K, tuple[K, K]] = {}
-    for members in tables.values():
+    for members in _by_table(rows):
         for key, row in members:
             if not any(c.strip().endswith("%") for _, c in row.cells):
                 continue

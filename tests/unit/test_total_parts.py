@@ -49,6 +49,14 @@ def _page(title: str, rows: list[tuple[str, str, str]]) -> list[str]:
     return [format_row(_row(title, *r)) for r in rows]
 
 
+def _findings(title: str, rows: list[tuple[str, str, str]], question: str, most: int) -> list[str]:
+    """The findings' texts for ``question`` over one page holding ``rows`` of one table."""
+    page = "\n".join(_page(title, rows))
+    source = SourceText(n=1, url="doc:q.pdf#page=4", title="q.pdf", location="p. 4", text=page)
+    task = FindingsTask(question=question, sources=(source,), max_findings=most)
+    return [f.text for f in answer_findings(task).findings]
+
+
 def test_a_total_is_the_rows_above_that_add_up_to_it_in_every_column() -> None:
     rows = [_row(INCOME, *r) for r in STATEMENT]
     assert parts(rows) == {6: (3, 4, 5)}  # not gross margin: revenue less cost is no sum
@@ -120,11 +128,8 @@ DEBT = [  # "Total debt" is a part of "Long-term debt", with the current portion
 def test_a_named_total_brings_the_total_it_is_a_part_of_and_that_totals_other_parts() -> None:
     """ "Total debt" is what the question names; the filing's "Long-term debt" is that total
     less its current portion (3,997), a row that names neither word of "total debt"."""
-    page = "\n".join(_page("The components of debt were as follows", DEBT))
-    source = SourceText(n=1, url="doc:q1.pdf#page=20", title="q1.pdf", location="p. 20", text=page)
     question = "What changes in Initech's total debt were reported in the Q1 2023 10-Q?"
-    task = FindingsTask(question=question, sources=(source,), max_findings=6)
-    texts = [f.text for f in answer_findings(task).findings]
+    texts = _findings("The components of debt were as follows", DEBT, question, 6)
     assert any(": Total debt: " in t for t in texts), texts
     assert any(": Current portion of long-term debt: " in t for t in texts), texts
     assert any(": Long-term debt: " in t for t in texts), texts
@@ -140,11 +145,8 @@ def test_a_named_part_is_read_beside_its_total_and_the_other_parts() -> None:
         ("Cost of sales - Products", "39,136", "41,485"),
         ("Cost of sales - Services", "5,719", "5,589"),
     ]
-    page = "\n".join(_page("Condensed consolidated statements of operations", rows))
-    source = SourceText(n=1, url="doc:q3.pdf#page=4", title="q3.pdf", location="p. 4", text=page)
     question = "How did Initech's Services segment perform in the third quarter of 2023?"
-    task = FindingsTask(question=question, sources=(source,), max_findings=2)
-    texts = [f.text for f in answer_findings(task).findings]
+    texts = _findings("Condensed consolidated statements of operations", rows, question, 2)
     assert any(": Services: " in t for t in texts), texts
     assert any(": Total net sales: " in t for t in texts), texts
     assert any(": Products: " in t for t in texts), texts
