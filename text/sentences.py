@@ -44,9 +44,17 @@ _ABBREV = frozenset({
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”", ")")
 _TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
 _LETTER_WORD = re.compile(r"[A-Za-z]{2,}")
+# a title capitalizes its longer words ("Acquisitions and Divestitures"), up to TITLE_WORDS
+_LONG_WORD = re.compile(r"[A-Za-z]{4,}")
+TITLE_WORDS = 10
 _SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z0-9“\"(\[])")
 _INITIALS = re.compile(r"(?:[a-z]\.)*[a-z]")
 HEADINGS = 2  # heading lines kept above a paragraph (a section and its sub-section)
+# a line repeated across sources within this many lines of a page's top or bottom is running
+# matter ("Table of Contents", "Apple Inc. | Q3 2023 Form 10-Q"); one inside the page that is
+# shaped like a heading is a section title each filing repeats ("Legal Proceedings"), which is
+# what the sentences under it are about
+EDGE_LINES = 2
 CONTEXT_CHARS = 600  # a sentence and the rest of its paragraph, as one quote (verify.quote_chars)
 
 
@@ -120,6 +128,15 @@ def _following(sentences: list[str], k: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _heading_shaped(line: str) -> bool:
+    """A short line, or a title-cased one ("Note 13 - Commitments and Contingencies"), that
+    ends no sentence: a heading or a label, not the start of a paragraph."""
+    words = line.split()
+    if line.endswith(_TERMINAL) or len(words) > TITLE_WORDS:
+        return False
+    return len(words) <= 5 or all(w[0].isupper() for w in words if _LONG_WORD.fullmatch(w))
+
+
 class _Cut(NamedTuple):
     text: str
     table: bool
@@ -146,8 +163,13 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
         headings.append(line)
         del headings[:-HEADINGS]
 
-    for raw in text.splitlines():
-        line = " ".join(raw.split())
+    lines = [" ".join(raw.split()) for raw in text.splitlines()]
+    body = [k for k, line in enumerate(lines) if line]
+    edges = set(body[:EDGE_LINES] + body[-EDGE_LINES:])
+    for k, line in enumerate(lines):
+        if line in boilerplate and k not in edges and _heading_shaped(line):
+            heading(line)  # a section title every filing repeats ("Legal Proceedings")
+            continue
         if not line or line in boilerplate or _FOOTER.match(line) or _MD_SEPARATOR.match(line):
             flush()
             continue
@@ -163,8 +185,7 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
             flush()
             paragraph.append(line[bullet.end() :])
             continue
-        short = len(line.split()) <= 5 and not line.endswith(_TERMINAL)
-        if short and (not paragraph or paragraph[-1].endswith(_TERMINAL)):
+        if _heading_shaped(line) and (not paragraph or paragraph[-1].endswith(_TERMINAL)):
             heading(line)  # a heading or label line, not part of a sentence
             continue
         paragraph.append(line)

@@ -200,6 +200,87 @@ def test_a_sentence_under_a_heading_the_question_names_is_evidence() -> None:
     ]
 
 
+def _filing(quarter: str, case: str) -> str:
+    return (
+        "Table of Contents\n"
+        f"Our results for the {quarter} quarter were in line with plan.\n"
+        "Legal Proceedings\n"
+        f"{case}\n"
+        "\n"
+        "We dispute the allegations and intend to defend ourselves vigorously.\n"
+        "Acme Inc. | Form 10-Q | 14\n"
+    )
+
+
+def test_a_heading_every_filing_repeats_is_still_the_heading_of_what_is_under_it() -> None:
+    """Two filings of one company both carry "Legal Proceedings": a line repeated across sources
+    at a page's top or foot is running matter, but inside the page it is the section's title,
+    and the suit under it ("In May 2023, Dialect filed ...") is about legal proceedings."""
+    units = build_units(
+        [
+            (1, _filing("second", "In May 2023, Dialect filed a complaint alleging infringement.")),
+            (2, _filing("first", "In June 2022, Kove filed a complaint seeking $517 million.")),
+        ]
+    )
+    suits = [u for u in units if "filed a complaint" in u.text]
+    assert [u.heading for u in suits] == ["Legal Proceedings", "Legal Proceedings"]
+    # the repeated running lines are neither units nor headings
+    assert all("Table of Contents" not in u.heading for u in units)
+    assert not any("Table of Contents" in u.text or "Form 10-Q" in u.text for u in units)
+    draft = answer_findings(
+        FindingsTask(
+            question="What legal proceedings did Acme disclose?",
+            sources=(
+                _src(1, _filing("second", "In May 2023, Dialect filed a complaint.")),
+                _src(2, _filing("first", "In June 2022, Kove filed a complaint.")),
+            ),
+        )
+    )
+    assert any("Dialect filed a complaint" in f.text for f in draft.findings), draft.findings
+
+
+def test_a_title_cased_line_is_a_heading_not_the_start_of_its_paragraph() -> None:
+    """ "Note 13 - Commitments and Contingencies" has six words: a short-line rule alone ran it
+    into the sentence below ("... Contingencies Purchase Obligations Our purchase obligations
+    reflect ..."), which the Answer then quoted."""
+    text = (
+        "Note 13 - Commitments and Contingencies\n"
+        "Purchase Obligations\n"
+        "Our purchase obligations reflect our commitments to purchase components used to\n"
+        "manufacture our products, including long-term supply and capacity agreements.\n"
+        "Revenue for the quarter was up strongly in every market\n"
+        "that we serve, and margins held.\n"
+    )
+    units = build_units([(1, text)])
+    first = units[0]
+    assert first.text.startswith("Our purchase obligations"), first.text
+    assert first.heading == "Note 13 - Commitments and Contingencies / Purchase Obligations"
+    # a sentence's first line that is not a title stays in its sentence
+    assert any(u.text.startswith("Revenue for the quarter was up") for u in units)
+
+
+def test_what_was_disclosed_ranks_above_talk_of_it() -> None:
+    """For a question that asks no quantity, a sentence stating one ("Kove alleged ... $517
+    million") is what was disclosed; a sentence that shares more of the question's words but
+    states nothing ("The outcomes of our legal proceedings are unpredictable") is talk of it."""
+    text = (
+        "Legal Proceedings\n"
+        "The outcomes of our legal proceedings and other legal contingencies are inherently\n"
+        "unpredictable and could be material to our operating results.\n"
+        "\n"
+        "In July 2023, Kove alleged in its damages report that the company could be subject to\n"
+        "$517 million in damages in the legal proceedings.\n"
+    )
+    draft = answer_findings(
+        FindingsTask(
+            question="What legal proceedings were disclosed by Acme?",
+            sources=(_src(1, text),),
+            max_findings=1,
+        )
+    )
+    assert [f.text[:20] for f in draft.findings] == ["In July 2023, Kove a"]
+
+
 def test_an_investees_rows_are_no_evidence() -> None:
     """A filing restates an investee's results; they are no figure of the filer's, for any
     writer: they are not handed on."""
