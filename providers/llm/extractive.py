@@ -73,17 +73,15 @@ from deepresearch.text.terms import terms
 NO_PASSAGE = "No relevant passage was found in the sources"
 NO_ANSWER = "The sources did not contain information that answers this question."
 _TERMINAL = (".", "!", "?")
-# a finding stating a figure counts this much more for the Answer of a question that is not an
-# explanation: "our effective tax rate was 18%" answers, "the rate decreased due to ..." talks
+# a finding stating a figure counts this much more for the Answer: "our effective tax rate was
+# 18%" answers, "the rate decreased due to ..." talks; and an explanation's "In July 2023, Kove
+# alleged ... $517 million" is what was disclosed, "The outcomes of our legal proceedings are
+# inherently unpredictable" talk of it (an explanation's own weight, 1.5 before its findings held
+# such sentences: 2.0 gave answers 0.5649 -> 0.5701 quick, 0.5546 -> 0.5598 deep)
 FIGURE_WEIGHT = 2.0
-# an explanation's figures count less: its reasons may state none, and a sentence that states
-# the effect asked for ("changes in foreign exchange rates reduced net sales by $2.4 billion")
-# still beats a footnote defining it (1.0 / 1.5 / 2.0: answers 0.5253 / 0.5311 / 0.5311)
-EXPLANATION_FIGURE_WEIGHT = 1.5
-# what was disclosed, not talk of it: "In July 2023, Kove alleged ... $517 million" over "The
-# outcomes of our legal proceedings ... are inherently unpredictable" (the writer's explanation
-# weight, for questions that ask no quantity; 1.5 / 1.6 / 2.0 / 2.5 gave evidence 0.6278 / 0.6312
-# / 0.6298 / 0.6375 and answers 0.5593 / 0.5647 / 0.5593 / 0.5607, against 0.6218 / 0.5593)
+# the same for the findings of a question that asks no quantity (a quantity question's scorer
+# weighs figures already): 1.5 / 1.6 / 2.0 / 2.5 gave evidence 0.6278 / 0.6312 / 0.6298 / 0.6375
+# and answers 0.5593 / 0.5647 / 0.5593 / 0.5607, against 0.6218 / 0.5593 without
 FINDING_FIGURE_WEIGHT = 1.5
 REFILLS = 3  # rounds of selecting more units when some merged into another's finding
 MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
@@ -253,10 +251,8 @@ def answer_write(task: WriteTask) -> WriteDraft:
     alike = [w for w in q.metric_words if not set(terms(w)) & said]
     scores = _finding_scores(" ".join([task.query, *alike]), [d.text for _, d in flat])
     shape = q.shape
-    # a figure answers more than talk of one; an explanation's reasons may state none
-    weight = FIGURE_WEIGHT if shape != "explanation" else EXPLANATION_FIGURE_WEIGHT
     scores = [
-        sc * (weight if _FIGURE.search(d.text) else 1.0)
+        sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)
         for sc, (_, d) in zip(scores, flat, strict=True)
     ]
     leaders: dict[int, int] = {}

@@ -119,6 +119,33 @@ def test_the_answer_ranks_a_finding_by_its_best_sentence() -> None:
     assert [f.text for f in draft.sections[0].findings] == [short, rate]
 
 
+def test_an_explanations_answer_quotes_what_was_disclosed_beside_talk_of_it() -> None:
+    """The suit's claim states a figure; sentences that share more of the question's words
+    and state nothing ("their impact could be material") do not push it out of the Answer."""
+    texts = (
+        "The outcomes of our legal proceedings and contingent liabilities are uncertain, and"
+        " their impact on us could be material.",
+        "We evaluate our legal proceedings and contingent liabilities each quarter for their"
+        " possible impact.",
+        "We disclose legal proceedings and contingent liabilities in the notes to our statements"
+        " when we judge that their impact on our results could be material.",
+        "In July 2023, Kove alleged in legal proceedings that its impact on Acme could be"
+        " $517 million in liabilities.",
+    )
+    url = "doc:a.pdf#page=2"
+    task = WriteTask(
+        query="What legal proceedings or contingent liabilities did Acme disclose, and what"
+        " impact could they have?",
+        sections=(
+            ReportSection(
+                heading="q", findings=tuple(Finding(text=t, citations=(url,)) for t in texts)
+            ),
+        ),
+        sources=(_src(1, " ".join(texts), url),),
+    )
+    assert "$517 million" in answer_write(task).answer
+
+
 CONTENTS = (
     "Table of Contents\nINDEX\nPage\n"
     + "\n".join(
