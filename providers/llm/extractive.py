@@ -53,6 +53,7 @@ from deepresearch.providers.llm.evidence import (
     per_document_rows,
     per_metric_rows,
     row_labels,
+    selection_budget,
 )
 from deepresearch.schemas import Evaluation
 from deepresearch.text.boilerplate import document_of
@@ -151,7 +152,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
         ]
     labels = row_labels(units)
     scores = line_item_boost(task.question, units, scores, labels)
-    chosen = _select(task.question, units, scores, scorer, task.max_findings)
+    chosen = _select(task.question, units, scores, scorer, selection_budget(q, task.max_findings))
     budget = evidence_budget(q, task.max_findings, len(set(documents.values())))
     chosen = per_metric_rows(q, units, scores, chosen, budget, labels)
     if q.shape in PER_DOCUMENT_SHAPES:  # one value per filing / entity: each document's best row
