@@ -13,7 +13,8 @@ answer. Each hit gets three scores in [0, 1]:
 
 The composite is the configured weighted sum times a per-provider multiplier. A hit is fetched when
 its relevance and its composite both pass thresholds that tighten as the result list grows (many
-hits: be picky; few hits: be lenient, but relevance never drops to zero) and its text can be read
+hits: be picky; few hits: be lenient, but relevance never drops to zero; a local corpus's hits:
+lenient, as its snippets are single rows that seldom name the filer) and its text can be read
 at all (extractability above a floor: a relevant video is still not worth a fetch). Pure: no I/O.
 """
 
@@ -243,9 +244,15 @@ def select_hits(
     comp_t = adaptive(len(hits), cfg.composite_lenient, cfg.composite_strict, cfg)
     kept: list[SearchHit] = []
     scores: list[HitScore] = []
+    # a local corpus's hits are passages our own index ranked by the question's words; their
+    # snippet is one row or fragment of a page that seldom repeats the filer's name ("Net revenue
+    # ... Total net revenue: 14,158" of Intel's 10-Q), and reading them fetches nothing: they
+    # are held to the lenient bar however many there are
+    local_t = max(cfg.relevance_lenient, cfg.min_relevance)
     for hit in hits:
         rel, qual, ext, comp = score_hit(key, hit, cfg, fetchable(hit.url))
-        ok = not cfg.enabled or (rel >= rel_t and comp >= comp_t and ext >= cfg.min_extractability)
+        bar = local_t if _local(hit.url) else rel_t
+        ok = not cfg.enabled or (rel >= bar and comp >= comp_t and ext >= cfg.min_extractability)
         scores.append(HitScore(hit.url, rel, qual, ext, comp, ok))
         if ok:
             kept.append(hit)

@@ -120,6 +120,23 @@ def test_select_hits_skips_irrelevant_and_unreadable_hits_in_order() -> None:
     assert video.relevance == 1.0 and video.extractability < c.min_extractability
 
 
+def test_a_local_corpus_hit_is_held_to_the_lenient_bar_however_many_hits() -> None:
+    """A table row of a filing names neither the filer nor most of the question's words; among
+    many web hits such a snippet is skipped, among a local corpus's it is read. A hit naming
+    none of the question's words is read from neither."""
+    c = cfg()
+    question = "How does Initech's revenue distribution among product lines compare to costs?"
+    row = "Net revenue and operating income (in millions): Total net revenue: Q3 2023 = 14,158"
+    weeds = "Prune roses in early spring"
+    filler = [hit(f"https://x{i}.org/p", "Initech", "Initech news") for i in range(30)]
+    web = sc.select_hits(question, [hit("https://a.org/r", "10-Q", row), *filler], c)
+    local = [hit(f"doc:q3.pdf#page={i}", "q3.pdf", row, "local") for i in range(30)]
+    read = sc.select_hits(question, [*local, hit("doc:q3.pdf#page=99", "q3.pdf", weeds)], c)
+    assert read.relevance_threshold > c.relevance_lenient  # many hits: the strict bar
+    assert not web.scores[0].kept
+    assert [s.kept for s in read.scores] == [True] * 30 + [False]
+
+
 def test_config_overrides_and_disabling() -> None:
     hits = [hit("https://b.org/x", "Roses", "Prune roses in early spring")]
     assert not sc.select_hits(QUESTION, hits, cfg()).kept
