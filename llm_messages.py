@@ -100,6 +100,7 @@ class QueryList(Message):
 class DraftFinding(Message):
     text: str
     sources: tuple[int, ...] = ()  # numbers of the task's SourceText entries
+    section: str = ""  # the headings above it in its source ("Legal Proceedings"), if known
 
 
 class FindingsDraft(Message):

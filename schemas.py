@@ -133,6 +133,9 @@ class Finding(Message):
     text: str
     citations: tuple[str, ...]
     evidence: tuple[Evidence, ...] = ()  # per cited source, the passage that supports the claim
+    # the headings above it in its source: what a sentence that never names its topic is about
+    # ("The complaint alleges ... Patent Nos. 7,814,170" under "Legal Proceedings")
+    section: str = ""
 
 
 class ResearcherReport(Message):

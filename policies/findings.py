@@ -24,7 +24,7 @@ def from_draft(
         if cited and item.text.strip():
             text = item.text.strip()
             evidence = tuple(evidence_for(text, d, quote_chars) for d in _docs_for(cited, docs))
-            out.append(Finding(text=text, citations=cited, evidence=evidence))
+            out.append(Finding(text=text, citations=cited, evidence=evidence, section=item.section))
     return out, dropped
 
 

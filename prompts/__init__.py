@@ -158,7 +158,8 @@ def _task_values(task: Task) -> tuple[str, dict[str, Any]]:
         rows = []
         for f in section.findings:
             refs = "".join(f"[{numbers[u]}]" for u in f.citations if u in numbers)
-            rows.append(f"- {f.text} {refs}".rstrip())
+            under = f" (under: {f.section})" if f.section else ""
+            rows.append(f"- {f.text} {refs}{under}".rstrip())
         parts.append(f"## {section.heading}\n" + ("\n".join(rows) if rows else "(no findings)"))
     body = "\n\n".join(parts) if parts else "(no sections)"
     return "writer", {

@@ -136,9 +136,14 @@ def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
 
 
 def heading_scores(question: str, units: list[Unit], periods: list[str]) -> list[float]:
-    """Per unit, how well the headings above its paragraph match ``question`` (BM25 over the
-    units' headings, so a heading every page repeats weighs little)."""
-    heads = [Unit(u.heading, u.source, u.order, False, tuple(terms(u.heading))) for u in units]
+    """Per unit, how well the headings above its paragraph match ``question``."""
+    return section_scores(question, [u.heading for u in units], periods)
+
+
+def section_scores(question: str, sections: list[str], periods: list[str]) -> list[float]:
+    """Per heading text, how well it matches ``question`` (BM25 over the headings given, so a
+    heading every page repeats weighs little)."""
+    heads = [Unit(h, 0, k, False, tuple(terms(h))) for k, h in enumerate(sections)]
     return Scorer(heads).score(question, periods) if heads else []
 
 
@@ -351,6 +356,7 @@ __all__ = [
     "per_document_rows",
     "per_metric_rows",
     "row_labels",
+    "section_scores",
     "selection_budget",
     "total_parts",
 ]

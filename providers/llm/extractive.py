@@ -53,6 +53,7 @@ from deepresearch.providers.llm.evidence import (
     per_document_rows,
     per_metric_rows,
     row_labels,
+    section_scores,
     selection_budget,
 )
 from deepresearch.schemas import Evaluation
@@ -163,7 +164,7 @@ def answer_findings(task: FindingsTask) -> FindingsDraft:
     if not chosen:
         return FindingsDraft(summary=f"{NO_PASSAGE} for: {task.question.strip()}", findings=())
     findings = tuple(
-        DraftFinding(text=text, sources=(units[i].source,))
+        DraftFinding(text=text, sources=(units[i].source,), section=units[i].heading)
         for i, text in in_context(task.question, units, chosen)
     )
     by_score = sorted(chosen, key=lambda i: (-scores[i], units[i].order))
@@ -243,7 +244,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
         for f in sec.findings:
             nums = tuple(sorted({numbers[u] for u in f.citations if u in numbers}))
             if nums:
-                drafts.append(DraftFinding(text=f.text, sources=nums))
+                drafts.append(DraftFinding(text=f.text, sources=nums, section=f.section))
                 flat.append((si, drafts[-1]))
         sections.append(DraftSection(heading=sec.heading, findings=tuple(drafts)))
     q = analyze(task.query)
@@ -251,6 +252,9 @@ def answer_write(task: WriteTask) -> WriteDraft:
     said = set(terms(task.query))
     alike = [w for w in q.metric_words if not set(terms(w)) & said]
     scores = _finding_scores(" ".join([task.query, *alike]), [d.text for _, d in flat])
+    # a finding under a heading the question names is on its topic, as in its selection
+    under = section_scores(task.query, [d.section for _, d in flat], find_periods(task.query))
+    scores = [a + HEADING_WEIGHT * b for a, b in zip(scores, under, strict=True)]
     shape = q.shape
     scores = [
         sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)

@@ -16,11 +16,13 @@ from pathlib import Path
 from test_local_search import inline
 
 from deepresearch.llm_messages import FindingsTask, SourceText, WriteTask
+from deepresearch.policies.findings import from_draft
 from deepresearch.policies.support import best_passage
+from deepresearch.prompts import render_task
 from deepresearch.providers.llm.evidence import in_context
 from deepresearch.providers.llm.extractive import answer_findings, answer_write
 from deepresearch.providers.search.corpus_index import CorpusIndex
-from deepresearch.schemas import Finding, ReportSection
+from deepresearch.schemas import FetchedDoc, Finding, ReportSection
 from deepresearch.text.boilerplate import boilerplate_share
 from deepresearch.text.line_items import LabelIndex
 from deepresearch.text.sentences import CONTEXT_CHARS, build_units
@@ -326,6 +328,42 @@ def test_what_was_disclosed_ranks_above_talk_of_it() -> None:
         )
     )
     assert draft.summary.startswith("In July 2023, Kove a"), draft.summary  # the best first
+
+
+def test_a_finding_carries_its_section_to_the_answer() -> None:
+    """The writer sees findings, not pages: the suit's section travels with it, and its
+    Answer ranks it as its selection did, above a sentence that only shares a word."""
+    draft = answer_findings(
+        FindingsTask(
+            question="What legal proceedings did Initech disclose?", sources=(_src(1, SECTIONS),)
+        )
+    )
+    sections = {f.text[:10]: f.section for f in draft.findings}
+    assert sections["In April 2"] == "Legal Proceedings / Patent matters"
+    docs = [FetchedDoc(url="doc:a1.pdf#page=1", title="a", location="a", text=SECTIONS)]
+    findings, _ = from_draft(draft, docs, 600)
+    assert {f.section for f in findings} == set(sections.values())
+    url = "doc:a.pdf#page=2"
+    suit = Finding(
+        text="In April 2019, VLSI filed three suits against us.",
+        citations=(url,),
+        section="Legal Proceedings / Patent matters",
+    )
+    meeting = Finding(
+        text="The proceedings of our annual meeting are published on our website each year.",
+        citations=(url,),
+        section="Facilities",
+    )
+    task = WriteTask(
+        query="What legal proceedings did Initech disclose?",
+        sections=(ReportSection(heading="q", findings=(meeting, suit)),),
+        sources=(_src(1, suit.text + " " + meeting.text, url),),
+    )
+    assert answer_write(task).answer.startswith("In April 2019, VLSI"), answer_write(task).answer
+    # a model writer is shown the section beside the finding, outside its words
+    system, user = render_task(task, {"type": "object"})
+    assert f"{suit.text} [1] (under: Legal Proceedings / Patent matters)" in user
+    assert "(under: Legal Proceedings)" in system
 
 
 def test_an_investees_rows_are_no_evidence() -> None:
