@@ -174,12 +174,14 @@ def unit_text(row: TableRow) -> str:
     """`` (<unit>)``, without the exceptions a statement's unit line makes for other rows
     ("Total net sales (in millions)", not "... except number of shares which are reflected in
     thousands and per share amounts"), unless the row is one of them (a share count, a per-share
-    amount, a percent)."""
+    amount, a percent), or one of its columns is ("Total Number of Shares Purchased = 102,673" is
+    in thousands, whatever the row's label)."""
     unit = row.unit
     percents = [v.strip().endswith("%") for _, v in row.cells if v not in BLANK]
     if percents and all(percents) and _SCALE_ONLY.match(unit):
         return ""  # "Effective tax rate: 696.2 %" is no amount in millions
-    if not (_EXCEPTED.search(row.label) or any(percents)):
+    named = [row.label, *(header for header, _ in row.cells)]
+    if not (any(_EXCEPTED.search(n) for n in named) or any(percents)):
         unit = _EXCEPT.sub("", unit).strip()
     return f" ({unit})" if unit else ""
 

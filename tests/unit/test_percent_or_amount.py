@@ -5,6 +5,7 @@ asks for the rate: a reader asking neither reads both."""
 from __future__ import annotations
 
 from deepresearch.policies.answer import compose
+from deepresearch.policies.answer_rows import unit_text
 from deepresearch.text.tables import TableRow, format_row
 
 CELLS = ("Three Months Ended October 29, 2023", "Three Months Ended October 30, 2022")
@@ -56,6 +57,9 @@ def test_a_figure_line_states_its_unit_without_the_exceptions_made_for_other_row
         "How many shares were used in computing Initech's earnings per share?", [(shares, (1,), 0)]
     )
     assert composed is not None and f"({unit})" in composed[0], composed
+    # a column of share counts is in thousands too, whatever its row's label ("Total")
+    bought = (("Total Number of Shares Purchased", "102,673"),)
+    assert unit_text(TableRow("Share repurchase activity", unit, "Total", bought)) == f" ({unit})"
 
 
 def test_a_row_of_percents_is_stated_without_the_scale_of_its_tables_amounts() -> None:
