@@ -18,6 +18,7 @@ from deepresearch.policies.source_scoring import coverage, key_terms, normalized
 from deepresearch.schemas import Finding, Report, ResearcherReport
 from deepresearch.text.boilerplate import shape_of
 from deepresearch.text.row_sums import totals_of_parts
+from deepresearch.text.tables import parse_row
 
 MAX_LISTED_QUERIES = 12
 
@@ -52,7 +53,8 @@ def check_findings(
     question's words. Boilerplate (a certification, a signature, a defined term;
     ``text.boilerplate``) is dropped whoever drafted it. A quote is read with the ``titles`` of
     the sources it cites (by URL): a filing's table row never repeats the company or quarter
-    its title names.
+    its title names, and a row is judged by the question's words without its names (a segment
+    table's "Client Computing - Desktop" row of Intel's filing never says "Intel").
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
@@ -66,9 +68,11 @@ def check_findings(
     if not quoted:
         return FindingCheck(tuple(findings), boiler, topic, False)
     titles = titles or {}
+    measured = tuple(k for k in key if k.weight < cfg.name_weight) or key
     scores = [
         coverage(
-            key, normalized_terms(" ".join([f.text, *(titles.get(u, "") for u in f.citations)]))
+            measured if parse_row(f.text) is not None else key,
+            normalized_terms(" ".join([f.text, *(titles.get(u, "") for u in f.citations)])),
         )
         for f in findings
     ]

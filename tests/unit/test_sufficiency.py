@@ -153,23 +153,29 @@ def test_a_models_paraphrase_is_judged_by_the_topic_of_its_sources_only() -> Non
     assert off.off_topic and off.kept == ()
 
 
-def test_a_quote_is_read_with_its_sources_title() -> None:
-    """A filing's table row never repeats the company or quarter its title names: without the
-    title, the row covers too little of the question beside a sentence that names both."""
+def test_a_table_row_is_judged_by_what_it_measures_not_by_names_it_never_repeats() -> None:
+    """A filing's table row never repeats the company or quarter its title names ("Initech",
+    "Q3"): beside a sentence that names both, it would cover too little of the question. It is
+    judged by the question's other words, with its source's title; a row measuring nothing
+    asked is still dropped."""
     cfg = load_settings(None, None, env={}).scoring
     question = "What insights into inventory management can be gleaned from Initech's Q3 2022 inventory levels?"
     row = Finding(
         text="Inventories (in millions): Total inventories: Oct 1, 2022 = 12,831",
         citations=("doc:a.pdf#page=7",),
     )
+    land = Finding(
+        text="Property (in millions): Land and buildings: Oct 1, 2022 = 1,000",
+        citations=("doc:a.pdf#page=7",),
+    )
     bridge = Finding(
         text="Q3 2022 gross margin fell on Initech inventory reserves and management charges.",
         citations=("doc:a.pdf#page=30",),
     )
-    texts = [f"{row.text}\n{bridge.text}"]
-    assert suf.check_findings(question, [row, bridge], texts, cfg).kept == (bridge,)
+    texts = [f"{row.text}\n{land.text}\n{bridge.text}"]
+    assert suf.check_findings(question, [row, land, bridge], texts, cfg).kept == (row, bridge)
     titles = {"doc:a.pdf#page=7": "2022 Q3 Initech.pdf", "doc:a.pdf#page=30": "2022 Q3 Initech.pdf"}
-    check = suf.check_findings(question, [row, bridge], texts, cfg, titles=titles)
+    check = suf.check_findings(question, [row, land, bridge], texts, cfg, titles=titles)
     assert check.kept == (row, bridge)
 
 
