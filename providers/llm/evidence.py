@@ -160,9 +160,9 @@ def selection_budget(q: Question, max_findings: int) -> int:
 
 
 def evidence_budget(q: Question, max_findings: int, documents: int) -> int:
-    """Findings a question of this shape may hand on: a trend or a comparison may add one row
-    per document read (one value per filing or entity) to the usual budget, at most doubling it;
-    a breakdown, the rest of its table (doubling it too)."""
+    """Findings a question of this shape may hand on: ``selection_budget``, to which a trend or
+    a comparison may add one row per document read (one value per filing or entity), at most
+    ``max_findings`` more; a breakdown, the rest of its table (doubling it too)."""
     budget = selection_budget(q, max_findings)
     if q.shape in PER_DOCUMENT_SHAPES:
         budget += min(documents, max_findings)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from test_local_search import inline
 
-from deepresearch.llm_messages import FindingsTask, SourceText, WriteTask
+from deepresearch.llm_messages import FindingsDraft, FindingsTask, SourceText, WriteTask
 from deepresearch.policies.findings import from_draft
 from deepresearch.policies.support import best_passage
 from deepresearch.prompts import render_task
@@ -42,6 +42,14 @@ QUESTION = "What legal proceedings were disclosed in Acme's 10-Q?"
 
 def _src(n: int, text: str, url: str = "") -> SourceText:
     return SourceText(n=n, url=url or f"doc:a{n}.pdf#page=1", title="a", location="a", text=text)
+
+
+def _findings(question: str, *texts: str, max_findings: int = 16) -> FindingsDraft:
+    """The extractive findings of ``texts`` (source 1, 2, ...) for ``question``."""
+    sources = tuple(_src(n, t) for n, t in enumerate(texts, 1))
+    return answer_findings(
+        FindingsTask(question=question, sources=sources, max_findings=max_findings)
+    )
 
 
 def test_a_sentence_knows_the_rest_of_its_paragraph() -> None:
@@ -162,8 +170,7 @@ def test_an_explanation_hands_on_more_findings_than_a_figure() -> None:
     )
 
     def found(question: str) -> int:
-        task = FindingsTask(question=question, sources=(_src(1, suits),), max_findings=2)
-        return len(answer_findings(task).findings)
+        return len(_findings(question, suits, max_findings=2).findings)
 
     assert found("What legal proceedings did Acme disclose, and why?") == 4
     assert found("What damages did the legal complaint against Acme seek in 2023?") == 2
@@ -238,12 +245,7 @@ def test_a_sentence_knows_the_headings_above_it() -> None:
 def test_a_sentence_under_a_heading_the_question_names_is_evidence() -> None:
     """The suit never says "legal proceedings"; its heading does, and a sentence that only
     shares the word with the question ranks below it."""
-    draft = answer_findings(
-        FindingsTask(
-            question="What legal proceedings did Initech disclose?",
-            sources=(_src(1, SECTIONS),),
-        )
-    )
+    draft = _findings("What legal proceedings did Initech disclose?", SECTIONS)
     # the summary leads with the best-scoring finding
     assert draft.summary.startswith(
         "In April 2019, VLSI filed three infringement suits against us seeking $1.5 billion."
@@ -277,14 +279,10 @@ def test_a_heading_every_filing_repeats_is_still_the_heading_of_what_is_under_it
     # the repeated running lines are neither units nor headings
     assert all("Table of Contents" not in u.heading for u in units)
     assert not any("Table of Contents" in u.text or "Form 10-Q" in u.text for u in units)
-    draft = answer_findings(
-        FindingsTask(
-            question="What legal proceedings did Acme disclose?",
-            sources=(
-                _src(1, _filing("second", "In May 2023, Dialect filed a complaint.")),
-                _src(2, _filing("first", "In June 2022, Kove filed a complaint.")),
-            ),
-        )
+    draft = _findings(
+        "What legal proceedings did Acme disclose?",
+        _filing("second", "In May 2023, Dialect filed a complaint."),
+        _filing("first", "In June 2022, Kove filed a complaint."),
     )
     assert any("Dialect filed a complaint" in f.text for f in draft.findings), draft.findings
 
@@ -321,23 +319,14 @@ def test_what_was_disclosed_ranks_above_talk_of_it() -> None:
         "In July 2023, Kove alleged in its damages report that the company could be subject to\n"
         "$517 million in damages in the legal proceedings.\n"
     )
-    draft = answer_findings(
-        FindingsTask(
-            question="What legal proceedings were disclosed by Acme?",
-            sources=(_src(1, text),),
-        )
-    )
+    draft = _findings("What legal proceedings were disclosed by Acme?", text)
     assert draft.summary.startswith("In July 2023, Kove a"), draft.summary  # the best first
 
 
 def test_a_finding_carries_its_section_to_the_answer() -> None:
     """The writer sees findings, not pages: the suit's section travels with it, and its
     Answer ranks it as its selection did, above a sentence that only shares a word."""
-    draft = answer_findings(
-        FindingsTask(
-            question="What legal proceedings did Initech disclose?", sources=(_src(1, SECTIONS),)
-        )
-    )
+    draft = _findings("What legal proceedings did Initech disclose?", SECTIONS)
     sections = {f.text[:10]: f.section for f in draft.findings}
     assert sections["In April 2"] == "Legal Proceedings / Patent matters"
     docs = [FetchedDoc(url="doc:a1.pdf#page=1", title="a", location="a", text=SECTIONS)]
