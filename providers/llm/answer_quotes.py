@@ -20,8 +20,11 @@ from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
 # "respectively, ...", not "iPad net sales ..."; "2022, the Company expects ..." (the date's
-# month and day were on the page before)
-_FRAGMENT = re.compile(r"[a-z](?![A-Z])|\d[\d,.]*,\s+[a-z]")
+# month and day were on the page before); "Wash.) in January 2023, ..." closes a bracket opened
+# on the page before (not an enumerator: "a) Revenue ...", "(1) Includes ...")
+_FRAGMENT = re.compile(
+    r"[a-z](?![A-Z])|\d[\d,.]*,\s+[a-z]|(?!\(?\w{1,3}\)\s)[^()]{1,40}\)(?=[\s,.;:])"
+)
 # an amount or a rate (not a date): what makes a sentence of another period news
 _NUMBER = re.compile(r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:%|percent|million|billion)")
 RESTATED = 0.7  # share of the shorter quote's words that makes two Answer quotes one

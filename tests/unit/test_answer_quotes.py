@@ -41,6 +41,20 @@ def test_a_quote_opening_with_the_end_of_a_date_starts_at_its_next_sentence() ->
     assert whole_sentences(torn) == "The Company had total deferred revenue of $12.2 billion."
     whole = "2,000 employees left the Company in the quarter. Attrition was 4%."
     assert whole_sentences(whole) == whole
+    # a bracket closed that the page never opened: the sentence began on the page before
+    torn = (
+        "Wash.) in January 2023, and the Attorney General's lawsuit in March 2023. In March "
+        "2022, the court dismissed the lawsuit in its entirety."
+    )
+    assert (
+        whole_sentences(torn) == "In March 2022, the court dismissed the lawsuit in its entirety."
+    )
+    for whole in (
+        "1) Revenue grew 5% in the quarter. Costs fell.",
+        "(1) Includes product sales of $3 billion. Costs fell.",
+        "Net sales (in millions) rose 5%. Costs fell.",
+    ):
+        assert whole_sentences(whole) == whole, whole
 
 
 def test_an_answer_quote_ends_at_a_whole_sentence() -> None:
