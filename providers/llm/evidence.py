@@ -33,9 +33,9 @@ from deepresearch.text.terms import terms
 
 PER_DOCUMENT_SHAPES = frozenset({"trend", "comparison"})
 # an explanation or a list is told in many sentences (each suit, charge or reason one), a figure
-# in a row or two: these shapes select twice the findings (1.5x / 2x / 3x gave evidence 0.6381 /
-# 0.6472 / 0.6472 and answers 0.5734 / 0.5748 / 0.5748 on the SEC bench, quick, from 0.6381 /
-# 0.5701)
+# in a row or two: these shapes select twice the findings (on the SEC bench, quick, from evidence
+# 0.6381 and answers 0.5701: explanations alone 1.5x / 2x gave 0.6381 / 0.6444 and 0.5734 /
+# 0.5734; explanations and lists 2x / 3x gave 0.6472 / 0.6472 and 0.5748 / 0.5748)
 MANY_FACT_SHAPES = frozenset({"explanation", "list"})
 LATEST_BONUS = 1.5  # "latest quarter": a unit stating the newest date among the sources
 ROW_SHARE = 0.1  # a document's reserved row scores at least this share of the best row
