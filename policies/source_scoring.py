@@ -247,8 +247,8 @@ def select_hits(
     # a local corpus's hits are passages our own index ranked by the question's words; their
     # snippet is one row or fragment of a page that seldom repeats the filer's name ("Net revenue
     # ... Total net revenue: 14,158" of Intel's 10-Q), and reading them fetches nothing: they
-    # are held to the lenient bar however many there are
-    local_t = max(cfg.relevance_lenient, cfg.min_relevance)
+    # are held to a short list's bar however many there are
+    local_t = relevance_threshold(0, cfg)
     for hit in hits:
         rel, qual, ext, comp = score_hit(key, hit, cfg, fetchable(hit.url))
         bar = local_t if _local(hit.url) else rel_t
