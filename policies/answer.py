@@ -32,6 +32,7 @@ from deepresearch.policies.answer_rows import (
 from deepresearch.policies.answer_tables import (
     breakdown_table,
     names_a_table,
+    parts_table,
     rate_table,
     whole_table,
 )
@@ -110,15 +111,23 @@ def metric_lines(
 ) -> tuple[str, list[Row]] | None:
     """A figure line for each metric the question names ("changes in debt and interest
     expenses": the debt's row and the interest expense's), not one row for all of them; each
-    row once. None unless two metrics or more find a row."""
+    row once, a total with its parts (``parts_table``). None unless two metrics or more find a
+    row."""
     lines: list[str] = []
     used: list[Row] = []
+    named: list[Row] = []  # the rows the metrics name: one may be a part shown already
     for metric in q.metrics[:MAX_METRIC_LINES]:
         found = figure_line(rows, _one_metric(q, metric), subject(q), titles)
+        if found and found[1] not in named:
+            named.append(found[1])
         if found and found[1] not in used:
             lines.append(found[0])
             used.append(found[1])
-    return ("\n\n".join(lines), used) if len(lines) >= 2 else None
+            parts = parts_table(found[1], rows, q) if unit_kind(found[1].row) != "percent" else None
+            if parts is not None:  # a total with the rows it adds up, as for one figure
+                lines.append(parts[0])
+                used += parts[1]
+    return ("\n\n".join(lines), used) if len(named) >= 2 else None
 
 
 def share_lines(
@@ -185,14 +194,18 @@ def _figure_lines(
 ) -> tuple[str, list[Row]] | None:
     """The figure line; when its figure is a percent the question did not ask for ("gross
     margin": NVIDIA's summary states 74.0 %, its statement 13,400), the amount's line too; when
-    it asked for the rate, the rate with the amounts of ``every`` row it is the ratio of."""
+    it asked for the rate, the rate with the amounts of ``every`` row it is the ratio of; when
+    it is a total, the rows of ``every`` that add up to it, beneath it (``parts_table``)."""
     found = figure_line(rows, q, subject(q), titles)
     if found is None:
         return None
     if unit_kind(found[1].row) == "percent" and asks_rate(q):
         return rate_table(found[1], every, q) or (found[0], [found[1]])
     if unit_kind(found[1].row) != "percent":
-        return found[0], [found[1]]
+        parts = parts_table(found[1], every, q)
+        if parts is None:
+            return found[0], [found[1]]
+        return f"{found[0]}\n\n{parts[0]}", [found[1], *parts[1]]
     amounts = [r for r in rows if unit_kind(r.row) != "percent"]
     other = figure_line(amounts, q, subject(q), titles)
     if other is None:

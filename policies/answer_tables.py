@@ -118,13 +118,44 @@ def rate_table(rate: Row, rows: Sequence[Row], q: Question) -> tuple[str, list[R
     return _table_text([rate, table[pair[0]], table[pair[1]]], headers, q)
 
 
+MAX_PARTS = 6  # a total's parts shown beside it: more would be its statement, not its parts
+
+
+def parts_of(total: Row, rows: Sequence[Row]) -> list[Row]:
+    """The rows of ``total``'s table (its sources and title) whose amounts add up to its own in
+    every column (``row_sums.summing``), each row once however many sub-questions quoted it."""
+    table = list(
+        {
+            (r.row.label, r.row.cells): r
+            for r in rows
+            if r.sources == total.sources
+            and r.row.title == total.row.title
+            and (r.row.label, r.row.cells) != (total.row.label, total.row.cells)
+        }.values()
+    )
+    return [table[i] for i in summing(total.row, [r.row for r in table])]
+
+
+def parts_table(total: Row, rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+    """The rows that add up to a total, as a table under its figure line: "Total debt 47,032"
+    says little of what changed without "Total face value", "Unamortized discount and issuance
+    costs" and "Premium on debt exchange" beside it. None unless two to ``MAX_PARTS`` rows do
+    (more would be the whole statement, cut before its last lines)."""
+    parts = parts_of(total, rows)
+    first = pick_cell(total.row, q)
+    if not 2 <= len(parts) <= MAX_PARTS or first is None:
+        return None
+    others = [h for h, v in total.row.cells if h != first[0] and v not in BLANK]
+    return _table_text(parts, [first[0], *others[:1]], q, least=2)
+
+
 def whole_table(
     rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None = None
 ) -> tuple[str, list[Row]] | None:
     """A part compared with its whole ("revenue from its data-centric businesses relative to
     total revenue"): the whole's row of the asked filing with the rows of its table that add up
-    to it (``row_sums.summing``), so a reader sees every part beside the total, whichever of
-    them the question's group takes in. None unless a metric is a total with two parts or more."""
+    to it (``parts_of``), so a reader sees every part beside the total, whichever of them the
+    question's group takes in. None unless a metric is a total with two parts or more."""
     whole = next((m for m in q.metrics if terms(m)[:1] == ["total"]), "")
     if not whole:
         return None
@@ -133,12 +164,7 @@ def whole_table(
     if found is None:
         return None
     total = found[1]
-    table = [
-        r
-        for r in rows
-        if r.sources == total.sources and r.row.title == total.row.title and r is not total
-    ]
-    parts = [table[i] for i in summing(total.row, [r.row for r in table])]
+    parts = parts_of(total, rows)
     first = pick_cell(total.row, q)
     if len(parts) < 2 or first is None:
         return None
@@ -146,4 +172,12 @@ def whole_table(
     return _table_text([*parts, total], [first[0], *others[:1]], q)
 
 
-__all__ = ["breakdown_table", "names_a_table", "rate_table", "whole_table"]
+__all__ = [
+    "MAX_PARTS",
+    "breakdown_table",
+    "names_a_table",
+    "parts_of",
+    "parts_table",
+    "rate_table",
+    "whole_table",
+]

@@ -12,13 +12,15 @@ to its own are its parts.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
-from itertools import combinations
 from typing import TypeVar
+
+import numpy as np
 
 from deepresearch.text.tables import TableRow, parse_row
 
 K = TypeVar("K", bound=Hashable)
-MAX_CANDIDATES = 10  # rows ``summing`` tries (every subset of them: 1,013 sums at most)
+MAX_CANDIDATES = 18  # rows ``summing`` tries: every subset of them, 262,125 sums at most
+_BLOCK = 1 << 14  # subsets summed at once (a block of masks x candidates booleans)
 DASHES = frozenset({"—", "–", "-"})  # a dash in a figure column is a zero
 
 
@@ -152,10 +154,11 @@ def summing(
     total: TableRow, rows: Sequence[TableRow], most: int = MAX_CANDIDATES
 ) -> tuple[int, ...]:
     """The fewest of ``rows`` (two or more, of the first ``most`` that state an amount in each
-    of ``total``'s columns) whose amounts add up to ``total``'s in every one of those columns;
-    () when none do, or when the total states fewer than two amounts (one column's sum may be
-    chance among a thousand). For rows out of their printed order (a report's findings), where
-    the rows directly above a total are not known."""
+    of ``total``'s columns; the first such set in row order among as few) whose amounts add up
+    to ``total``'s in every one of those columns; () when none do, or when the total states
+    fewer than two amounts (one column's sum may be chance among a thousand). For rows out of
+    their printed order (a report's findings), where the rows directly above a total are not
+    known: a debt table's "Unamortized premium" lies a dozen rows from its "Total debt"."""
     want = [(h, v) for h, c in total.cells if (v := _cell(c)) is not None]
     if len(want) < 2 or not any(v for _, v in want):
         return ()
@@ -164,16 +167,32 @@ def summing(
         i
         for i, cells in enumerate(table)
         if all(_cell(cells.get(h, "")) is not None for h, _ in want)
-    ]
-    held = held[:most]
-    values = [[_cell(table[i][h]) or 0.0 for h, _ in want] for i in held]
-    for size in range(2, len(held) + 1):
-        for combo in combinations(range(len(held)), size):
-            if all(
-                abs(sum(values[k][j] for k in combo) - v) <= 0.5 for j, (_, v) in enumerate(want)
-            ):
-                return tuple(held[k] for k in combo)
-    return ()
+    ][:most]
+    if len(held) < 2:
+        return ()
+    values = np.array([[_cell(table[i][h]) or 0.0 for h, _ in want] for i in held])
+    target = np.array([v for _, v in want])
+    found = _subsets_adding_up(values, target)
+    return tuple(held[k] for k in found)
+
+
+def _subsets_adding_up(values: np.ndarray, target: np.ndarray) -> tuple[int, ...]:
+    """Of every subset of ``values``' rows (two or more), the fewest whose column sums are each
+    within 0.5 of ``target``'s, the first in row order among as few: every sum at once, a block
+    of subsets (as bit masks) times the values, rather than one Python loop per subset."""
+    n = len(values)
+    bits = 1 << np.arange(n, dtype=np.int64)
+    best: tuple[int, ...] = ()
+    for start in range(0, 1 << n, _BLOCK):
+        masks = np.arange(start, min(start + _BLOCK, 1 << n), dtype=np.int64)
+        chosen = (masks[:, None] & bits) != 0
+        sums = chosen.astype(values.dtype) @ values
+        ok = np.all(np.abs(sums - target) <= 0.5, axis=1) & (chosen.sum(axis=1) >= 2)
+        for row in chosen[ok]:
+            combo = tuple(int(k) for k in np.flatnonzero(row))
+            if not best or (len(combo), combo) < (len(best), best):
+                best = combo
+    return best
 
 
 def _cell(text: str) -> float | None:
