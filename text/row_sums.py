@@ -117,6 +117,46 @@ def parts(rows: Sequence[TableRow]) -> dict[int, tuple[int, ...]]:
     return out
 
 
+MAX_ITEMS = 8  # items above a row that ``differences`` reads it as the first of, less the rest
+
+
+def differences(
+    rows: Sequence[TableRow], sums: dict[int, tuple[int, ...]]
+) -> dict[int, tuple[int, ...]]:
+    """Per row of one table (printed order) that is the first item above it less (or plus) the
+    items between in every column, those items: a statement's subtotals ("Gross margin" is "Total
+    net sales" less "Total cost of sales", "Operating income" is "Gross margin" less "Research
+    and development", "Sales and marketing" and "General and administrative", "Net income" is
+    "Income before taxes" less "Provision for income taxes"), printed without a sign. A row
+    that is a part of a total between (``sums``: ``parts``) counts in its total: "Income before
+    taxes" is "Operating income" plus "Other income, net", whose parts lie between them. At least two
+    columns, as for ``summing``; rows that are sums already are left to them."""
+    out: dict[int, tuple[int, ...]] = {}
+    table = [{h: v for h, c in r.cells if (v := _cell(c)) is not None} for r in rows]
+    for i, want in enumerate(table):
+        if i in sums or len(want) < 2 or not any(want.values()):
+            continue
+        items: list[int] = []  # the items above, nearest first
+        consumed: set[int] = set()
+        for j in range(i - 1, -1, -1):
+            if not want.keys() <= table[j].keys() or len(items) >= MAX_ITEMS:
+                break  # a row without the figures: the statement's section ends above it
+            consumed.update(sums.get(j, ()))
+            if j in consumed:
+                continue
+            items.append(j)
+            if len(items) >= 2 and any(
+                all(
+                    abs(table[j][h] + sign * sum(table[k][h] for k in items[:-1]) - v) <= 0.5
+                    for h, v in want.items()
+                )
+                for sign in (-1, 1)
+            ):
+                out[i] = tuple(reversed(items))
+                break
+    return out
+
+
 def _by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> list[list[tuple[K, TableRow]]]:
     """(id, row) pairs grouped by their table, each group in the order given."""
     tables: dict[Hashable, list[tuple[K, TableRow]]] = {}
@@ -126,11 +166,13 @@ def _by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> list[list[tuple[K
 
 
 def parts_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tuple[K, ...]]:
-    """``parts`` over rows of many tables, each given as (its table, its id, the row) in
-    printed order: per total's id, its parts' ids."""
+    """``parts`` and ``differences`` over rows of many tables, each given as (its table, its
+    id, the row) in printed order: per total's id, its parts' ids."""
     out: dict[K, tuple[K, ...]] = {}
     for members in _by_table(rows):
-        for total, part in parts([row for _, row in members]).items():
+        table = [row for _, row in members]
+        sums = parts(table)
+        for total, part in (differences(table, sums) | sums).items():
             out[members[total][0]] = tuple(members[k][0] for k in part)
     return out
 
@@ -250,6 +292,7 @@ __all__ = [
     "DASHES",
     "Figures",
     "amount",
+    "differences",
     "operands_by_table",
     "parts",
     "parts_by_table",

@@ -16,7 +16,7 @@ from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.policies.sufficiency import check_findings
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.schemas import Finding
-from deepresearch.text.row_sums import parts, summing, totals_of_parts
+from deepresearch.text.row_sums import differences, parts, summing, totals_of_parts
 from deepresearch.text.tables import TableRow, format_row
 
 QUESTION = "How did Initech's operating expenses change in the third quarter of 2023?"
@@ -150,3 +150,31 @@ def test_a_named_part_is_read_beside_its_total_and_the_other_parts() -> None:
     assert any(": Services: " in t for t in texts), texts
     assert any(": Total net sales: " in t for t in texts), texts
     assert any(": Products: " in t for t in texts), texts
+
+
+def test_a_subtotal_is_the_first_item_above_it_less_or_plus_the_items_between() -> None:
+    """A statement prints its subtotals without signs: gross margin is revenue less cost of
+    sales, operating income is gross margin less operating expenses (whose own parts lie
+    between them and count in their total), income before taxes is operating income plus the
+    other income whose parts lie between."""
+    rows = [_row(INCOME, *r) for r in STATEMENT]
+    assert differences(rows, parts(rows)) == {2: (0, 1), 7: (2, 6)}
+    more = [
+        *STATEMENT,
+        ("Interest income", "200", "100"),
+        ("Other, net", "(50)", "(25)"),
+        ("Other income, net", "150", "75"),
+        ("Income (loss) before taxes", "142", "(100)"),
+    ]
+    rows = [_row(INCOME, *r) for r in more]
+    assert differences(rows, parts(rows))[11] == (7, 10)
+    single = [_row("T", "A", "10", "a"), _row("T", "B", "4", "b"), _row("T", "C", "6", "c")]
+    assert differences(single, {}) == {}  # one column's difference may be chance
+
+
+def test_a_question_about_a_subtotal_finds_what_it_is_made_of() -> None:
+    question = "What drove Initech's operating income (loss) in the third quarter of 2023?"
+    texts = _findings(INCOME, STATEMENT, question, 8)
+    assert any(": Operating income (loss): " in t for t in texts), texts
+    assert any(": Gross margin: " in t for t in texts), texts
+    assert any(": Operating expenses: " in t for t in texts), texts
