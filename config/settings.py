@@ -193,7 +193,7 @@ class ResearcherSettings(Section):
     queries: int = Field(4, ge=1, le=20)
     batch_sizes: tuple[int, ...] = (3, 2, 3)
     max_sources: int = Field(8, ge=1, le=100)
-    max_findings: int = Field(16, ge=1, le=100)
+    max_findings: int = Field(24, ge=1, le=100)
     report_cap_chars: int = Field(50_000, ge=1000)
     max_steps: int = Field(40, ge=1)
     max_time_s: float = Field(300.0, gt=0)
