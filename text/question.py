@@ -116,6 +116,12 @@ _FIGURE_OPENING = re.compile(
     rf"(?:^|,\s*)(?:what|which)\s+(?:{'|'.join(SHARE_WORDS)}|amount)\b|^\s*how (?:much|many)\b",
     re.IGNORECASE,
 )
+# what an amount is called, whoever reports it: "what revenue did X report" asks for a figure,
+# "what legal proceedings did X disclose" does not
+_AMOUNT_NOUNS = frozenset(
+    terms("revenue revenues sales income earnings margin profit expenses costs spending cash debt")
+)
+_WHAT_METRIC = re.compile(r"\s*what\s+((?:[\w-]+\s+){1,3}?)(?:did|does|do)\s", re.IGNORECASE)
 _FIGURE = re.compile(
     r"\bhow (?:much|many)\b|\bwhat (?:was|were|is|are) (?:the |its |their )?(?:total |net |gross )?"
     r"|\b(?:amount|total|percentage|rate|number of|figure|value)\b",
@@ -298,7 +304,10 @@ def _shape(
         return "list"
     if _EXPLAIN.search(text) and not re.search(r"\bhow (?:much|many)\b", text, re.I):
         return "explanation"
-    return "figure" if _FIGURE.search(text) or periods else "explanation"
+    asked = _WHAT_METRIC.match(text)  # "what revenue did X report": the amount's figure
+    words = set(terms(asked[1])) if asked else set()
+    named = words <= set(terms(" ".join(metrics))) and bool(words & _AMOUNT_NOUNS)
+    return "figure" if _FIGURE.search(text) or periods or named else "explanation"
 
 
 def metric_terms(q: Question) -> set[str]:

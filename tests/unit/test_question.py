@@ -42,6 +42,13 @@ from deepresearch.text.question import analyze, periods_of
          ("gross margin",)),
         ("What are the main risk factors Hooli lists?", "list", ("Hooli",),
          ("risk factors", "lists")),
+        # "what <metric> did X report": the metric's figure, though no period is named
+        ("What revenue did Initech report from its widget sales in the latest quarter?",
+         "figure", ("Initech",), ("revenue", "widget sales")),
+        ("What legal proceedings did Hooli disclose in the latest quarter?", "explanation",
+         ("Hooli",), ("legal proceedings",)),  # proceedings are no amount
+        ("In the latest 10-Q, what effects did currency swings have on Initech's results?",
+         "explanation", ("Initech",), ("currency swings",)),
     ],
 )  # fmt: skip
 def test_analysis_table(
