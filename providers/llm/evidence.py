@@ -105,11 +105,18 @@ def parts_named(question: str, units: list[Unit], labels: LabelIndex) -> dict[in
 def parts_rows(
     question: str, units: list[Unit], chosen: list[int], labels: LabelIndex, limit: int
 ) -> list[int]:
-    """``chosen`` plus the parts of each chosen total the question names (``parts_named``), up
-    to ``limit`` more: what a total is made of is what moved it."""
+    """``chosen`` plus, up to ``limit`` more, the total each chosen part makes up (a debt
+    table's "Net carrying amount" beside the "Unamortized debt discount" that names debt: the
+    figure a reader judges the part against), then the parts of each chosen total the question
+    names (``parts_named``): what a total is made of is what moved it."""
     picked = set(chosen)
     extra: list[int] = []
     named = parts_named(question, units, labels)
+    sums = total_parts(units)
+    for total, members in sums.items():  # a chosen part brings the total it makes up
+        if total not in picked and any(m in picked for m in members) and len(extra) < limit:
+            picked.add(total)
+            extra.append(total)
     while len(extra) < limit:  # a part added may be a total whose parts come next
         more = [i for i, t in named.items() if t in picked and i not in picked][
             : limit - len(extra)

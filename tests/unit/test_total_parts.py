@@ -178,3 +178,20 @@ def test_a_question_about_a_subtotal_finds_what_it_is_made_of() -> None:
     assert any(": Operating income (loss): " in t for t in texts), texts
     assert any(": Gross margin: " in t for t in texts), texts
     assert any(": Operating expenses: " in t for t in texts), texts
+
+
+def test_a_chosen_part_brings_the_total_it_makes_up() -> None:
+    """ "Changes in debt": the notes table's "Unamortized debt discount" names debt, and its
+    total, "Net carrying amount" (the notes less the discount), names nothing of the question:
+    it is the debt a reader wants, and comes with the part."""
+    notes = [
+        ("1.55% Notes Due 2028", "1,250", "1,250"),
+        ("2.85% Notes Due 2030", "1,500", "1,500"),
+        ("3.50% Notes Due 2040", "1,000", "1,000"),
+        ("Unamortized debt discount and issuance costs", "(46)", "(47)"),
+        ("Net carrying amount", "3,704", "3,703"),
+    ]
+    question = "What changes in Initech's debt were reported in the Q1 2023 10-Q?"
+    texts = _findings("The carrying value of our outstanding notes", notes, question, 1)
+    assert any(": Unamortized debt discount" in t for t in texts), texts
+    assert any(": Net carrying amount: " in t for t in texts), texts
