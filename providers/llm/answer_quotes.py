@@ -14,6 +14,7 @@ import re
 from deepresearch.llm_messages import DraftFinding
 from deepresearch.policies.answer_rows import asks_rate, states_rate
 from deepresearch.text.boilerplate import chart_text, note_to_entry, points_elsewhere
+from deepresearch.text.figures import states_figure
 from deepresearch.text.question import Question
 from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
@@ -28,6 +29,14 @@ _FRAGMENT = re.compile(
 # an amount or a rate (not a date): what makes a sentence of another period news
 _NUMBER = re.compile(r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:%|percent|million|billion)")
 RESTATED = 0.7  # share of the shorter quote's words that makes two Answer quotes one
+# a period's results ("the third quarter of 2023", "first nine months of fiscal year 2024", "the
+# quarter ended July 1, 2023"), not a document's date ("our Form 10-K for the fiscal year ended
+# January 29, 2023", "our Form 10-Q for the period ended March 31, 2023")
+_OF_A_PERIOD = re.compile(
+    r"\b(?:quarter|months|half|year)\s+(?:of\s+)?(?:fiscal\s+(?:year\s+)?)?(?:19|20)\d{2}\b"
+    r"|\b(?:quarter|months)\s+ended\b",
+    re.IGNORECASE,
+)
 
 
 def quotable(
@@ -79,6 +88,26 @@ def whole_sentences(text: str) -> str:
     return " ".join(sentences[int(start) : len(sentences) - int(end)])
 
 
+def standing(findings: list[tuple[str, str]]) -> set[int]:
+    """The prose findings (of ``(document, text)`` pairs) whose opening sentence a finding of
+    another document says too (``restates``), figure-free and of no period's results: standing
+    language a filer repeats each quarter ("The Company is involved from time to time in claims, proceedings, and
+    litigation ..."), which tells a reader nothing the filing at hand reports."""
+    openings = [
+        (doc, (split_sentences(text) or [text])[0] if parse_row(text) is None else "")
+        for doc, text in findings
+    ]
+    out: set[int] = set()
+    for k, (doc, opening) in enumerate(openings):
+        if not opening or states_figure(opening):
+            continue
+        if _OF_A_PERIOD.search(opening):
+            continue  # "... for the third quarter of 2023 was lower ...": that quarter's news
+        if any(d != doc and o and restates(opening, o) for d, o in openings):
+            out.add(k)
+    return out
+
+
 def informative(text: str) -> str:
     """``text`` without the cross-references that open or close it ("For additional
     information, see Item 8 of Part II ..."): a reader is told where to look, not what is
@@ -97,4 +126,4 @@ def _aside(sentence: str) -> bool:
     return points_elsewhere(sentence) or chart_text(sentence) or note_to_entry(sentence)
 
 
-__all__ = ["informative", "quotable", "restates", "whole_sentences"]
+__all__ = ["informative", "quotable", "restates", "standing", "whole_sentences"]

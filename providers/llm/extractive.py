@@ -37,7 +37,7 @@ from deepresearch.policies.answer import compose
 from deepresearch.policies.answer_rows import cite
 from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
-from deepresearch.providers.llm.answer_quotes import quotable
+from deepresearch.providers.llm.answer_quotes import quotable, standing
 from deepresearch.providers.llm.evidence import (
     HEADING_WEIGHT,
     PER_DOCUMENT_SHAPES,
@@ -255,10 +255,11 @@ def answer_write(task: WriteTask) -> WriteDraft:
     # a finding under a heading the question names is on its topic, as in its selection
     under = section_scores(task.query, [d.section for _, d in flat], find_periods(task.query))
     scores = [a + HEADING_WEIGHT * b for a, b in zip(scores, under, strict=True)]
-    shape = q.shape
-    scores = [
-        sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)
-        for sc, (_, d) in zip(scores, flat, strict=True)
+    urls = {s.n: s.url for s in task.sources}
+    told = standing([(document_of(urls.get(d.sources[0], "")), d.text) for _, d in flat])
+    scores = [  # standing language another filing says too: quoted when nothing else is
+        0.0 if k in told else sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)
+        for k, (sc, (_, d)) in enumerate(zip(scores, flat, strict=True))
     ]
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
@@ -270,8 +271,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
         (k for k in range(len(flat)) if k not in ranked and top > 0 and scores[k] >= 0.5 * top),
         key=lambda k: (-scores[k], k),
     )
-    urls = {s.n: s.url for s in task.sources}
-    leads = _per_document_figures(flat, scores, urls) if shape == "trend" else []
+    leads = _per_document_figures(flat, scores, urls) if q.shape == "trend" else []
     ranked = [*leads, *(k for k in ranked if k not in leads)]
     # below them, the prose a composed figure may be quoted with
     rest = sorted((k for k in range(len(flat)) if k not in ranked), key=lambda k: (-scores[k], k))
@@ -291,7 +291,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
         docs = {document_of(urls.get(n, "")) for n in composed[1]}
         # and prose about another line item ("Cost of revenue increased ...") says nothing of it
         # (an explanation's: of what it explains, the line its figure answers)
-        explained = q.metrics[:1] if shape == "explanation" else q.metrics
+        explained = q.metrics[:1] if q.shape == "explanation" else q.metrics
         wanted = {t for w in metric_words_of(explained) for t in terms(w)}
         prose = [
             (t, nums)

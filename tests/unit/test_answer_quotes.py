@@ -259,3 +259,25 @@ def test_a_tables_footnote_defining_an_entry_is_never_quoted() -> None:
     )
     assert failed == []
     assert "$2.4 billion" in answer and "Represents" not in answer, answer
+
+
+def test_standing_language_every_filing_repeats_gives_way_to_what_the_filing_reports() -> None:
+    """ "The Company is involved from time to time in claims ..." opens the legal note of each
+    quarter's filing in the same words: it is no news of either. The suit the filing names is,
+    though its sentence shares fewer words with the question."""
+    standing = (
+        "The Company is involved from time to time in claims, proceedings, and litigation, "
+        "including legal proceedings described in prior reports, and the outcomes of legal "
+        "proceedings could be material."
+    )
+    suit = "In May 2023, Dialect, LLC filed a complaint against Initech seeking damages."
+    answer, failed = _verified_answer(
+        "What legal proceedings and litigation claims did Initech disclose?",
+        [
+            (standing, "doc:q1.pdf#page=12"),
+            (standing.replace("prior reports", "our prior reports"), "doc:q2.pdf#page=14"),
+            (suit, "doc:q2.pdf#page=14"),
+        ],
+    )
+    assert failed == []
+    assert answer.startswith("In May 2023, Dialect"), answer
