@@ -13,7 +13,7 @@ import re
 
 from deepresearch.llm_messages import DraftFinding
 from deepresearch.policies.answer_rows import asks_rate, states_rate
-from deepresearch.text.boilerplate import chart_text, note_to_entry, points_elsewhere
+from deepresearch.text.boilerplate import chart_text, document_of, note_to_entry, points_elsewhere
 from deepresearch.text.figures import states_figure
 from deepresearch.text.question import Question
 from deepresearch.text.sentences import split_sentences
@@ -28,6 +28,9 @@ _FRAGMENT = re.compile(
 )
 # an amount or a rate (not a date): what makes a sentence of another period news
 _NUMBER = re.compile(r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:%|percent|million|billion)")
+MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
+# a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
+STATED_AMOUNT = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 RESTATED = 0.7  # share of the shorter quote's words that makes two Answer quotes one
 # a period's results ("the third quarter of 2023", "first nine months of fiscal year 2024", "the
 # quarter ended July 1, 2023"), not a document's date ("our Form 10-K for the fiscal year ended
@@ -88,6 +91,22 @@ def whole_sentences(text: str) -> str:
     return " ".join(sentences[int(start) : len(sentences) - int(end)])
 
 
+def per_document_figures(
+    flat: list[tuple[int, DraftFinding]], scores: list[float], urls: dict[int, str]
+) -> list[int]:
+    """For a trend told in sentences (no row to tabulate), each document's best finding that
+    states a figure, best first, at most ``MAX_TREND_SENTENCES``: "our effective tax rate was
+    19%" from every filing, not three sentences from one."""
+    best: dict[str, int] = {}
+    for k, (_, draft) in enumerate(flat):
+        if not STATED_AMOUNT.search(draft.text) or scores[k] <= 0:
+            continue
+        doc = document_of(urls.get(draft.sources[0], ""))
+        if doc not in best or scores[k] > scores[best[doc]]:
+            best[doc] = k
+    return sorted(best.values(), key=lambda k: (-scores[k], k))[:MAX_TREND_SENTENCES]
+
+
 def standing(findings: list[tuple[str, str]]) -> set[int]:
     """The prose findings (of ``(document, text)`` pairs) whose opening sentence a finding of
     another document says too (``restates``), figure-free and of no period's results: standing
@@ -126,4 +145,13 @@ def _aside(sentence: str) -> bool:
     return points_elsewhere(sentence) or chart_text(sentence) or note_to_entry(sentence)
 
 
-__all__ = ["informative", "quotable", "restates", "standing", "whole_sentences"]
+__all__ = [
+    "MAX_TREND_SENTENCES",
+    "STATED_AMOUNT",
+    "informative",
+    "per_document_figures",
+    "quotable",
+    "restates",
+    "standing",
+    "whole_sentences",
+]

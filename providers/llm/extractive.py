@@ -9,7 +9,6 @@ Output is deterministic: no randomness, no clock, stable ordering everywhere.
 from __future__ import annotations
 
 import math
-import re
 
 from pydantic import BaseModel
 
@@ -37,7 +36,12 @@ from deepresearch.policies.answer import compose
 from deepresearch.policies.answer_rows import cite
 from deepresearch.policies.support import Weights, support
 from deepresearch.providers.llm import rules
-from deepresearch.providers.llm.answer_quotes import quotable, standing
+from deepresearch.providers.llm.answer_quotes import (
+    STATED_AMOUNT,
+    per_document_figures,
+    quotable,
+    standing,
+)
 from deepresearch.providers.llm.evidence import (
     HEADING_WEIGHT,
     PER_DOCUMENT_SHAPES,
@@ -86,12 +90,9 @@ FIGURE_WEIGHT = 2.0
 # and answers 0.5593 / 0.5647 / 0.5593 / 0.5607, against 0.6218 / 0.5593 without
 FINDING_FIGURE_WEIGHT = 1.5
 REFILLS = 3  # rounds of selecting more units when some merged into another's finding
-MAX_TREND_SENTENCES = 5  # a trend told in sentences: one per filing, at most this many
 # prose findings an Answer quotes, after a composed figure as without one (2 after a figure
 # gave answers 0.56, 3 gave 0.5638: "Total revenue of $11.7 billion was down ..." follows)
 MAX_QUOTES = 3
-# a stated amount: "$6.0 billion", "46.2 million", "19%", "1,234" (not a year or a "Q3")
-_FIGURE = re.compile(r"\$\s?\d|\d(?:\.\d+)?\s?(?:%|percent|million|billion)|\d,\d{3}")
 
 
 def _sentence(text: str) -> str:
@@ -258,9 +259,12 @@ def answer_write(task: WriteTask) -> WriteDraft:
     urls = {s.n: s.url for s in task.sources}
     told = standing([(document_of(urls.get(d.sources[0], "")), d.text) for _, d in flat])
     scores = [  # standing language another filing says too: quoted when nothing else is
-        0.0 if k in told else sc * (FIGURE_WEIGHT if _FIGURE.search(d.text) else 1.0)
+        0.0 if k in told else sc * (FIGURE_WEIGHT if STATED_AMOUNT.search(d.text) else 1.0)
         for k, (sc, (_, d)) in enumerate(zip(scores, flat, strict=True))
     ]
+    units = [Unit(d.text, d.sources[0], k) for k, (_, d) in enumerate(flat)]
+    filings = {n: document_of(u) for n, u in urls.items()}  # the newest one's for "latest"
+    scores = [sc * w for sc, w in zip(scores, latest_weights(q, units, filings), strict=True)]
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
         if si not in leaders or scores[k] > scores[leaders[si]]:
@@ -271,7 +275,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
         (k for k in range(len(flat)) if k not in ranked and top > 0 and scores[k] >= 0.5 * top),
         key=lambda k: (-scores[k], k),
     )
-    leads = _per_document_figures(flat, scores, urls) if q.shape == "trend" else []
+    leads = per_document_figures(flat, scores, urls) if q.shape == "trend" else []
     ranked = [*leads, *(k for k in ranked if k not in leads)]
     # below them, the prose a composed figure may be quoted with
     rest = sorted((k for k in range(len(flat)) if k not in ranked), key=lambda k: (-scores[k], k))
@@ -312,22 +316,6 @@ def _quotes(picked: dict[str, tuple[int, ...]]) -> str:
     if not any(parse_row(t) for t in picked):
         return " ".join(_sentence(t) for t in picked)
     return "\n\n".join(f"{_sentence(t)[:-1]} {cite(nums)}." for t, nums in picked.items())
-
-
-def _per_document_figures(
-    flat: list[tuple[int, DraftFinding]], scores: list[float], urls: dict[int, str]
-) -> list[int]:
-    """For a trend told in sentences (no row to tabulate), each document's best finding that
-    states a figure, best first, at most ``MAX_TREND_SENTENCES``: "our effective tax rate was
-    19%" from every filing, not three sentences from one."""
-    best: dict[str, int] = {}
-    for k, (_, draft) in enumerate(flat):
-        if not _FIGURE.search(draft.text) or scores[k] <= 0:
-            continue
-        doc = document_of(urls.get(draft.sources[0], ""))
-        if doc not in best or scores[k] > scores[best[doc]]:
-            best[doc] = k
-    return sorted(best.values(), key=lambda k: (-scores[k], k))[:MAX_TREND_SENTENCES]
 
 
 def answer_rewrite(task: RewriteTask) -> RewriteDraft:

@@ -459,3 +459,23 @@ def test_a_composed_figure_is_followed_by_as_many_quotes_as_an_answer_without_on
     paragraphs = answer_write(task).answer.split("\n\n")
     assert paragraphs[0].startswith("Initech: Total net sales"), paragraphs
     assert len(paragraphs) == 4 and all(p in paragraphs for p in prose), paragraphs
+
+
+def test_a_latest_quarter_question_quotes_the_newest_filing_first() -> None:
+    """ "In the most recent 10-Q": of two filings' explanations of the same line, the one of the
+    filing whose dates are newest leads, though the older one came first."""
+    old = (
+        "Income tax as a percentage of income before income tax was a benefit of 10.9% for the "
+        "quarter ended October 30, 2022, due to tax benefits from stock-based compensation.",
+        "doc:2022q3.pdf#page=30",
+    )
+    new = (
+        "Our provision for income taxes was an expense of 12.2% of income for the quarter ended "
+        "October 29, 2023, due to higher profits.",
+        "doc:2023q3.pdf#page=31",
+    )
+    query = "How did Initech explain its income tax in the most recent 10-Q?"
+    answer = answer_write(_task(query, [old, new])).answer
+    assert answer.startswith("Our provision for income taxes was an expense of 12.2%"), answer
+    older = answer_write(_task(query.replace(" the most recent", " its"), [old, new])).answer
+    assert older.startswith("Income tax as a percentage"), older  # not asked for the newest
