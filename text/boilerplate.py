@@ -64,7 +64,11 @@ _META = re.compile(
     r"|\binternal controls? over financial reporting\b|\bdisclosure controls and procedures\b"
     # the interim statements' standing assertion: "reflect all adjustments ... necessary for a
     # fair presentation"
-    r"|\ball adjustments\b[^.]{0,80}?\bnecessary\b[^.]{0,40}?\bfair\b",
+    r"|\ball adjustments\b[^.]{0,80}?\bnecessary\b[^.]{0,40}?\bfair\b"
+    # an auditor's review report on the interim statements: "We have reviewed the accompanying
+    # condensed consolidated balance sheet ...", "conducted in accordance with the standards of
+    # the Public Company Accounting Oversight Board"
+    r"|\b(?:we|I) have reviewed the accompanying\b|\bstandards of the public company accounting\b",
     re.IGNORECASE,
 )
 _KEY_WORD = re.compile(r"[a-z0-9]+")

@@ -63,6 +63,14 @@ from deepresearch.text.boilerplate import boilerplate, off_topic, repeated, shap
         ("The condensed consolidated financial statements include the accounts of Initech Corp. "
          "and its wholly owned subsidiaries (collectively “Initech” or the “Company”).",
          "definition"),
+        # an auditor's review report, under the address line a page extraction joins to it
+        ("To the Stockholders and the Board of Directors of Initech Corp. Results of Review of "
+         "Interim Financial Information We have reviewed the accompanying condensed "
+         "consolidated balance sheet of Initech Corp. as of March 31, 2023, and the related "
+         "condensed consolidated statements of income for the three-month periods then ended.",
+         "disclaimer"),
+        ("We conducted our reviews in accordance with the standards of the Public Company "
+         "Accounting Oversight Board (United States).", "disclaimer"),
         # a contents table rebuilt as rows, under whatever heading the page runs
         ("Index: PART I - Item 1. Financial Statements a) Income Statements for the Three Months "
          "Ended September 30, 2023: Page = 3", "table of contents"),
@@ -81,6 +89,7 @@ def test_boilerplate_shapes(text: str, shape: str) -> None:
         "We expect revenue growth to continue, driven by cloud services.",
         "I/O revenue rose 12% in the quarter.",
         "101 million shares were repurchased in the quarter.",  # a number, then no capital
+        "We have reviewed our pricing in every market and raised prices 5% in the quarter.",
         "Revenue for DCAI and NEX grew while CCG and AXG declined in the quarter.",
         "Operating Income Grew 12",  # two words and a figure: a heading of a chart, at most
         "Statements of operations (in millions): Total net sales: Three Months Ended = 81,797",
