@@ -60,6 +60,8 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
     first = _common_prefix([h for h, _, _ in ordered])
     parts = _components([r for _, _, r in ordered], rows)
+    if any(2 * sum(id(r) in by for _, _, r in ordered) < len(ordered) for _, by in parts):
+        parts = []  # columns of dashes but for a quarter or two: the trend, not its parts
     heads = [label for label, _ in parts]
     lines = [
         f"| {first} | {' | '.join([*heads, ''])}{subject(q)}{top.row.label}{unit_text(top.row)} |",

@@ -248,3 +248,26 @@ def test_a_trend_of_a_part_the_question_names_is_that_parts_row() -> None:
         "What was Contoso's Services segment revenue in the quarter ended July 1, 2023?", found
     )
     assert one is not None and "Net sales - Services" in one[0] and "21,213" in one[0], one
+
+
+def test_parts_one_filing_of_several_states_are_no_columns_of_the_trend() -> None:
+    """One filing's segment table adds up its quarter's net sales; the other filings' do not
+    reach the findings: columns of dashes but for two quarters would hide the trend."""
+    found = []
+    quarters = (("Mar 31, 2022", "Mar 31, 2021"), ("Jun 30, 2022", "Jun 30, 2021"))
+    quarters += (("Sep 30, 2022", "Sep 30, 2021"),)
+    for n, (now, before) in enumerate(quarters):
+        cells = (f"Three Months Ended {now}", f"Three Months Ended {before}")
+        total = (str(100 + 10 * n), str(90 + 10 * n))
+        found.append(
+            (row("Total net sales", (cells[0], total[0]), (cells[1], total[1])), (n + 1,), 0)
+        )
+        if n == 1:  # only this filing's parts
+            found += [
+                (row("Products", (cells[0], "70"), (cells[1], "60")), (n + 1,), 0),
+                (row("Services", (cells[0], "40"), (cells[1], "40")), (n + 1,), 0),
+            ]
+    composed = compose("How has Initech's total net sales changed over the quarters?", found)
+    assert composed is not None
+    assert composed[0].startswith("| Three Months Ended | Initech: Total net sales"), composed[0]
+    assert "Products" not in composed[0] and "—" not in composed[0], composed[0]
