@@ -48,21 +48,29 @@ def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
     return out
 
 
+# a word a hyphenated "non-" negates: "Total non-operating income (expense)" is no operating income
+_NEGATED = re.compile(r"\bnon-\s?\w+", re.IGNORECASE)
+_WHOLE = frozenset(terms("consolidated"))
+
+
 def match(row: TableRow, wanted: set[str]) -> float:
     """How well a row names the wanted metric: label terms count double, extra label words cost;
     0 unless the label's core (``label_core``) names it: "Cash flows from operating activities -
     Net income" is no operating cash flow."""
     title = set(terms(row.title))
-    if not wanted or not (set(terms(label_core(row.label))) & wanted):
+    label = _NEGATED.sub(" ", row.label)  # "non-operating income" names no operating income
+    if not wanted or not (set(terms(label_core(label))) & wanted):
         return 0.0
 
     def named(label: set[str]) -> float:
-        extra = label - wanted - STRUCTURE  # "Total inventories" names inventories
+        # "Total inventories" names inventories; "Consolidated - Operating income" is the
+        # company's, where "AWS - Operating income" is a segment's
+        extra = label - wanted - STRUCTURE - _WHOLE
         return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
 
     # or one of the things it joins: "Server products and cloud services" names cloud services
-    parts = [p for p in map(set, map(terms, conjuncts(row.label))) if len(p - STRUCTURE) >= 2]
-    return max(named(p) for p in [set(terms(row.label)), *parts])
+    parts = [p for p in map(set, map(terms, conjuncts(label))) if len(p - STRUCTURE) >= 2]
+    return max(named(p) for p in [set(terms(label)), *parts])
 
 
 _RATE_WORDS = frozenset(terms("rate rates percentage percent"))

@@ -123,3 +123,20 @@ def _cells(findings: list[tuple[str, tuple[int, ...], int]]) -> list[tuple[str, 
         row = _parse(f)
         out.append((row.label, *(v for _, v in row.cells)))
     return out
+
+
+def test_operating_income_is_neither_non_operating_income_nor_a_segments() -> None:
+    """ "Non-operating income" names no operating income; of a segment's operating income and
+    the consolidated one, the company's is the consolidated line."""
+    title = "Information on reportable segments and reconciliation to consolidated net income"
+    rows = [
+        _row("Total non-operating income (expense)", "1,001", "419", title=title),
+        _row("AWS - Operating income", "6,976", "5,403", title=title),
+        _row("Consolidated - Operating income", "11,188", "2,525", title=title),
+        _row(
+            "Total non-operating income (expense)", "1,001", "419", title="Statements of operations"
+        ),
+    ]
+    composed = compose("What was Initech's operating income in the latest quarter?", rows)
+    assert composed is not None
+    assert composed[0].startswith("Initech: Consolidated - Operating income"), composed[0]
