@@ -57,18 +57,35 @@ def quarter_readings(end: int) -> frozenset[tuple[int, int]]:
     return frozenset(_quarter(day + datetime.timedelta(days=lag)) for lag in lags)
 
 
+def in_fiscal_quarter(end: int, year: int, quarter: int) -> bool:
+    """Whether a period ending on ordinal ``end`` may be fiscal ``quarter`` of fiscal ``year``:
+    a fiscal year ends in the calendar year it is named for, in any month (Apple's fiscal 2023
+    in September 2023, NVIDIA's fiscal 2024 in January 2024), so its quarter ``quarter`` ends
+    within the twelve months that lie ``3 * (4 - quarter)`` months before that year's end."""
+    if end <= 0:
+        return False
+    back = 3 * (4 - quarter)
+    first = year * 12 - back  # months since year 0 of the window's first month (January = 0)
+    lo = datetime.date(first // 12, first % 12 + 1, 1).toordinal()
+    last = first + 12  # the month after the window
+    hi = datetime.date(last // 12, last % 12 + 1, 1).toordinal() - 1
+    return lo <= end <= hi + DATE_SLACK_DAYS
+
+
 def period_weights(query: str, ends: Sequence[int] | np.ndarray) -> np.ndarray:
     """Per document: 1 when one of its period readings is a period ``query`` names, else
     ``PERIOD_PENALTY``; all ones when the query names no period or no document matches it.
 
     Two or more quarters name a range ("from Q1 2023 to Q3 2023"): every quarter between them
-    counts. An explicit date matches a period ending within ``DATE_SLACK_DAYS`` of it; a bare
+    counts; a fiscal quarter ("Q3 FY24", "the third quarter of fiscal 2024") counts every period
+    it may be (``in_fiscal_quarter``). An explicit date matches a period ending within ``DATE_SLACK_DAYS`` of it; a bare
     year, any reading in that year."""
     n = len(ends)
     periods = periods_of(query)
     quarters = sorted((p.year, p.quarter) for p in periods if p.year and p.quarter)
     dates = [datetime.date(*p.date).toordinal() for p in periods if p.date]
     years = {p.year for p in periods if p.year and not p.quarter and not p.date}
+    fiscal = [(p.year, p.quarter) for p in periods if p.fiscal and p.year and p.quarter]
     if not (quarters or dates or years):
         return np.ones(n)
     first, last = (quarters[0], quarters[-1]) if quarters else (None, None)
@@ -79,6 +96,7 @@ def period_weights(query: str, ends: Sequence[int] | np.ndarray) -> np.ndarray:
         if first is not None and last is not None:
             hit = hit or any(first <= r <= last for r in readings)
         hit = hit or any(year in years for year, _ in readings)
+        hit = hit or any(in_fiscal_quarter(int(end), y, q) for y, q in fiscal)
         if hit:
             out[d] = 1.0
     return out if (out == 1.0).any() else np.ones(n)
@@ -86,6 +104,7 @@ def period_weights(query: str, ends: Sequence[int] | np.ndarray) -> np.ndarray:
 
 __all__ = [
     "PERIOD_PENALTY",
+    "in_fiscal_quarter",
     "period_end",
     "period_weights",
     "quarter_readings",

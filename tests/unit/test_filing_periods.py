@@ -19,6 +19,7 @@ from test_local_search import inline
 
 from deepresearch.policies.filing_periods import (
     PERIOD_PENALTY,
+    in_fiscal_quarter,
     period_end,
     period_weights,
     quarter_readings,
@@ -87,3 +88,22 @@ def test_the_asked_quarters_filing_outranks_another_quarters(tmp_path: Path) -> 
     assert index.search("Contoso long-term debt", 2)[0].url == "doc:b.txt"  # more debt words
     hits = index.search("Contoso long-term debt Q1 2023", 2)
     assert [h.url for h in hits] == ["doc:a.txt", "doc:b.txt"], hits
+
+
+def test_a_fiscal_quarter_is_every_period_its_fiscal_year_allows() -> None:
+    """A fiscal year ends in the year it is named for, in any month: "the third quarter of fiscal
+    2024" of a year ending in January 2024 ended in October 2023, which no calendar, fiscal-lag
+    or filing reading calls Q3 2024; the filings of other quarters weigh less."""
+    day = _day
+    ends = [day(2022, 10, 30), day(2023, 4, 30), day(2023, 7, 30), day(2023, 10, 29)]
+    got = period_weights("Initech's gross margin in the third quarter of fiscal 2024?", ends)
+    assert got.tolist() == [PERIOD_PENALTY, PERIOD_PENALTY, PERIOD_PENALTY, 1.0]
+    # Apple-like: fiscal 2023 ends in September 2023, its third quarter in July 2023
+    assert in_fiscal_quarter(day(2023, 7, 1), 2023, 3)
+    assert not in_fiscal_quarter(day(2023, 10, 20), 2023, 3)
+    assert period_weights("Revenue in Q3 2023?", ends).tolist() == [
+        PERIOD_PENALTY,
+        PERIOD_PENALTY,
+        1.0,
+        1.0,
+    ]  # a calendar quarter is read as before
