@@ -53,12 +53,18 @@ _NEGATED = re.compile(r"\bnon-\s?\w+", re.IGNORECASE)
 _WHOLE = frozenset(terms("consolidated"))
 
 
+def negated(label: str) -> str:
+    """``label`` without the words a hyphenated "non-" negates: "Total non-operating income"
+    names no operating income."""
+    return _NEGATED.sub(" ", label)
+
+
 def match(row: TableRow, wanted: set[str]) -> float:
     """How well a row names the wanted metric: label terms count double, extra label words cost;
     0 unless the label's core (``label_core``) names it: "Cash flows from operating activities -
     Net income" is no operating cash flow."""
     title = set(terms(row.title))
-    label = _NEGATED.sub(" ", row.label)  # "non-operating income" names no operating income
+    label = negated(row.label)
     if not wanted or not (set(terms(label_core(label))) & wanted):
         return 0.0
 
@@ -154,7 +160,11 @@ def cell_fit(header: str, q: Question) -> float:
     date = date_key(header)
     if not asked or date is None:
         return 0.0
-    return 0.5 if asked & quarter_readings(datetime.date(*date).toordinal()) else 0.0
+    if (date[0], (date[1] - 1) // 3 + 1) in asked:
+        return 0.5
+    # another reading (a fiscal calendar's, the quarter it was filed in) fits less than the
+    # calendar quarter: "Q2 2023" of a calendar-year filer is June, not March filed in May
+    return 0.4 if asked & quarter_readings(datetime.date(*date).toordinal()) else 0.0
 
 
 _SHARE_OF = re.compile(r"\bpercent(?:age)?s?\s+of\b", re.IGNORECASE)  # not "except percentages"

@@ -12,14 +12,16 @@ from deepresearch.policies.answer_rows import (
     BLANK,
     MAX_CELLS,
     Row,
+    cell_fit,
     cite,
     figure_line,
+    negated,
     pick_cell,
     subject,
     unit_text,
 )
 from deepresearch.policies.answer_trends import MAX_TREND_ROWS
-from deepresearch.text.line_items import MIN_TABLE_ROWS, named_table, table_fit
+from deepresearch.text.line_items import MIN_TABLE_ROWS, STRUCTURE, named_table, table_fit
 from deepresearch.text.question import (
     Question,
     dimension_terms,
@@ -64,15 +66,33 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
     question's metric words, then the most rows): each row's cell of the asked or current period
     and the one beside it (the prior period a reader compares with)."""
     tables = _tables(rows)
-    named = named_table(tables, metric_terms(q), lambda k: len(tables[k]), dimension_terms(q))
+
+    def fit(key: tuple[tuple[int, ...], str]) -> float:  # the asked quarter's, then the most rows
+        cell = pick_cell(tables[key][0].row, q)
+        return (cell_fit(cell[0], q) if cell else 0.0) * 1000 + len(tables[key])
+
+    named = named_table(tables, metric_terms(q), fit, dimension_terms(q))
     if named is None:
         return None
-    parts = tables[named]
+    parts = _of_a_metric(tables[named], q)
     first = pick_cell(parts[0].row, q)
     if first is None:
         return None
     others = [h for h, v in parts[0].row.cells if h != first[0] and v not in BLANK]
-    return _table_text(parts, [first[0], *others[:1]], q)
+    least = MIN_TABLE_ROWS if parts == tables[named] else 2  # two rows of the metric are a list
+    return _table_text(parts, [first[0], *others[:1]], q, least)
+
+
+def _of_a_metric(rows: list[Row], q: Question) -> list[Row]:
+    """The rows of a breakdown that name every word of a metric the question names, when two or
+    more do: "segments and their operating income" lists each segment's operating income, not
+    its net sales and operating expenses printed in the same table."""
+    for metric in q.metrics:
+        words = set(terms(metric)) - STRUCTURE
+        named = [r for r in rows if words and words <= set(terms(negated(r.row.label)))]
+        if 2 <= len(named) < len(rows):
+            return named
+    return rows
 
 
 def _table_text(

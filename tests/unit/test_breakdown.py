@@ -176,3 +176,46 @@ def test_a_breakdown_is_divided_by_what_the_question_divides_it_by() -> None:
     table = answer.split("\n\n")[0].splitlines()
     assert table[0].startswith(f"| Contoso: {SEGMENTS}"), table
     assert any(line.startswith("| North America - Net sales | 10,100") for line in table), table
+
+
+SEGMENTS = "Information on reportable segments and reconciliation to consolidated net income"
+
+
+def _segment(
+    label: str, now: str, value: str, before: str, prior: str, source: int
+) -> tuple[str, tuple[int, ...], int]:
+    cells = ((f"Three Months Ended {now}", value), (f"Three Months Ended {before}", prior))
+    return format_row(TableRow(SEGMENTS, "in millions", label, cells)), (source,), 0
+
+
+def test_a_breakdown_is_the_asked_quarters_table_and_its_rows_of_the_asked_metric() -> None:
+    """ "Q2 2023": the table of the quarter ended June 30, though the one of March 31 (filed in
+    the second quarter) has more rows; "their operating income": its operating income rows,
+    not the net sales and operating expenses printed in the same table."""
+    from deepresearch.policies.answer import compose
+
+    march = [
+        _segment(label, "March 31, 2023", v, "March 31, 2022", p, 1)
+        for label, v, p in (
+            ("North America - Net sales", "76,881", "69,244"),
+            ("North America - Operating income", "898", "(1,568)"),
+            ("AWS - Net sales", "21,354", "18,441"),
+            ("AWS - Operating income", "5,123", "6,518"),
+            ("Consolidated - Operating income", "4,774", "3,669"),
+        )
+    ]
+    june = [
+        _segment(label, "June 30, 2023", v, "June 30, 2022", p, 2)
+        for label, v, p in (
+            ("North America - Net sales", "82,546", "74,430"),
+            ("North America - Operating income", "3,211", "(627)"),
+            ("AWS - Operating income", "5,365", "5,715"),
+            ("Consolidated - Operating income", "7,681", "3,317"),
+        )
+    ]
+    question = "List Contoso's reportable segments and their Q2 2023 operating income."
+    composed = compose(question, [*march, *june])
+    assert composed is not None
+    text = composed[0]
+    assert "| Three Months Ended June 30, 2023 | Three Months Ended June 30, 2022 |" in text, text
+    assert "Net sales" not in text and "5,365" in text and "7,681" in text, text
