@@ -50,6 +50,7 @@ def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
 
 # a word a hyphenated "non-" negates: "Total non-operating income (expense)" is no operating income
 _NEGATED = re.compile(r"\bnon-\s?\w+", re.IGNORECASE)
+# the company's whole, named in a segment table beside its segments: no extra word of a label
 _WHOLE = frozenset(terms("consolidated"))
 
 

@@ -78,8 +78,8 @@ def period_weights(query: str, ends: Sequence[int] | np.ndarray) -> np.ndarray:
 
     Two or more quarters name a range ("from Q1 2023 to Q3 2023"): every quarter between them
     counts; a fiscal quarter ("Q3 FY24", "the third quarter of fiscal 2024") counts every period
-    it may be (``in_fiscal_quarter``). An explicit date matches a period ending within ``DATE_SLACK_DAYS`` of it; a bare
-    year, any reading in that year."""
+    it may be (``in_fiscal_quarter``). An explicit date matches a period ending within
+    ``DATE_SLACK_DAYS`` of it; a bare year, any reading in that year."""
     n = len(ends)
     periods = periods_of(query)
     quarters = sorted((p.year, p.quarter) for p in periods if p.year and p.quarter)

@@ -129,8 +129,8 @@ def differences(
     and development", "Sales and marketing" and "General and administrative", "Net income" is
     "Income before taxes" less "Provision for income taxes"), printed without a sign. A row
     that is a part of a total between (``sums``: ``parts``) counts in its total: "Income before
-    taxes" is "Operating income" plus "Other income, net", whose parts lie between them. At least two
-    columns, as for ``summing``; rows that are sums already are left to them."""
+    taxes" is "Operating income" plus "Other income, net", whose parts lie between them. At
+    least two columns, as for ``summing``; rows that are sums already are left to them."""
     out: dict[int, tuple[int, ...]] = {}
     table = [{h: v for h, c in r.cells if (v := _cell(c)) is not None} for r in rows]
     for i, want in enumerate(table):
@@ -200,7 +200,7 @@ def summing(
     to ``total``'s in every one of those columns; () when none do, or when the total states
     fewer than two amounts (one column's sum may be chance among a thousand). For rows out of
     their printed order (a report's findings), where the rows directly above a total are not
-    known: a debt table's "Unamortized premium" lies a dozen rows from its "Total debt"."""
+    known: a debt table's "Premium on debt exchange" lies a dozen rows from its "Total debt"."""
     want = [(h, v) for h, c in total.cells if (v := _cell(c)) is not None]
     if len(want) < 2 or not any(v for _, v in want):
         return ()

@@ -110,8 +110,9 @@ def per_document_figures(
 def standing(findings: list[tuple[str, str]]) -> set[int]:
     """The prose findings (of ``(document, text)`` pairs) whose opening sentence a finding of
     another document says too (``restates``), figure-free and of no period's results: standing
-    language a filer repeats each quarter ("The Company is involved from time to time in claims, proceedings, and
-    litigation ..."), which tells a reader nothing the filing at hand reports."""
+    language a filer repeats each quarter ("The Company is involved from time to time in
+    claims, proceedings, and litigation ..."), which tells a reader nothing the filing at hand
+    reports."""
     openings = [
         (doc, (split_sentences(text) or [text])[0] if parse_row(text) is None else "")
         for doc, text in findings

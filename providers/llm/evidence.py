@@ -81,14 +81,19 @@ def total_parts(units: list[Unit]) -> dict[int, tuple[int, ...]]:
     return {**operands_by_table(rows), **parts_by_table(rows)}
 
 
-def parts_named(question: str, units: list[Unit], labels: LabelIndex) -> dict[int, int]:
+def parts_named(
+    question: str,
+    units: list[Unit],
+    labels: LabelIndex,
+    sums: dict[int, tuple[int, ...]] | None = None,
+) -> dict[int, int]:
     """The parts (``total_parts``) of each total whose label the question names (``labels`` is
     ``row_labels(units)``), best named first: part unit -> its total's unit. A named row that
     is itself a part brings the total it makes up and that total's other parts: "Long-term debt"
     is "Total debt" less its "Current portion", which names neither word; "Services" is read
     beside "Products" and "Total net sales"."""
     named = labels.passage_scores(question)
-    sums = total_parts(units)
+    sums = total_parts(units) if sums is None else sums
     out: dict[int, int] = {}
     for total in sorted(set(named) & sums.keys(), key=lambda i: (-named[i][0], units[i].order)):
         for i in sums[total]:
@@ -111,8 +116,8 @@ def parts_rows(
     names (``parts_named``): what a total is made of is what moved it."""
     picked = set(chosen)
     extra: list[int] = []
-    named = parts_named(question, units, labels)
     sums = total_parts(units)
+    named = parts_named(question, units, labels, sums)
     for total, members in sums.items():  # a chosen part brings the total it makes up
         if total not in picked and any(m in picked for m in members) and len(extra) < limit:
             picked.add(total)
