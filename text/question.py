@@ -19,6 +19,7 @@ from typing import Literal
 from deepresearch.text.names import CAPITALIZED
 from deepresearch.text.periods import FULL_DATE, month_number
 from deepresearch.text.question_words import (
+    AMOUNT_NOUNS,
     COMPOUNDS,
     FRAME,
     NOT_NAMES,
@@ -115,11 +116,6 @@ _SHARE = re.compile(
 _FIGURE_OPENING = re.compile(
     rf"(?:^|,\s*)(?:what|which)\s+(?:{'|'.join(SHARE_WORDS)}|amount)\b|^\s*how (?:much|many)\b",
     re.IGNORECASE,
-)
-# what an amount is called, whoever reports it: "what revenue did X report" asks for a figure,
-# "what legal proceedings did X disclose" does not
-_AMOUNT_NOUNS = frozenset(
-    terms("revenue revenues sales income earnings margin profit expenses costs spending cash debt")
 )
 _WHAT_METRIC = re.compile(r"\s*what\s+((?:[\w-]+\s+){1,3}?)(?:did|does|do)\s", re.IGNORECASE)
 _FIGURE = re.compile(
@@ -306,7 +302,7 @@ def _shape(
         return "explanation"
     asked = _WHAT_METRIC.match(text)  # "what revenue did X report": the amount's figure
     words = set(terms(asked[1])) if asked else set()
-    named = words <= set(terms(" ".join(metrics))) and bool(words & _AMOUNT_NOUNS)
+    named = words <= set(terms(" ".join(metrics))) and bool(words & AMOUNT_NOUNS)
     return "figure" if _FIGURE.search(text) or periods or named else "explanation"
 
 

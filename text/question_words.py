@@ -114,6 +114,12 @@ SYNONYM_TERMS: dict[str, frozenset[str]] = {
     for t in terms(w)
 }
 
+# what an amount is called, whoever reports it: "what revenue did X report" asks for a figure,
+# "what legal proceedings did X disclose" does not
+AMOUNT_NOUNS = frozenset(
+    terms("revenue revenues sales income earnings margin profit expenses costs spending cash debt")
+)
+
 # Abbreviations of line items, spelled out as filings print them: "R&D" is no name and its
 # letters are no words, so unexpanded it matches no row ("Research and development").
 ABBREVIATIONS: dict[str, str] = {
@@ -164,6 +170,7 @@ def expand_abbreviations(text: str) -> str:
 
 __all__ = [
     "ABBREVIATIONS",
+    "AMOUNT_NOUNS",
     "COMPOUNDS",
     "COMPOUND_PAIRS",
     "FRAME",

@@ -257,13 +257,13 @@ def answer_write(task: WriteTask) -> WriteDraft:
     under = section_scores(task.query, [d.section for _, d in flat], find_periods(task.query))
     scores = [a + HEADING_WEIGHT * b for a, b in zip(scores, under, strict=True)]
     urls = {s.n: s.url for s in task.sources}
-    told = standing([(document_of(urls.get(d.sources[0], "")), d.text) for _, d in flat])
+    filings = {n: document_of(u) for n, u in urls.items()}
+    told = standing([(filings.get(d.sources[0], ""), d.text) for _, d in flat])
     scores = [  # standing language another filing says too: quoted when nothing else is
         0.0 if k in told else sc * (FIGURE_WEIGHT if STATED_AMOUNT.search(d.text) else 1.0)
         for k, (sc, (_, d)) in enumerate(zip(scores, flat, strict=True))
     ]
-    units = [Unit(d.text, d.sources[0], k) for k, (_, d) in enumerate(flat)]
-    filings = {n: document_of(u) for n, u in urls.items()}  # the newest one's for "latest"
+    units = [Unit(d.text, d.sources[0], k) for k, (_, d) in enumerate(flat)]  # "latest": newest
     scores = [sc * w for sc, w in zip(scores, latest_weights(q, units, filings), strict=True)]
     leaders: dict[int, int] = {}
     for k, (si, _) in enumerate(flat):
