@@ -137,7 +137,7 @@ def is_web(url: str) -> bool:
 
 
 def source_view(source: Source) -> SourceView:
-    title, location, url = _flat(source.title), _flat(source.location), source.url.strip()
+    title, location, url = _flat(source.label), _flat(source.location), source.url.strip()
     parts = [] if location in (url, title) else location.split(", ")
     if parts and not title:
         title = parts.pop(0)

@@ -31,6 +31,7 @@ def source_record(n: int, source: Source) -> dict[str, Any]:
     return {
         "n": n,
         "title": source.title,
+        "by": source.by,  # who the document is by, as its cover says ("" when unknown)
         "location": source.location,
         "url": source.url,
         "cited_at": list(source.cited_at),  # passage locations cited: "p. 4" or a text fragment

@@ -70,6 +70,12 @@ class Source(Message):
     location: str
     provider: str = ""
     cited_at: tuple[str, ...] = ()  # the passage locations cited: "p. 4", a text-fragment URL
+    by: str = ""  # who the document is by, as its cover says ("Apple Inc."); "" when unknown
+
+    @property
+    def label(self) -> str:
+        """The title a reader and a writer see: a file's name names no company, its cover may."""
+        return f"{self.title} ({self.by})" if self.by else self.title
 
 
 class FetchedDoc(Message):
@@ -81,10 +87,15 @@ class FetchedDoc(Message):
     text: str
     content_type: str = "text/plain"
     provider: str = ""
+    by: str = ""  # who the document is by, from its cover (corpus documents); see ``Source.by``
 
     def source(self) -> Source:
         return Source(
-            url=self.url, title=self.title, location=self.location, provider=self.provider
+            url=self.url,
+            title=self.title,
+            location=self.location,
+            provider=self.provider,
+            by=self.by,
         )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
@@ -96,6 +96,40 @@ def cover_names(first_page: str) -> frozenset[str]:
     """Who a document is by or about: the names at the top of its first page (a report's cover
     names its company, an article's heading its subject), computed from the text, not the file."""
     return name_tokens(first_page[:COVER_CHARS])
+
+
+COVER_TITLE_WORDS = 6  # a name line on a cover is short: "Apple Inc.", "NVIDIA CORPORATION"
+COVER_TITLE_SHARE = 0.5  # of a name's passages, the share in documents whose cover gives it
+
+
+def cover_title(
+    first_page: str,
+    covers: Sequence[AbstractSet[str]],
+    running: Callable[[str], bool],
+    share: Callable[[str], float],
+) -> str:
+    """The line of a document's cover saying who it is by ("Apple Inc.", "AMAZON.COM, INC."),
+    "" when none does (one document, covers alike). A file's name ("2023 Q3 AAPL.pdf") names no
+    company: quoted rows are told apart by this line.
+
+    Candidates are short lines of capitalized words, without figures or brackets, that hold a
+    name at most half the corpus's covers carry (as in ``identity_weights``) and are no
+    ``running`` head of the pages ("Table of Contents"). The first of these whose name the
+    corpus's text uses mostly in documents with that name on their cover (``share`` of the
+    name's passages): "MICROSOFT CORPORATION", not "For the Transition Period From to", whose
+    capitalized "Period" only one filer's cover has but every filing's text uses."""
+    telling = {t for t in cover_names(first_page) if sum(t in c for c in covers) <= len(covers) / 2}
+    for raw in first_page[:COVER_CHARS].splitlines():
+        line = raw.strip()
+        words = line.split()
+        if not 0 < len(words) <= COVER_TITLE_WORDS or re.search(r"[\d()\[\]]", line):
+            continue
+        if not all(w[0].isupper() or w.lower() in FUNCTION_WORDS for w in words):
+            continue
+        names = name_tokens(line) & telling
+        if any(share(t) >= COVER_TITLE_SHARE for t in names) and not running(line):
+            return line
+    return ""
 
 
 def identity_weights(query: str, covers: Sequence[AbstractSet[str]]) -> np.ndarray:

@@ -55,7 +55,7 @@ def write_task(
                 quotes.setdefault(url, finding.text[:snippet_chars])
     texts = tuple(
         SourceText(
-            n=i + 1, url=s.url, title=s.title, location=s.location, text=quotes.get(s.url, "")
+            n=i + 1, url=s.url, title=s.label, location=s.location, text=quotes.get(s.url, "")
         )
         for i, s in enumerate(sources)
     )

@@ -25,11 +25,9 @@ import bm25s
 import numpy as np
 
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageError
-from deepresearch.policies.filing_periods import period_end, period_weights
+from deepresearch.policies.filing_periods import period_weights
 from deepresearch.policies.ranking import (
     DOC_PRIOR_WEIGHT,
-    cover_date,
-    cover_names,
     document_prior,
     identity_groups,
     identity_weights,
@@ -40,6 +38,7 @@ from deepresearch.policies.ranking import (
 )
 from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.providers.extract import PAGE_LABELS, ExtractedDoc, ExtractionPool
+from deepresearch.providers.search.corpus_covers import read_covers
 from deepresearch.providers.search.corpus_store import (
     EXTRACT_VERSION,
     CorpusCache,
@@ -94,7 +93,9 @@ class CorpusIndex:
         self._p_page = np.asarray(meta["passages"]["page"], dtype=np.int32)
         self._p_text: list[str] = list(meta["passages"]["text"])
         self._pages_cache: dict[str, tuple[str, ...]] = {}
-        self._doc_dates, self._covers, self._doc_ends = self._first_pages()
+        covers = read_covers(self._p_doc, self._p_page, self._p_text, self._docs, self._bm25)
+        self._doc_dates, self._covers, self._doc_ends = covers.dates, covers.names, covers.ends
+        self._by = covers.titles  # who each document is by, as its cover says
         # built on the first search that needs it, once for every copy ``_load`` hands out
         self._labels: list[LabelIndex] = []
         self._templates: dict[int, bool] = {}  # passage -> mostly boilerplate, as searches meet it
@@ -329,20 +330,6 @@ class CorpusIndex:
             counts.append((np.bincount(self._p_doc[rows], minlength=len(self._docs)), t in names))
         return document_prior(counts) if counts else np.zeros(len(self._docs))
 
-    def _first_pages(self) -> tuple[np.ndarray, list[frozenset[str]], np.ndarray]:
-        """Per document, the cover date of its first page as an ordinal (0: none), the names
-        on its cover (``ranking.cover_names``) and the end of the period it covers
-        (``filing_periods.period_end``, 0: none)."""
-        dates = np.zeros(len(self._docs), dtype=np.int64)
-        first: dict[int, list[str]] = {}
-        for i in np.flatnonzero(self._p_page == 1).tolist():
-            d = int(self._p_doc[i])
-            dates[d] = max(int(dates[d]), cover_date(self._p_text[i]))
-            first.setdefault(d, []).append(self._p_text[i])
-        pages = ["\n".join(first.get(d, [])) for d in range(len(self._docs))]
-        ends = np.array([period_end(page) for page in pages], dtype=np.int64)
-        return dates, [cover_names(page) for page in pages], ends
-
     def page_text(self, url: str) -> FetchedDoc:
         """The full text of the page a ``doc:`` id names, from the cache; never reads outside."""
         rel, page = parse_doc_id(url)
@@ -367,6 +354,7 @@ class CorpusIndex:
         return FetchedDoc(
             url=doc_id(rel, page, doc.kind),
             title=doc.name,
+            by=self._by[index],
             location=doc_location(rel, page, doc.kind),
             text=pages[page - 1],
             content_type="text/plain",

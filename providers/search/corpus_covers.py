@@ -1,0 +1,83 @@
+"""What the first page of each corpus document says about it: the date on its cover, the names
+on it, the end of the period it covers and the line saying who the document is by.
+
+Read once when an index is loaded (from the cached passages, no extraction): search weighs
+documents by them (``ranking.identity_weights``, ``recency_weights``, ``period_weights``) and a
+fetched page carries its document's ``by`` so quoted rows of two companies' filings can be told
+apart (a file's name, "2023 Q3 AAPL.pdf", names no company).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deepresearch.policies.filing_periods import period_end
+from deepresearch.policies.ranking import cover_date, cover_names, cover_title
+from deepresearch.providers.search.doc_ids import DocEntry
+from deepresearch.providers.search.passages import tokenize
+
+
+@dataclass(frozen=True)
+class Covers:
+    dates: np.ndarray  # per document, its cover date as an ordinal (0: none)
+    names: list[frozenset[str]]  # the names on its cover (``ranking.cover_names``)
+    ends: np.ndarray  # the end of the period it covers (``filing_periods.period_end``, 0: none)
+    titles: list[str]  # the cover's line naming who it is by (``ranking.cover_title``, "": none)
+
+
+def read_covers(
+    p_doc: np.ndarray,
+    p_page: np.ndarray,
+    p_text: Sequence[str],
+    docs: Sequence[DocEntry],
+    bm25: Any,
+) -> Covers:
+    """The ``Covers`` of ``docs`` from their passages (document, page, text) and their BM25
+    index (which passages use a word)."""
+    dates = np.zeros(len(docs), dtype=np.int64)
+    first: dict[int, list[str]] = {}
+    for i in np.flatnonzero(p_page == 1).tolist():
+        d = int(p_doc[i])
+        dates[d] = max(int(dates[d]), cover_date(p_text[i]))
+        first.setdefault(d, []).append(p_text[i])
+    pages = ["\n".join(first.get(d, [])) for d in range(len(docs))]
+    ends = np.array([period_end(page) for page in pages], dtype=np.int64)
+    names = [cover_names(page) for page in pages]
+    share = _share(names, p_doc, bm25)
+    titles = [
+        cover_title(page, names, _running(d, docs[d].pages, p_doc, p_page, p_text), share)
+        for d, page in enumerate(pages)
+    ]
+    return Covers(dates, names, ends, titles)
+
+
+def _share(covers: list[frozenset[str]], p_doc: np.ndarray, bm25: Any) -> Callable[[str], float]:
+    """Of the passages using a name, the share in documents whose cover gives it."""
+    indices, indptr = bm25.scores["indices"], bm25.scores["indptr"]
+
+    def share(name: str) -> float:
+        ids = bm25.get_tokens_ids(tokenize([name])[0])
+        if len(ids) != 1:
+            return 0.0
+        rows = np.asarray(indices[int(indptr[ids[0]]) : int(indptr[ids[0] + 1])])
+        own = np.array([name in c for c in covers], dtype=bool)[p_doc[rows]]
+        return float(own.mean()) if len(rows) else 0.0
+
+    return share
+
+
+def _running(
+    d: int, pages: int, p_doc: np.ndarray, p_page: np.ndarray, p_text: Sequence[str]
+) -> Callable[[str], bool]:
+    """Whether a line heads (or foots) at least half of document ``d``'s pages."""
+    rows = np.flatnonzero(p_doc == d).tolist()
+
+    def running(line: str) -> bool:
+        found = {int(p_page[i]) for i in rows if f"\n{line}\n" in f"\n{p_text[i]}\n"}
+        return len(found) >= max(2, pages / 2)
+
+    return running
