@@ -12,6 +12,7 @@ for every later run; up to ``service.max_runs`` runs go at once.
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -165,4 +166,9 @@ def serve_stdio(settings: Settings) -> None:
     try:
         build_server(settings, ray_once).run("stdio")
     finally:
+        # A client that closes stdin gives the server a grace period (2 s in the official SDK),
+        # then SIGTERMs its process tree. A local Ray's shutdown outlasts it, and Ray's own
+        # SIGTERM handler printed a C++ stack trace on the client's log. Every run is on disk
+        # by now and the tree's Ray processes go with it: a SIGTERM now ends the server quietly.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         ray_once.close()

@@ -46,7 +46,11 @@ async def test_research_tool_returns_the_report_with_progress(
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append((value, total, message))
 
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    errlog = (tmp_path / "server.err").open("w")
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         tools = await session.list_tools()
         assert [tool.name for tool in tools.tools] == ["research"]
@@ -72,6 +76,10 @@ async def test_research_tool_returns_the_report_with_progress(
         outside = await session.call_tool("research", {"query": "What?", "corpus": "/etc"})
         assert outside.is_error and "corpus roots" in outside.content[0].text
 
+    errlog.close()
+    # the client closed stdin, waited, then SIGTERMed the server mid Ray shutdown: quietly
+    server_log = (tmp_path / "server.err").read_text()
+    assert "SIGTERM received" not in server_log and "Traceback" not in server_log, server_log
     assert progress, "no progress notifications arrived"
     values = [value for value, _, _ in progress]
     assert values == sorted(values) and len(set(values)) == len(values)
