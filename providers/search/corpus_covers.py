@@ -48,8 +48,11 @@ def read_covers(
     ends = np.array([period_end(page) for page in pages], dtype=np.int64)
     names = [cover_names(page) for page in pages]
     share = _share(names, p_doc, bm25)
+    # each document's passages, grouped once (not a scan of the corpus per document)
+    order = np.argsort(p_doc, kind="stable")
+    rows = np.split(order, np.cumsum(np.bincount(p_doc, minlength=len(docs)))[:-1])
     titles = [
-        cover_title(page, names, _running(d, docs[d].pages, p_doc, p_page, p_text), share)
+        cover_title(page, names, _running(rows[d].tolist(), docs[d].pages, p_page, p_text), share)
         for d, page in enumerate(pages)
     ]
     return Covers(dates, names, ends, titles)
@@ -71,10 +74,10 @@ def _share(covers: list[frozenset[str]], p_doc: np.ndarray, bm25: Any) -> Callab
 
 
 def _running(
-    d: int, pages: int, p_doc: np.ndarray, p_page: np.ndarray, p_text: Sequence[str]
+    rows: list[int], pages: int, p_page: np.ndarray, p_text: Sequence[str]
 ) -> Callable[[str], bool]:
-    """Whether a line heads (or foots) at least half of document ``d``'s pages."""
-    rows = np.flatnonzero(p_doc == d).tolist()
+    """Whether a line heads (or foots) at least half the pages of the document whose passages
+    are ``rows``."""
 
     def running(line: str) -> bool:
         found = {int(p_page[i]) for i in rows if f"\n{line}\n" in f"\n{p_text[i]}\n"}
