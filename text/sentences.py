@@ -77,6 +77,9 @@ class Unit:
     # the heading lines above its paragraph ("Legal Proceedings"): what a sentence that never
     # names its topic ("In April 2019, VLSI filed three suits against us") is about
     heading: str = field(default="", compare=False)
+    # the sentence before this one in its paragraph: "Substantially all of these hedges were
+    # foreign currency contracts" says what the figures of the sentence before it were
+    before: str = field(default="", compare=False)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -142,6 +145,7 @@ class _Cut(NamedTuple):
     table: bool
     follow: tuple[str, ...]
     heading: str
+    before: str = ""
 
 
 def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
@@ -154,7 +158,8 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
             sentences = _split_sentences(" ".join(paragraph))
             under = " / ".join(headings)
             units.extend(
-                _Cut(s, False, _following(sentences, k), under) for k, s in enumerate(sentences)
+                _Cut(s, False, _following(sentences, k), under, sentences[k - 1] if k else "")
+                for k, s in enumerate(sentences)
             )
             paragraph.clear()
 
@@ -222,7 +227,16 @@ def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
     for n, text in sources:
         for cut, unit_terms in _units_of(text, _lines(text) & boilerplate):
             units.append(
-                Unit(cut.text, n, len(units), cut.table, unit_terms, cut.follow, cut.heading)
+                Unit(
+                    cut.text,
+                    n,
+                    len(units),
+                    cut.table,
+                    unit_terms,
+                    cut.follow,
+                    cut.heading,
+                    cut.before,
+                )
             )
     return units
 

@@ -27,7 +27,7 @@ from deepresearch.text.question import (
     periods_of,
 )
 from deepresearch.text.row_sums import operands_by_table, parts_by_table
-from deepresearch.text.sentences import Scorer, Unit, build_units
+from deepresearch.text.sentences import CONTEXT_CHARS, Scorer, Unit, build_units
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms
 
@@ -245,7 +245,8 @@ def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tupl
     """Each chosen unit's finding text: a sentence with the rest of its paragraph
     (``Unit.follow``) while each next sentence states a figure or shares a word with the
     question or the sentence, so "X filed a complaint" comes with what the complaint alleges
-    and not with the paragraph's next topic. A chosen sentence that an earlier one's finding
+    and not with the paragraph's next topic; a sentence that refers back to the figures of the
+    one before it (``_refers_back``) comes after it. A chosen sentence that an earlier one's finding
     holds is part of that finding, which takes the better rank of the two: nothing is said
     twice."""
     asked = set(terms(question))
@@ -266,7 +267,8 @@ def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tupl
             groups[holder] = (min(best, rank[i]), j, text)
             continue
         topic = asked | set(u.terms)
-        parts = [u.text]
+        said = any(units[j].source == u.source and u.before in text for _, j, text in groups)
+        parts = [u.before, u.text] if _refers_back(u) and not said else [u.text]
         for sentence in u.follow:
             if shape_of(sentence) is not None:
                 continue  # a page's running foot printed inside the paragraph
@@ -275,6 +277,21 @@ def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tupl
             parts.append(sentence)
         groups.append((rank[i], i, " ".join(parts)))
     return [(i, text) for _, i, text in sorted(groups)]
+
+
+def _refers_back(u: Unit) -> bool:
+    """Whether a sentence says what the figures of the sentence before it were ("Substantially
+    all of our cash flow hedges were foreign currency contracts" after "... cash flow hedges
+    ... were $454 million net losses"): it states none, the one before does and shares a word
+    with it. Quoted alone, it tells the reader what the figures were about but not them."""
+    return (
+        bool(u.before)
+        and not has_figure(u.text)
+        and has_figure(u.before)
+        and shape_of(u.before) is None
+        and len(u.before) + 1 + len(u.text) <= CONTEXT_CHARS
+        and bool(set(u.terms) & set(terms(u.before)))
+    )
 
 
 def latest_weights(

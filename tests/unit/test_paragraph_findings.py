@@ -431,3 +431,51 @@ def test_a_running_foot_is_not_part_of_the_last_paragraph_of_the_page() -> None:
     )
     text = draft.findings[0].text
     assert "million" in text and "Notes to" not in text, text
+
+
+HEDGES = (
+    "Derivatives in Cash Flow Hedging Relationships\n"
+    "The before-tax net gains or losses attributed to cash flow hedges recognized in other\n"
+    "comprehensive income were $454 million net losses in the third quarter of 2023 and\n"
+    "$646 million net losses in the first nine months of 2023.\n"
+    "Substantially all of our cash flow hedges were foreign currency contracts for all periods.\n"
+    "\n"
+    "Our campus in Springfield opened in 2019 with 1,200 desks.\n"
+    "The building is powered by renewable currency-neutral energy contracts.\n"
+)
+
+
+def test_a_sentence_that_refers_back_comes_with_the_figures_it_refers_to() -> None:
+    """ "Substantially all of our cash flow hedges were foreign currency contracts" names the
+    question's currency; the figures are in the sentence before it, which it refers back to
+    (they share "cash flow hedges"). A figure sentence that shares no word with the next one
+    (the campus's desks) is not carried into it, and the quote verifies."""
+    draft = _findings("What effects did currency fluctuations have on Acme?", HEDGES)
+    hedges = next(f.text for f in draft.findings if "foreign currency contracts" in f.text)
+    assert hedges.startswith("The before-tax") and "$454 million" in hedges, hedges
+    assert hedges in best_passage(hedges, HEDGES, CONTEXT_CHARS)
+    units = build_units([(1, HEDGES)])
+    energy = next(i for i, u in enumerate(units) if "renewable" in u.text)
+    assert in_context("currency", units, [energy])[0][1].startswith("The building")
+    said = [f.text for f in draft.findings]
+    for text in said:  # no sentence twice
+        assert not any(text in other for other in said if other != text), said
+
+
+def test_a_sentence_before_already_said_is_not_said_again() -> None:
+    units = build_units([(1, HEDGES)])
+    figures = next(i for i, u in enumerate(units) if u.text.startswith("The before-tax"))
+    refers = next(i for i, u in enumerate(units) if u.text.startswith("Substantially"))
+    assert units[refers].before == units[figures].text
+    out = in_context("currency hedges", units, [figures, refers])
+    assert len(out) == 1 and out[0][1].count("$454 million") == 1, out
+    # the sentence before is in an earlier finding that stops short of the one referring to it
+    text = (
+        "Acme reported revenue of $10 million in 2023. Hedging losses were $454 million in the"
+        " quarter. Substantially all hedging contracts were swaps for all periods."
+    )
+    units = build_units([(1, text)])
+    chosen = [0, 2]
+    assert units[2].before == units[1].text
+    out = in_context("Acme revenue", units, chosen)
+    assert sum(t.count("$454 million") for _, t in out) == 1, out
