@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.policies.filing_periods import quarter_readings
-from deepresearch.text.line_items import STRUCTURE, conjuncts, label_core
+from deepresearch.text.line_items import STRUCTURE, broken_compounds, conjuncts, label_core
 from deepresearch.text.question import Question, asked_terms, metric_terms, periods_of
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
@@ -60,12 +60,14 @@ def negated(label: str) -> str:
     return _NEGATED.sub(" ", label)
 
 
-def match(row: TableRow, wanted: set[str]) -> float:
+def match(row: TableRow, wanted: set[str], metrics: Sequence[str] = ()) -> float:
     """How well a row names the wanted metric: label terms count double, extra label words cost;
     0 unless the label's core (``label_core``) names it: "Cash flows from operating activities -
-    Net income" is no operating cash flow."""
+    Net income" is no operating cash flow, and "Operating lease cost" no operating expenses
+    (``broken_compounds`` of the asked ``metrics``)."""
     title = set(terms(row.title))
     label = negated(row.label)
+    wanted = wanted - broken_compounds(label_core(label), metrics)
     if not wanted or not (set(terms(label_core(label))) & wanted):
         return 0.0
 
@@ -215,8 +217,10 @@ def cite(sources: tuple[int, ...]) -> str:
     return "".join(f"[{n}]" for n in sources)
 
 
-def best_rows(rows: Sequence[Row], wanted: set[str]) -> list[tuple[float, Row]]:
-    scored = [(match(r.row, wanted), r) for r in rows]
+def best_rows(
+    rows: Sequence[Row], wanted: set[str], metrics: Sequence[str] = ()
+) -> list[tuple[float, Row]]:
+    scored = [(match(r.row, wanted, metrics), r) for r in rows]
     return sorted(((s, r) for s, r in scored if s > 0), key=lambda pair: (-pair[0], pair[1].order))
 
 
@@ -227,7 +231,7 @@ def figure_line(
     of the asked quarter's filing (the latest filing for "latest" and undated questions)."""
     titles = titles or {}
     found: list[tuple[float, int, str, Row]] = []
-    scored = best_rows(rows, asked_terms(q))
+    scored = best_rows(rows, asked_terms(q), q.metrics)
     newest = max((d for _, r in scored if (d := latest_date(r.row))), default=None)
     for score, r in scored:
         cell = pick_cell(r.row, q)

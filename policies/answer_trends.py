@@ -43,7 +43,7 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     The line item is the one label (no near namesake) that states the most quarters among the
     rows naming the metric about as well as the best: the statements' "Operating expenses -
     Research and development" of every filing, not the discussion's table of one quarter."""
-    best = best_rows(rows, asked_terms(q))
+    best = best_rows(rows, asked_terms(q), q.metrics)
     if not best:
         return None
     top_score = best[0][0]

@@ -97,6 +97,38 @@ def conjuncts(label: str) -> list[str]:
     return parts if len(parts) >= 2 else []
 
 
+def broken_compounds(label: str, metrics: Sequence[str]) -> frozenset[str]:
+    """The terms of each metric ("operating expenses") whose words the label holds in their
+    order only with another word inside ("Operating lease cost": operating lease, its cost):
+    a word inside a compound makes another thing of it, where a word around it does not
+    ("Total operating expenses") and neither does another order ("Net cash provided by
+    operating activities" is the operating cash flow). Synonyms count as the word."""
+    held = terms(label)
+    out: set[str] = set()
+    for metric in metrics:
+        wanted = [{t, *SYNONYM_TERMS.get(t, ())} for t in terms(metric)]
+        runs = [_run(held, wanted, start) for start in range(len(held))]
+        found = [gaps for gaps in runs if gaps is not None]
+        if len(wanted) >= 2 and found and all(gaps for gaps in found):
+            out.update(t for alike in wanted for t in alike)
+    return frozenset(out)
+
+
+def _run(held: Sequence[str], wanted: Sequence[set[str]], start: int) -> int | None:
+    """From ``held[start]``, the words in order of ``wanted`` (each the next one that is):
+    how many other words lie inside (structure words aside), or None when not all are."""
+    if held[start] not in wanted[0]:
+        return None
+    at, inside = start, 0
+    for alike in wanted[1:]:
+        nxt = next((k for k in range(at + 1, len(held)) if held[k] in alike), None)
+        if nxt is None:
+            return None
+        inside += sum(t not in STRUCTURE for t in held[at + 1 : nxt])
+        at = nxt
+    return inside
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(t for t in terms(text) if not t.isdigit())
 

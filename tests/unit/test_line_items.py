@@ -17,7 +17,13 @@ from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.policies.answer import compose
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.providers.search.corpus_index import CorpusIndex
-from deepresearch.text.line_items import LabelIndex, conjuncts, label_core, query_terms
+from deepresearch.text.line_items import (
+    LabelIndex,
+    broken_compounds,
+    conjuncts,
+    label_core,
+    query_terms,
+)
 
 _UNIT = "Statements of income (in millions)"
 
@@ -236,3 +242,24 @@ def test_an_other_line_under_a_heading_is_not_the_heading() -> None:
     rows = [_row("Cash flows from financing activities - Other", "(1)")]
     index = LabelIndex.build(["\n".join(rows)])
     assert index.passage_scores("What are the key changes in Contoso's cash flows?") == {}
+
+
+def test_a_word_inside_the_asked_compound_makes_another_line_item() -> None:
+    """ "Operating lease cost" holds operating ... cost (~ expenses) with "lease" inside: a
+    lease's cost, not the operating expenses. A word around the compound ("Total operating
+    expenses") or another order ("Net cash provided by operating activities" for the operating
+    cash flow) is still the asked line item."""
+    assert broken_compounds("Operating lease cost", ["operating expenses"]) >= {"oper", "cost"}
+    assert not broken_compounds("Total operating expenses", ["operating expenses"])
+    assert not broken_compounds(
+        "Net cash provided by operating activities", ["operating cash flow"]
+    )
+    assert not broken_compounds("Income before provision for income taxes", ["income taxes"])
+    found = [
+        (_row("Operating lease cost", "684"), (1,), 0),
+        (_row("Total cost of revenue", "17,488"), (2,), 0),
+    ]
+    composed = compose("What were Contoso's operating expenses in the latest quarter?", found)
+    assert composed is not None and "684" not in composed[0] and "17,488" in composed[0], composed
+    lease = compose("What was Contoso's operating lease cost in the latest quarter?", found)
+    assert lease is not None and "684" in lease[0], lease
