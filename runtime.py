@@ -44,6 +44,18 @@ class Connection:
 _joined: set[str] = set()  # clusters ``connect`` joined in this process (kept across runs)
 
 
+class _NoThreadSignalNotice(logging.Filter):
+    """Drops Ray's "SIGTERM handler is not set because current thread is not the main thread":
+    the service and the MCP server join Ray from a worker thread (their event loop keeps
+    answering) and handle SIGTERM themselves, so the notice only alarms their users."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+logging.getLogger("ray._private.worker").addFilter(_NoThreadSignalNotice())
+
+
 def connect(settings: RaySettings) -> Connection:
     """Start a local Ray sized for a small box (no address), or join one.
 
