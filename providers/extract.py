@@ -72,7 +72,7 @@ def extract_path(path: Path) -> ExtractedDoc:
         if suffix in HTML_SUFFIXES:
             return _extract_html(path)
         if suffix in TEXT_SUFFIXES:
-            text = path.read_text("utf-8", errors="replace").replace("\r\n", "\n")
+            text = plain_text(path.read_text("utf-8", errors="replace"))
             kind = "text/markdown" if suffix == ".md" else "text/plain"
             return ExtractedDoc(title=path.name, pages=(text,), content_type=kind)
     except ExtractionError:
@@ -84,6 +84,14 @@ def extract_path(path: Path) -> ExtractedDoc:
     except Exception as exc:  # parsers raise anything on hostile input
         raise ExtractionError(str(path), f"{type(exc).__name__}: {exc}"[:300]) from None
     raise ExtractionError(str(path), f"unsupported file type {suffix or '(none)'}")
+
+
+def plain_text(text: str) -> str:
+    """A text or Markdown file's text, its pipe tables as self-describing rows (as an HTML or
+    office document's): a body row alone ("| Net revenue | 1,234 | 1,100 |") names no column."""
+    from deepresearch.text.grid_tables import rows_from_pipes
+
+    return rows_from_pipes(text.replace("\r\n", "\n"))
 
 
 def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
@@ -162,7 +170,7 @@ def extract_bytes(data: bytes, kind: str, name: str, charset: str | None = None)
         if kind == "html":
             return html_doc(text, name)
         if kind == "text":
-            return ExtractedDoc(name, (text.replace("\r\n", "\n"),), "text/plain")
+            return ExtractedDoc(name, (plain_text(text),), "text/plain")
     except ExtractionError:
         raise
     except MemoryError:

@@ -1,4 +1,4 @@
-"""Tables of HTML, DOCX, XLSX and PPTX read as tables: documents generated the way filings and
+"""Tables of HTML, DOCX, XLSX, PPTX, Markdown and text files read as tables: documents generated the way filings and
 spreadsheets lay them out (a spanning period header over its dates, "$" and ")" in cells of their
 own, a unit line, merged header cells) give rows that carry header, title and unit."""
 
@@ -11,7 +11,7 @@ import openpyxl
 import pptx
 from pptx.util import Inches
 
-from deepresearch.providers.extract import extract_path, html_doc
+from deepresearch.providers.extract import extract_bytes, extract_path, html_doc
 from deepresearch.text.grid_tables import rows_from_pipes
 from deepresearch.text.tables import parse_row
 
@@ -48,6 +48,24 @@ def test_html_filing_table_with_dollar_cells_and_a_spanning_period(tmp_path: Pat
     assert rows["Total net sales"] == _line(head, "Total net sales", "81,797", "82,959")
     assert rows["Net sales - Products"] == _line(head, "Net sales - Products", "60,584", "63,355")
     assert rows["Other income/(expense), net"].endswith(f"{PERIODS[0]} = (265); {PERIODS[1]} = —")
+
+
+def test_markdown_and_text_pipe_tables_are_rows_with_their_headers(tmp_path: Path) -> None:
+    """A Markdown corpus file, a text file and a fetched text page print tables as pipes: a body
+    row alone ("| Cloud | 1,200 | 1,000 |") would name no column once cut into passages."""
+    table = (
+        "Segment results (in millions)\n\n"
+        f"| | {PERIODS[0]} | {PERIODS[1]} |\n| --- | --- | --- |\n"
+        "| Cloud | 1,200 | 1,000 |\n| Devices | (45) | — |\n\nThe quarter went well.\n"
+    )
+    want = _line("Segment results (in millions): ", "Cloud", "1,200", "1,000")
+    for name in ("notes.md", "notes.txt"):
+        (tmp_path / name).write_text(table.replace("\n", "\r\n"))
+        doc = extract_path(tmp_path / name)
+        assert _rows(doc.pages[0])["Cloud"] == want, doc.pages[0]
+        assert "The quarter went well." in doc.pages[0] and "\r" not in doc.pages[0]
+    fetched = extract_bytes(table.encode(), "text", "notes")
+    assert _rows(fetched.pages[0])["Cloud"] == want
 
 
 def test_docx_table_with_merged_period_cells_under_a_heading_and_unit(tmp_path: Path) -> None:
