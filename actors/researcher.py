@@ -317,7 +317,10 @@ class Researcher(Scraping):
         quoted = all(r.provider == "extractive" for r in replies)
         read = [f"{d.title}\n{d.text}" for d in docs]
         titles = {d.url: d.title for d in docs}  # a table row is read with its filing's title
-        check = check_findings(self._task.question, drafted, read, self._s.scoring, quoted, titles)
+        authors = {d.url: d.by for d in docs}  # who each is by, as its cover says
+        check = check_findings(
+            self._task.question, drafted, read, self._s.scoring, quoted, titles, authors
+        )
         if check.dropped:
             self._emit(
                 "findings_filtered",

@@ -61,17 +61,19 @@ def _one_metric(q: Question, metric: str) -> Question:
 
 
 def _owned(
-    rows: Sequence[Row], entities: Sequence[str], titles: Mapping[int, str]
+    rows: Sequence[Row], entities: Sequence[str], titles: Mapping[int, str], alone: bool = False
 ) -> list[tuple[str, list[Row]]]:
     """Rows by the entity their source's title names ("Initech Q3 2023 results"); empty unless
-    two entities or more own rows (a row does not say whose it is; its source's title may)."""
+    two entities or more own rows (a row does not say whose it is; its source's title may), or,
+    ``alone``, one owns them all (of "Intel and AMD", the filings read are all Intel's)."""
     out: list[tuple[str, list[Row]]] = []
     for e in entities:
         name = re.compile(rf"\b{re.escape(e)}\b", re.IGNORECASE)
         own = [r for r in rows if any(name.search(titles.get(n, "")) for n in r.sources)]
         if own:
             out.append((e, own))
-    return out if len(out) >= 2 else []
+    alone = alone and len(entities) >= 2 and len(out) == 1 and len(out[0][1]) == len(rows)
+    return out if len(out) >= 2 or alone else []
 
 
 def comparison_lines(
@@ -95,7 +97,7 @@ def comparison_lines(
                 lines.append(found[0])
                 used.append(found[1])
     else:
-        owned = _owned(rows, q.entities, titles or {})
+        owned = _owned(rows, q.entities, titles or {}, alone=True)
         for entity, own in owned or [("", list(rows))]:
             lead = f"{entity}: " if entity else subject(q) if len(q.entities) == 1 else ""
             for metric in q.metrics or ("",):

@@ -17,6 +17,8 @@ from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
 from deepresearch.schemas import Finding, Report, ResearcherReport
 from deepresearch.text.boilerplate import shape_of
+from deepresearch.text.names import names_entity
+from deepresearch.text.question import analyze
 from deepresearch.text.row_sums import totals_of_parts
 from deepresearch.text.tables import parse_row
 
@@ -40,6 +42,7 @@ def check_findings(
     cfg: ScoringSettings,
     quoted: bool = True,
     titles: Mapping[str, str] | None = None,
+    authors: Mapping[str, str] | None = None,
 ) -> FindingCheck:
     """Keep findings relevant to ``question``; none when the sources are off-topic as a whole.
 
@@ -55,9 +58,16 @@ def check_findings(
     the sources it cites (by URL): a filing's table row never repeats the company or quarter
     its title names, and a row is judged by the question's words without its names (a segment
     table's "Client Computing - Desktop" row of Intel's filing never says "Intel").
+    A finding is someone else's (``foreign``) when every source it cites is by someone its
+    ``authors`` (by URL: who a filing's cover says it is by) name and that none of the
+    question's names are: Intel's revenue is no answer about AMD, whatever the finding says.
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
+    names = analyze(question).entities
+    others = sum(1 for f in findings if foreign(f, names, authors or {}, titles or {}, quoted))
+    findings = [f for f in findings if not foreign(f, names, authors or {}, titles or {}, quoted)]
+    boiler += others
     key = key_terms(question, cfg)
     read: set[str] = set()
     for text in source_texts:
@@ -86,6 +96,27 @@ def check_findings(
         f for f in findings if (text := f.text.strip()) in passed or parts.get(text, set()) & passed
     )
     return FindingCheck(kept, boiler + len(findings) - len(kept), topic, False)
+
+
+def foreign(
+    finding: Finding,
+    names: Sequence[str],
+    authors: Mapping[str, str],
+    titles: Mapping[str, str],
+    quoted: bool,
+) -> bool:
+    """Whether ``finding`` is about none of ``names`` by what its sources are known to be: each
+    cited source has an author (``authors``), and neither the authors, the sources' titles nor
+    the source text it rests on (the quote itself, or the passage backing a model's words: a
+    model may write any name) names one of them. Unknown authors tell nothing: never foreign."""
+    cited = finding.citations
+    if not names or not cited or not all(authors.get(u) for u in cited):
+        return False
+    told = [*(authors[u] for u in cited), *(titles.get(u, "") for u in cited)]
+    told += [e.quote for e in finding.evidence]
+    told += [finding.text] if quoted else []
+    text = "\n".join(told)
+    return not any(names_entity(n, text) for n in names)
 
 
 def usable_sources(reports: Sequence[ResearcherReport]) -> list[str]:

@@ -19,6 +19,8 @@ from deepresearch.schemas import (
     Source,
     SubTask,
 )
+from deepresearch.text.names import names_entity
+from deepresearch.text.question import analyze
 
 EXTRACTIVE_NOTE = (
     "Written without a language model (extractive mode): every statement below is a sentence or "
@@ -145,6 +147,30 @@ def limit_notes(limited_by: str | None, reports: Sequence[ResearcherReport]) -> 
             kept = f" ({len(r.findings)} partial findings kept)" if r.findings else ""
             lines.append(f"Not fully answered: {r.question} — {r.error or 'failed'}{kept}.")
     return tuple(lines)
+
+
+def unnamed_notes(query: str, reports: Sequence[ResearcherReport]) -> tuple[str, ...]:
+    """A "gaps and limits" line per name of the query that nothing kept names (no finding, no
+    passage backing one, no source's title or author): "compare Intel and AMD" over filings of
+    Intel only answers for Intel, and "Windows or Surface" revenue with no finding naming Surface
+    says nothing of it; the reader is told so rather than left to notice."""
+    said = [
+        text
+        for r in reports
+        for text in (
+            *(f.text for f in r.findings),
+            *(e.quote for f in r.findings for e in f.evidence),
+            *(s.label for s in r.sources),
+        )
+    ]
+    if not said:
+        return ()
+    told = "\n".join(said)
+    return tuple(
+        f"No finding and no source's title names {name}: this report may not answer for it."
+        for name in analyze(query).entities
+        if not names_entity(name, told)
+    )
 
 
 def partial_markdown(

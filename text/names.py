@@ -84,3 +84,17 @@ def names_someone(sentence: str) -> bool:
 
 
 __all__ = ["CAPITALIZED", "common_words", "names_in", "names_someone", "proper_names"]
+
+
+_NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
+
+
+def names_entity(entity: str, text: str) -> bool:
+    """Whether ``text`` names ``entity``, case-blind: the whole name as words ("Amazon" in
+    "AMAZON.COM, INC."), or each of its words ("AWS (Amazon Web Services)" is named where AWS
+    and Amazon Web Services are)."""
+    if re.search(rf"(?<![\w&]){re.escape(entity)}(?![\w&])", text, re.IGNORECASE):
+        return True
+    words = _NAME_WORD.findall(entity)
+    said = {w.lower() for w in _NAME_WORD.findall(text)}
+    return len(words) > 1 and all(w.lower() in said for w in words)

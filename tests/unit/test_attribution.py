@@ -1,0 +1,172 @@
+"""Whose figures a finding states: a question about a company no source is by gets no one
+else's figures under its name.
+
+* a name is named case-blind, as the whole name or each of its words;
+* a finding is someone else's when every source it cites is by someone (its cover says so)
+  that none of the question's names are, and the source text it rests on names none of them
+  either: Intel's revenue is no answer about AMD; a model's words ("AMD's revenue was ...")
+  do not make it one; a source of unknown author and a quote that names the company stay;
+* the report's "gaps and limits" say which of the question's names nothing kept names;
+* a comparison whose filings read are all one company's labels that company's line;
+* end to end over a corpus of two companies' Markdown filings (their pipe tables read as
+  self-describing rows, as an HTML or office document's are): a question about a third
+  company ends in the honest could-not-research report, and a comparison with it answers for
+  the company read and says the other is not covered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+from deepresearch import assembly, driver
+from deepresearch.actors.coordinator import Coordinator
+from deepresearch.actors.event_log import ListSink
+from deepresearch.actors.inprocess import LocalSpawner
+from deepresearch.actors.search_gateway import SearchGateway
+from deepresearch.actors.url_pool import UrlPool
+from deepresearch.config.settings import load_settings, overrides_from_flags
+from deepresearch.config.trust import ScoringSettings
+from deepresearch.policies.answer import compose
+from deepresearch.policies.breaker import BreakerConfig
+from deepresearch.policies.retry import RetryPolicy
+from deepresearch.policies.sufficiency import check_findings
+from deepresearch.policies.synthesis import unnamed_notes
+from deepresearch.schemas import Evidence, Finding, ResearcherReport, Source
+from deepresearch.text.names import names_entity
+
+ROW = "Statements of income (in millions): Net revenue: Three Months Ended Sep 30, 2023 = 14,158"
+PAGE = "doc:2023 Q3 INTC.pdf#page=6"
+
+
+def test_a_name_is_named_case_blind_whole_or_word_by_word() -> None:
+    assert names_entity("Amazon", "AMAZON.COM, INC.")
+    assert names_entity("AMD", "competitors such as AMD and NVIDIA")
+    assert not names_entity("AMD", "AMDOCS LIMITED")  # a word, not a part of one
+    assert names_entity("AWS Amazon Web Services", "AWS revenue; Amazon Web Services grew")
+    assert not names_entity("Data Center Group", "DCAI revenue")
+
+
+def _check(question: str, *findings: Finding, authors: dict[str, str], quoted: bool = True):  # type: ignore[no-untyped-def]
+    texts = [ROW, "Revenue was $14.2 billion in Q3 2023. Competitors such as AMD grew."]
+    return check_findings(question, findings, texts, ScoringSettings(), quoted, {}, authors)
+
+
+def test_another_companys_findings_are_no_answer_about_the_asked_one() -> None:
+    intel = {PAGE: "INTEL CORPORATION"}
+    row = Finding(text=ROW, citations=(PAGE,))
+    assert _check("What was AMD's revenue in Q3 2023?", row, authors=intel).kept == ()
+    assert _check("What was Intel's revenue in Q3 2023?", row, authors=intel).kept == (row,)
+    # who the source is by is unknown (a web page, a corpus without covers): nothing is told
+    assert _check("What was AMD's revenue in Q3 2023?", row, authors={}).kept == (row,)
+    # Intel's filing quoting a competitor by name is about it
+    mention = Finding(
+        text="Revenue was $14.2 billion in Q3 2023. Competitors such as AMD grew.",
+        citations=(PAGE,),
+    )
+    assert _check("What was AMD's revenue in Q3 2023?", mention, authors=intel).kept == (mention,)
+
+
+def test_a_models_words_do_not_make_a_finding_the_asked_companys() -> None:
+    """A model may write any name: it is judged by the passage its words rest on."""
+    lie = Finding(
+        text="AMD's revenue was 14,158 million in Q3 2023.",
+        citations=(PAGE,),
+        evidence=(Evidence(url=PAGE, quote=ROW),),
+    )
+    check = _check(
+        "What was AMD's revenue in Q3 2023?", lie, authors={PAGE: "INTEL CORPORATION"}, quoted=False
+    )
+    assert check.kept == () and check.dropped == 1
+
+
+def _report(question: str, text: str, by: str) -> ResearcherReport:
+    return ResearcherReport(
+        subtask_id="t1",
+        question=question,
+        findings=(Finding(text=text, citations=(PAGE,)),),
+        sources=(Source(url=PAGE, title="2023 Q3 INTC.pdf", location="p. 6", by=by),),
+    )
+
+
+def test_the_gaps_say_which_asked_names_nothing_kept_names() -> None:
+    query = "Compare Intel and AMD revenue in Q3 2023."
+    notes = unnamed_notes(query, [_report(query, ROW, "INTEL CORPORATION")])
+    assert len(notes) == 1 and "names AMD" in notes[0] and "Intel" not in notes[0], notes
+    assert unnamed_notes(query, []) == ()  # nothing written: the no-answer report says why
+    # a name the findings use counts, wherever the source is from
+    said = _report(query, "Intel and AMD both reported revenue of 14,158 million.", "")
+    assert unnamed_notes(query, [said]) == ()
+
+
+def test_a_comparison_read_from_one_companys_filings_labels_its_line() -> None:
+    query = "Compare Intel and AMD revenue in Q3 2023."
+    composed = compose(query, [(ROW, (1,), 0)], (), {1: "2023 Q3 INTC.pdf (INTEL CORPORATION)"})
+    assert composed is not None and composed[0].startswith("Intel: Net revenue"), composed
+    unknown = compose(query, [(ROW, (1,), 0)], (), {1: "2023 Q3 INTC.pdf"})
+    assert unknown is not None and unknown[0].startswith("Net revenue"), unknown
+
+
+FILING = """QUARTERLY REPORT
+{name}
+For the quarter ended September 30, 2023
+
+Our products sold well in every region during the quarter ended September 30, 2023.
+
+Statements of income (in millions)
+
+| | Three Months Ended September 30, 2023 | Three Months Ended September 30, 2022 |
+| --- | --- | --- |
+| Net revenue | {revenue} | 1,100 |
+| Cost of sales | 700 | 650 |
+"""
+
+
+def _run(corpus: Path, query: str, tmp: Path) -> str:
+    flags = {
+        "state_dir": str(tmp / "state"),
+        "corpus.path": str(corpus),
+        "corpus.cache_dir": str(tmp / "cache"),
+        "run.output_dir": str(tmp / "out"),
+        "llm.provider": "extractive",
+    }
+    settings = load_settings(None, overrides_from_flags(flags), env={})
+    prep = driver.prepare(query, "quick", settings)
+    s, sink = prep.settings, ListSink()
+
+    async def go():  # type: ignore[no-untyped-def]
+        llm = assembly.build_llm_provider(s, prep.keys)
+        gateway = SearchGateway(
+            assembly.build_search_providers(s),
+            BreakerConfig.from_settings(s.search.breaker),
+            RetryPolicy.from_settings(s.search.retry),
+            sink=sink,
+        )
+        fetchers = assembly.build_fetchers(s)
+        spawner = LocalSpawner(s, gateway, UrlPool(docs=sink), sink, llm, fetchers)
+        return await Coordinator(s, prep.request, sink, llm, spawner, None).run()
+
+    summary = driver.finish(prep, asyncio.run(go()), 0.1)
+    return Path(summary.report_path).read_text("utf-8")
+
+
+def test_a_company_no_filing_is_by_gets_no_figures_end_to_end(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "2023 Q3 ACME.md").write_text(FILING.format(name="ACME INC.", revenue="1,234"))
+    (corpus / "2023 Q3 ZETA.md").write_text(FILING.format(name="ZETA CORP.", revenue="5,678"))
+    (corpus / "notes.md").write_text("Meeting notes\n\nNothing about anyone in particular.\n")
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        own = _run(corpus, "What was Acme's net revenue in Q3 2023?", Path(tmp))
+    assert "Acme: Net revenue (in millions), Three Months Ended September 30, 2023: 1,234" in own
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        alone = _run(corpus, "What was Omega's net revenue in Q3 2023?", Path(tmp))
+    assert "Could not research this question" in alone, alone
+    assert "1,234" not in alone and "5,678" not in alone, alone
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        both = _run(corpus, "Compare Acme and Omega net revenue in Q3 2023.", Path(tmp))
+    answer = both.split("## Answer", 1)[1].split("\n## ", 1)[0]
+    assert "Acme: Net revenue" in answer and "1,234" in answer, answer
+    assert "Omega:" not in answer and "5,678" not in answer, answer
+    assert "no source's title names Omega" in both, both
