@@ -97,6 +97,7 @@ def plain_text(text: str) -> str:
 def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
     import pypdfium2 as pdfium
 
+    from deepresearch.text.bridges import rows_from_bridges
     from deepresearch.text.pdf_tables import DocumentTables
 
     try:
@@ -111,7 +112,7 @@ def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
         for index in range(len(pdf)):
             page = pdf[index]
             textpage = page.get_textpage()
-            pages.append(tables.page_text(textpage))
+            pages.append(rows_from_bridges(tables.page_text(textpage)))
             textpage.close()
             page.close()
     finally:

@@ -28,7 +28,7 @@ from deepresearch.providers.extract import (
     kind_of,
 )
 
-EXTRACT_VERSION = 13  # bump when extraction output changes, so cached text is re-extracted
+EXTRACT_VERSION = 14  # bump when extraction output changes, so cached text is re-extracted
 Warn = Callable[[str, str], None]
 
 
