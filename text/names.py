@@ -89,12 +89,22 @@ __all__ = ["CAPITALIZED", "common_words", "names_in", "names_someone", "proper_n
 _NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
 
 
+# a company's legal form: "Microsoft Corp" is named where "MICROSOFT CORPORATION" is
+_LEGAL_FORMS = frozenset(
+    "inc incorporated corp corporation co company ltd limited llc plc ag sa nv gmbh".split()
+)
+
+
 def names_entity(entity: str, text: str) -> bool:
     """Whether ``text`` names ``entity``, case-blind: the whole name as words ("Amazon" in
-    "AMAZON.COM, INC."), or each of its words ("AWS (Amazon Web Services)" is named where AWS
-    and Amazon Web Services are)."""
-    if re.search(rf"(?<![\w&]){re.escape(entity)}(?![\w&])", text, re.IGNORECASE):
+    "AMAZON.COM, INC."), or each of its words but its legal form ("AWS (Amazon Web Services)"
+    is named where AWS and Amazon Web Services are, "NVIDIA Corp" where NVIDIA is)."""
+    words = [w for w in _NAME_WORD.findall(entity) if w.lower() not in _LEGAL_FORMS]
+    if _whole(entity, text) or (len(words) == 1 and _whole(words[0], text)):
         return True
-    words = _NAME_WORD.findall(entity)
     said = {w.lower() for w in _NAME_WORD.findall(text)}
     return len(words) > 1 and all(w.lower() in said for w in words)
+
+
+def _whole(name: str, text: str) -> bool:
+    return bool(re.search(rf"(?<![\w&]){re.escape(name)}(?![\w&])", text, re.IGNORECASE))

@@ -1,7 +1,7 @@
 """Whose figures a finding states: a question about a company no source is by gets no one
 else's figures under its name.
 
-* a name is named case-blind, as the whole name or each of its words;
+* a name is named case-blind, as the whole name or each of its words but its legal form;
 * a finding is someone else's when every source it cites is by someone (its cover says so)
   that none of the question's names are, and the source text it rests on names none of them
   either: Intel's revenue is no answer about AMD; a model's words ("AMD's revenue was ...")
@@ -46,6 +46,10 @@ def test_a_name_is_named_case_blind_whole_or_word_by_word() -> None:
     assert not names_entity("AMD", "AMDOCS LIMITED")  # a word, not a part of one
     assert names_entity("AWS Amazon Web Services", "AWS revenue; Amazon Web Services grew")
     assert not names_entity("Data Center Group", "DCAI revenue")
+    # a legal form is no part of the name a cover must print
+    assert names_entity("Microsoft Corp", "MICROSOFT CORPORATION")
+    assert names_entity("NVIDIA Corp", "NVIDIA CORPORATION")
+    assert not names_entity("Omega Corp", "ACME CORP.")
 
 
 def _check(question: str, *findings: Finding, authors: dict[str, str], quoted: bool = True):  # type: ignore[no-untyped-def]
