@@ -91,7 +91,22 @@ _NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
 
 # a company's legal form: "Microsoft Corp" is named where "MICROSOFT CORPORATION" is
 _LEGAL_FORMS = frozenset(
-    "inc incorporated corp corporation co company ltd limited llc plc ag sa nv gmbh".split()
+    [
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "ltd",
+        "limited",
+        "llc",
+        "plc",
+        "ag",
+        "sa",
+        "nv",
+        "gmbh",
+    ]
 )
 
 
