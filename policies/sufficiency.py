@@ -17,7 +17,7 @@ from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
 from deepresearch.schemas import Finding, Report, ResearcherReport
 from deepresearch.text.boilerplate import shape_of
-from deepresearch.text.names import names_entity
+from deepresearch.text.names import names_entity, proper_entities
 from deepresearch.text.question import analyze
 from deepresearch.text.row_sums import totals_of_parts
 from deepresearch.text.tables import parse_row
@@ -61,10 +61,12 @@ def check_findings(
     A finding is someone else's (``foreign``) when every source it cites is by someone its
     ``authors`` (by URL: who a filing's cover says it is by) name and that none of the
     question's names are: Intel's revenue is no answer about AMD, whatever the finding says.
+    Only the names the sources never write in lower case count (``proper_entities``): a
+    title-cased "Total Sales" is a metric the filings write as "sales", not a company.
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
-    names = analyze(question).entities
+    names = proper_entities(analyze(question).entities, source_texts) if authors else []
     others = sum(1 for f in findings if foreign(f, names, authors or {}, titles or {}, quoted))
     findings = [f for f in findings if not foreign(f, names, authors or {}, titles or {}, quoted)]
     boiler += others

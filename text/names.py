@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 CAPITALIZED = re.compile(r"\b[A-Z][\w&'’.-]*")
 _TOKEN = re.compile(r"[\w&'’.-]+")
@@ -87,6 +87,7 @@ __all__ = ["CAPITALIZED", "common_words", "names_in", "names_someone", "proper_n
 
 
 _NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
+_ALL_LOWER = re.compile(r"(?<![\w&])[a-z][a-z0-9]*(?![\w&])")  # "revenue", not "iPhone"
 
 
 # a company's legal form: "Microsoft Corp" is named where "MICROSOFT CORPORATION" is
@@ -119,6 +120,21 @@ def names_entity(entity: str, text: str) -> bool:
         return True
     said = {w.lower() for w in _NAME_WORD.findall(text)}
     return len(words) > 1 and all(w.lower() in said for w in words)
+
+
+def proper_entities(entities: Sequence[str], texts: Iterable[str]) -> list[str]:
+    """The ``entities`` that are names in ``texts``: a word of theirs (not a legal form) the
+    texts never write in lower case ("AMD", "iPhone"; not a title-cased "Total Revenue")."""
+    lower = {w for text in texts for w in _ALL_LOWER.findall(text)}
+    return [
+        e
+        for e in entities
+        if any(
+            w.lower() not in lower and w.lower() not in _LEGAL_FORMS
+            for w in _NAME_WORD.findall(e)
+            if len(w) > 1
+        )
+    ]
 
 
 def _whole(name: str, text: str) -> bool:

@@ -53,7 +53,7 @@ def test_a_name_is_named_case_blind_whole_or_word_by_word() -> None:
 
 
 def _check(question: str, *findings: Finding, authors: dict[str, str], quoted: bool = True):  # type: ignore[no-untyped-def]
-    texts = [ROW, "Revenue was $14.2 billion in Q3 2023. Competitors such as AMD grew."]
+    texts = [ROW, "Revenue was $14.2 billion in Q3 2023. Competitors such as AMD grew.", "sales"]
     return check_findings(question, findings, texts, ScoringSettings(), quoted, {}, authors)
 
 
@@ -62,6 +62,8 @@ def test_another_companys_findings_are_no_answer_about_the_asked_one() -> None:
     row = Finding(text=ROW, citations=(PAGE,))
     assert _check("What was AMD's revenue in Q3 2023?", row, authors=intel).kept == ()
     assert _check("What was Intel's revenue in Q3 2023?", row, authors=intel).kept == (row,)
+    # a title-cased metric is no company: the sources write "sales" in lower case
+    assert _check("What were Net Sales in Q3 2023?", row, authors=intel).kept == (row,)
     # who the source is by is unknown (a web page, a corpus without covers): nothing is told
     assert _check("What was AMD's revenue in Q3 2023?", row, authors={}).kept == (row,)
     # Intel's filing quoting a competitor by name is about it
