@@ -67,9 +67,8 @@ def check_findings(
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
     names = proper_entities(analyze(question).entities, source_texts) if authors else []
-    others = sum(1 for f in findings if foreign(f, names, authors or {}, titles or {}, quoted))
-    findings = [f for f in findings if not foreign(f, names, authors or {}, titles or {}, quoted)]
-    boiler += others
+    own = [f for f in findings if not foreign(f, names, authors or {}, titles or {}, quoted)]
+    boiler, findings = boiler + len(findings) - len(own), own
     key = key_terms(question, cfg)
     read: set[str] = set()
     for text in source_texts:

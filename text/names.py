@@ -5,6 +5,8 @@
 less than the metric asked about: an answering passage calls the subject "the Company" or "we"),
 and ``names_someone`` is the stricter test of the citation rule: a capitalized word of two or more
 characters right after a lower-case word, a digit or clause punctuation ("sales of Apple rose").
+``names_entity`` asks whether a text names a given company (whom a finding is about), and
+``proper_entities`` which of a question's capitalized words are names, not title-cased words.
 """
 
 from __future__ import annotations
@@ -83,9 +85,6 @@ def names_someone(sentence: str) -> bool:
     return False
 
 
-__all__ = ["CAPITALIZED", "common_words", "names_in", "names_someone", "proper_names"]
-
-
 _NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
 _ALL_LOWER = re.compile(r"(?<![\w&])[a-z][a-z0-9]*(?![\w&])")  # "revenue", not "iPhone"
 
@@ -139,3 +138,14 @@ def proper_entities(entities: Sequence[str], texts: Iterable[str]) -> list[str]:
 
 def _whole(name: str, text: str) -> bool:
     return bool(re.search(rf"(?<![\w&]){re.escape(name)}(?![\w&])", text, re.IGNORECASE))
+
+
+__all__ = [
+    "CAPITALIZED",
+    "common_words",
+    "names_entity",
+    "names_in",
+    "names_someone",
+    "proper_entities",
+    "proper_names",
+]
