@@ -369,7 +369,7 @@ class Coordinator:
         # a stop says in its own words which limit ended it: no "built from what was read" note
         ended = None if stop_reason else limited_by
         limits = self._plan_limits + synthesis.limit_notes(ended, reports)
-        limits += () if decline else synthesis.unnamed_notes(req.query, usable)
+        limits += () if decline else synthesis.uncovered_notes(req.query, usable)
         if decline:
             report = await self._writer.decline(title, reports, usable, notes, stop_reason)
         else:

@@ -20,7 +20,7 @@ from deepresearch.schemas import (
     SubTask,
 )
 from deepresearch.text.names import names_entity
-from deepresearch.text.question import analyze
+from deepresearch.text.question import analyze, periods_of
 
 EXTRACTIVE_NOTE = (
     "Written without a language model (extractive mode): every statement below is a sentence or "
@@ -149,11 +149,12 @@ def limit_notes(limited_by: str | None, reports: Sequence[ResearcherReport]) -> 
     return tuple(lines)
 
 
-def unnamed_notes(query: str, reports: Sequence[ResearcherReport]) -> tuple[str, ...]:
-    """A "gaps and limits" line per name of the query that nothing kept names (no finding, no
-    passage backing one, no source's title or author): "compare Intel and AMD" over filings of
-    Intel only answers for Intel, and "Windows or Surface" revenue with no finding naming Surface
-    says nothing of it; the reader is told so rather than left to notice."""
+def uncovered_notes(query: str, reports: Sequence[ResearcherReport]) -> tuple[str, ...]:
+    """A "gaps and limits" line per name or period of the query that nothing kept states (no
+    finding, no passage backing one, no source's title or author): "compare Intel and AMD" over
+    filings of Intel only answers for Intel; "the quarter ended December 28, 2024" over filings
+    up to 2023 is answered, if at all, by other quarters' figures, each with its own date. The
+    reader is told so rather than left to notice."""
     said = [
         text
         for r in reports
@@ -166,11 +167,22 @@ def unnamed_notes(query: str, reports: Sequence[ResearcherReport]) -> tuple[str,
     if not said:
         return ()
     told = "\n".join(said)
-    return tuple(
+    q = analyze(query)
+    stated = periods_of(told)
+    dates = {p.date for p in stated if p.date}
+    years = {p.year for p in stated if p.year}
+    names = [
         f"No finding and no source's title names {name}: this report may not answer for it."
-        for name in analyze(query).entities
+        for name in q.entities
         if not names_entity(name, told)
-    )
+    ]
+    periods = [
+        f"No finding and no source's title states {p.text}: the figures in this report are of "
+        "the periods they state."
+        for p in q.periods
+        if (p.date not in dates if p.date else p.year is not None and p.year not in years)
+    ]
+    return tuple(names + periods)
 
 
 def partial_markdown(

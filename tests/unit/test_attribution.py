@@ -6,7 +6,8 @@ else's figures under its name.
   that none of the question's names are, and the source text it rests on names none of them
   either: Intel's revenue is no answer about AMD; a model's words ("AMD's revenue was ...")
   do not make it one; a source of unknown author and a quote that names the company stay;
-* the report's "gaps and limits" say which of the question's names nothing kept names;
+* the report's "gaps and limits" say which of the question's names nothing kept names, and
+  which of its periods nothing kept states;
 * a comparison whose filings read are all one company's labels that company's line;
 * end to end over a corpus of two companies' Markdown filings (their pipe tables read as
   self-describing rows, as an HTML or office document's are): a question about a third
@@ -32,7 +33,7 @@ from deepresearch.policies.answer import compose
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
 from deepresearch.policies.sufficiency import check_findings
-from deepresearch.policies.synthesis import unnamed_notes
+from deepresearch.policies.synthesis import uncovered_notes
 from deepresearch.schemas import Evidence, Finding, ResearcherReport, Source
 from deepresearch.text.names import names_entity
 
@@ -98,12 +99,29 @@ def _report(question: str, text: str, by: str) -> ResearcherReport:
 
 def test_the_gaps_say_which_asked_names_nothing_kept_names() -> None:
     query = "Compare Intel and AMD revenue in Q3 2023."
-    notes = unnamed_notes(query, [_report(query, ROW, "INTEL CORPORATION")])
+    notes = uncovered_notes(query, [_report(query, ROW, "INTEL CORPORATION")])
     assert len(notes) == 1 and "names AMD" in notes[0] and "Intel" not in notes[0], notes
-    assert unnamed_notes(query, []) == ()  # nothing written: the no-answer report says why
+    assert uncovered_notes(query, []) == ()  # nothing written: the no-answer report says why
     # a name the findings use counts, wherever the source is from
     said = _report(query, "Intel and AMD both reported revenue of 14,158 million.", "")
-    assert unnamed_notes(query, [said]) == ()
+    assert uncovered_notes(query, [said]) == ()
+
+
+def test_the_gaps_say_which_asked_period_nothing_kept_states() -> None:
+    """A filing of another quarter answers, if at all, with its own dates: the reader is told
+    the asked one is not among them."""
+    query = "What was Intel's revenue for the quarter ended December 28, 2024?"
+    notes = uncovered_notes(query, [_report(query, ROW, "INTEL CORPORATION")])
+    assert notes == (
+        "No finding and no source's title states December 28, 2024: the figures in this report "
+        "are of the periods they state.",
+    )
+    assert uncovered_notes("What was Intel's revenue in 2025?", [_report(query, ROW, "")])
+    stated = "What was Intel's revenue for the quarter ended Sep 30, 2023?"
+    assert uncovered_notes(stated, [_report(stated, ROW, "INTEL CORPORATION")]) == ()
+    assert (
+        uncovered_notes("What was Intel's revenue in 2023?", [_report(query, ROW, "INTEL")]) == ()
+    )
 
 
 def test_a_comparison_read_from_one_companys_filings_labels_its_line() -> None:
