@@ -15,6 +15,9 @@ import re
 import string
 from collections.abc import Collection, Iterable, Sequence
 
+from deepresearch.text.question_words import GENERIC_OWNERS, NOT_NAMES
+from deepresearch.text.terms import strip_possessive
+
 CAPITALIZED = re.compile(r"\b[A-Z][\w&'’.-]*")
 _TOKEN = re.compile(r"[\w&'’.-]+")
 _DETERMINERS = frozenset({"the", "our", "its", "their", "this", "these", "a", "an"})
@@ -86,6 +89,7 @@ def names_someone(sentence: str) -> bool:
 
 
 _NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
+_QUESTION_WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 _ALL_LOWER = re.compile(r"(?<![\w&])[a-z][a-z0-9]*(?![\w&])")  # "revenue", not "iPhone"
 
 
@@ -121,6 +125,45 @@ def names_entity(entity: str, text: str) -> bool:
     return len(words) > 1 and all(w.lower() in said for w in words)
 
 
+def entities_of(text: str) -> tuple[str, ...]:
+    """Capitalized names (runs of capitalized words), possessives stripped, in order, once."""
+    words = _QUESTION_WORD.findall(text)
+    out: list[str] = []
+    run: list[str] = []
+
+    def close() -> None:
+        if run:
+            out.append(" ".join(run))
+            run.clear()
+
+    for i, word in enumerate(words):
+        bare = strip_possessive(word)
+        name = bool(CAPITALIZED.fullmatch(bare)) and bare.lower().rstrip(".") not in NOT_NAMES
+        opens = i == 0 or words[i - 1] in {".", "?", "!"}  # "Compare ..." opens a sentence
+        joined = i + 1 < len(words) and words[i + 1].lower() in {"vs", "vs.", "versus", "and", "or"}
+        acronym = sum(c.isupper() for c in bare) >= 2
+        first = opens and not (word.endswith(("'s", "’s")) or joined or acronym)
+        if name and not first and not re.fullmatch(r"Q[1-4]|FY\d*|H[12]", bare):
+            run.append(bare.rstrip("."))
+            if bare != word:
+                close()  # "Apple's revenue": the possessive ends the name
+        else:
+            close()
+    close()
+    return tuple(dict.fromkeys(out)) or _typed_lower(words)
+
+
+def _typed_lower(words: Sequence[str]) -> tuple[str, ...]:
+    """A question typed without capitals names its companies by their possessives ("what was
+    amd's revenue"): those that are no framing or generic word ("the company's")."""
+    out = []
+    for word in words:
+        bare = strip_possessive(word)
+        if bare != word and bare.isalpha() and bare.islower() and bare not in GENERIC_OWNERS:
+            out.append(bare)
+    return tuple(dict.fromkeys(out))
+
+
 def proper_entities(entities: Sequence[str], texts: Iterable[str]) -> list[str]:
     """The ``entities`` that are names in ``texts``: a word of theirs (not a legal form) the
     texts never write in lower case ("AMD", "iPhone"; not a title-cased "Total Revenue")."""
@@ -143,6 +186,7 @@ def _whole(name: str, text: str) -> bool:
 __all__ = [
     "CAPITALIZED",
     "common_words",
+    "entities_of",
     "names_entity",
     "names_in",
     "names_someone",

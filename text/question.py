@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from deepresearch.text.names import CAPITALIZED
+from deepresearch.text.names import entities_of
 from deepresearch.text.periods import FULL_DATE, month_number
 from deepresearch.text.question_words import (
     AMOUNT_NOUNS,
     COMPOUNDS,
     FRAME,
-    NOT_NAMES,
     SYNONYMS,
     expand_abbreviations,
 )
@@ -134,7 +133,6 @@ _DOCUMENT_PART = re.compile(
 _LEVEL = re.compile(
     r"\blevels?\b|\bbalances?\b|\bon hand\b|\boutstanding\b|\bposition\b", re.IGNORECASE
 )
-_WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 
 
 @dataclass(frozen=True)
@@ -207,34 +205,6 @@ def periods_of(text: str) -> tuple[Period, ...]:
             found.append((m.start(), Period(m[0], year=int(m[1]))))
             taken.append(m.span())
     return tuple(p for _, p in sorted(found, key=lambda item: item[0]))
-
-
-def entities_of(text: str) -> tuple[str, ...]:
-    """Capitalized names (runs of capitalized words), possessives stripped, in order, once."""
-    words = _WORD.findall(text)
-    out: list[str] = []
-    run: list[str] = []
-
-    def close() -> None:
-        if run:
-            out.append(" ".join(run))
-            run.clear()
-
-    for i, word in enumerate(words):
-        bare = strip_possessive(word)
-        name = bool(CAPITALIZED.fullmatch(bare)) and bare.lower().rstrip(".") not in NOT_NAMES
-        opens = i == 0 or words[i - 1] in {".", "?", "!"}  # "Compare ..." opens a sentence
-        joined = i + 1 < len(words) and words[i + 1].lower() in {"vs", "vs.", "versus", "and", "or"}
-        acronym = sum(c.isupper() for c in bare) >= 2
-        first = opens and not (word.endswith(("'s", "’s")) or joined or acronym)
-        if name and not first and not re.fullmatch(r"Q[1-4]|FY\d*|H[12]", bare):
-            run.append(bare.rstrip("."))
-            if bare != word:
-                close()  # "Apple's revenue": the possessive ends the name
-        else:
-            close()
-    close()
-    return tuple(dict.fromkeys(out))
 
 
 _COMPOUND = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in COMPOUNDS) + r")\b", re.I)

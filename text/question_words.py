@@ -24,6 +24,16 @@ NOT_NAMES = {
     "if", "so", "then", "also", "had", "as",
     *(m for m in MONTHS), *(m[:3] for m in MONTHS),
 }  # fmt: skip
+# who a possessive names when it names no one in particular ("the company's revenue")
+GENERIC_OWNERS = frozenset(
+    {
+        "company", "companies", "firm", "business", "organization", "industry", "sector",
+        "market", "group", "segment", "division", "unit", "management", "board", "team",
+        "government", "country", "world", "customer", "customers", "competitor", "competitors",
+        "quarter", "year", "month", "period", "report", "filing", "statement", "today", "it",
+        "who", "one", "other", "others", "everyone", "nobody", "its", "their", "our",
+    }
+)  # fmt: skip
 # Words that frame the question (shape, document, time) rather than name what is measured.
 FRAME = {
     "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
@@ -174,6 +184,7 @@ __all__ = [
     "COMPOUNDS",
     "COMPOUND_PAIRS",
     "FRAME",
+    "GENERIC_OWNERS",
     "NOT_NAMES",
     "SYNONYMS",
     "SYNONYM_TERMS",

@@ -357,3 +357,13 @@ def test_search_queries_and_line_items_spell_an_abbreviation_out() -> None:
     first = search_queries("Initech's R&D spending in Q1 2023", 2)[0].split()
     assert {"research", "development"} <= set(first) and "R&D" not in first
     assert {"research", "develop"} <= query_terms("Initech R&D spending")
+
+
+def test_a_question_typed_without_capitals_names_its_companies_by_their_possessives() -> None:
+    """On a terminal people type "what was amd's revenue": the possessive names the company
+    (not "the company's", "the quarter's"); capitals, when there are any, decide as before."""
+    assert analyze("what was amd's revenue in q3 2023?").entities == ("amd",)
+    assert analyze("compare apple's and microsoft's revenue").entities == ("apple", "microsoft")
+    assert analyze("what drove the company's revenue this quarter?").entities == ()
+    assert analyze("what was the quarter's revenue?").entities == ()
+    assert analyze("What was Apple's revenue and the company's margin?").entities == ("Apple",)
