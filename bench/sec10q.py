@@ -211,6 +211,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--keep", default=None, help="folder to keep each question's report and evidence in"
     )
+    p.add_argument(
+        "--lowercase",
+        action="store_true",
+        help="ask each question in lower case, as people type on a terminal",
+    )
     return p.parse_args(argv)
 
 
@@ -246,6 +251,8 @@ def run_mode(
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     rows = load_rows(Path(args.qna), args.limit)
+    if args.lowercase:
+        rows = [{**row, "Question": row["Question"].lower()} for row in rows]
     from deepresearch import runtime
     from deepresearch.errors import ConfigError
 

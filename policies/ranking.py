@@ -75,8 +75,13 @@ _RECENT = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.I
 
 
 def name_words(query: str) -> list[str]:
-    """Capitalized words of ``query``: the companies, products and places it names."""
-    return CAPITALIZED.findall(query)
+    """Capitalized words of ``query``: the companies, products and places it names. A query
+    typed without capitals ("apple total net sales") may name them in any word: each counts,
+    and the covers decide which tell documents apart (``identity_weights``)."""
+    found: list[str] = CAPITALIZED.findall(query)
+    if found:
+        return found
+    return [w.capitalize() for w in re.findall(r"[a-z][\w&'’.-]*", query)]
 
 
 def name_tokens(text: str) -> frozenset[str]:

@@ -50,6 +50,11 @@ def test_identity_weights_count_only_names_that_tell_covers_apart() -> None:
     assert np.all(identity_weights("inventory levels", covers) == 1.0)  # no name asked
     assert np.all(identity_weights("Quarterly Report inventory", covers) == 1.0)  # every cover
     assert np.all(identity_weights("Globex inventory", covers) == 1.0)  # on no cover
+    # typed without capitals: any word may be the name, the covers tell which
+    assert identity_weights("acme inventory levels", covers).tolist() == weights.tolist()
+    assert np.all(identity_weights("quarterly report inventory", covers) == 1.0)
+    # a capital anywhere: only the capitalized words are names, as before
+    assert np.all(identity_weights("Inventory levels of acme", covers) == 1.0)
 
 
 def _write(root: Path, name: str, text: str) -> None:
@@ -82,6 +87,8 @@ def test_a_competitors_better_matching_page_ranks_below_the_asked_companys(
     index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
     hits = index.search("Acme inventory levels", 3)
     assert [h.url for h in hits][:2] == ["doc:a.txt", "doc:b.txt"], [h.url for h in hits]
+    lower = index.search("acme inventory levels", 3)  # as typed on a terminal
+    assert [h.url for h in lower][:2] == ["doc:a.txt", "doc:b.txt"], [h.url for h in lower]
 
 
 def _row(date: str, value: str) -> str:
