@@ -42,6 +42,8 @@ _WORD = re.compile(r"[a-z0-9]+(?:[.,'’][a-z0-9]+)*")
 # a form number ("10-Q", "10-Qs", "8-K"): a document type, neither a topic nor a name ("Qs")
 FORM_NUMBER = re.compile(r"\b\d+-[A-Za-z]{1,2}s?\b")
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
+# a file's type after its name: "2023 Q3 NVDA.pdf" names NVDA (the ticker a question may use)
+_FILE_TYPE = re.compile(r"\.(pdf|html?|md|txt|docx|pptx|xlsx|csv|epub)\b")
 
 
 def strip_possessive(word: str) -> str:
@@ -82,7 +84,8 @@ def terms(text: str) -> list[str]:
 # Memoized too: a crew process reads the same pages for run after run (pure: the cache is exact).
 @functools.lru_cache(maxsize=1 << 15)
 def _terms(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    words = _WORD.findall(_FILE_TYPE.sub(r" \1", text.lower()))
+    return tuple(stem(w) for w in words if w not in STOPWORDS)
 
 
 __all__ = [

@@ -12,7 +12,8 @@ else's figures under its name.
 * end to end over a corpus of two companies' Markdown filings (their pipe tables read as
   self-describing rows, as an HTML or office document's are): a question about a third
   company ends in the honest could-not-research report, and a comparison with it answers for
-  the company read and says the other is not covered.
+  the company read and says the other is not covered; a ticker the file name holds
+  ("2023 Q3 ZTA.md") names its filing.
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ def test_a_company_no_filing_is_by_gets_no_figures_end_to_end(tmp_path: Path) ->
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "2023 Q3 ACME.md").write_text(FILING.format(name="ACME INC.", revenue="1,234"))
-    (corpus / "2023 Q3 ZETA.md").write_text(FILING.format(name="ZETA CORP.", revenue="5,678"))
+    # a file named by the ticker a question may use: its cover says ZETA CORP.
+    (corpus / "2023 Q3 ZTA.md").write_text(FILING.format(name="ZETA CORP.", revenue="5,678"))
     (corpus / "notes.md").write_text("Meeting notes\n\nNothing about anyone in particular.\n")
     with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
         own = _run(corpus, "What was Acme's net revenue in Q3 2023?", Path(tmp))
@@ -195,3 +197,6 @@ def test_a_company_no_filing_is_by_gets_no_figures_end_to_end(tmp_path: Path) ->
     assert "Acme: Net revenue" in answer and "1,234" in answer, answer
     assert "Omega:" not in answer and "5,678" not in answer, answer
     assert "no source's title names Omega" in both, both
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        ticker = _run(corpus, "What was ZTA's revenue in the latest quarter?", Path(tmp))
+    assert "ZTA: Net revenue (in millions), Three Months Ended September 30, 2023: 5,678" in ticker
