@@ -267,8 +267,10 @@ def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tupl
             groups[holder] = (min(best, rank[i]), j, text)
             continue
         topic = asked | set(u.terms)
-        said = any(units[j].source == u.source and u.before in text for _, j, text in groups)
-        parts = [u.before, u.text] if _refers_back(u) and not said else [u.text]
+        back = _refers_back(u) and not any(  # unless a finding before holds that sentence
+            units[j].source == u.source and u.before in text for _, j, text in groups
+        )
+        parts = [u.before, u.text] if back else [u.text]
         for sentence in u.follow:
             if shape_of(sentence) is not None:
                 continue  # a page's running foot printed inside the paragraph
