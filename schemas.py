@@ -164,6 +164,7 @@ class ResearcherReport(Message):
     hits_found: int = 0  # distinct hits its searches returned
     hits_filtered: int = 0  # hits not fetched: below the source-scoring thresholds
     findings_filtered: int = 0  # findings dropped as not about its question
+    authors_read: tuple[str, ...] = ()  # who the documents read are by, as their covers say
 
 
 class Evaluation(Message):

@@ -349,5 +349,6 @@ class Researcher(Scraping):
             queries=tuple(self._queries),
             hits_found=self._found,
             hits_filtered=self._filtered,
+            authors_read=tuple(dict.fromkeys(d.by for d in self._docs if d.by)),
             **fields,
         )

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import difflib
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
@@ -149,9 +151,27 @@ def identity_weights(query: str, covers: Sequence[AbstractSet[str]]) -> np.ndarr
     n = len(covers)
     wanted = name_tokens(" ".join(name_words(query)))
     telling = {t for t in wanted if 0 < sum(t in c for c in covers) <= n / 2}
+    telling |= {m for t in wanted - telling if (m := misspelt(t, covers))}
     if not telling:
         return np.ones(n)
     return np.array([1.0 if telling & c else IDENTITY_PENALTY for c in covers])
+
+
+MISSPELT = 0.8  # difflib ratio of a name on no cover to a cover's ("appel" / "apple")
+MISSPELT_CHARS = 5  # shorter names are too easily like another word
+
+
+def misspelt(token: str, covers: Sequence[AbstractSet[str]]) -> str:
+    """The name of some covers (at most half) that ``token``, on none, is a misspelling of
+    ("appel": apple), so a typo still searches the filings it means (the findings check then
+    says whose they are and the report asks "did you mean ...?"); "" when none is that close."""
+    n = len(covers)
+    if len(token) < MISSPELT_CHARS or any(token in c for c in covers):
+        return ""
+    counts = Counter(t for c in covers for t in c)
+    names = sorted(t for t, k in counts.items() if k <= n / 2)
+    near = difflib.get_close_matches(token, names, n=1, cutoff=MISSPELT)
+    return near[0] if near else ""
 
 
 def identity_groups(query: str, covers: Sequence[AbstractSet[str]]) -> list[int]:

@@ -17,12 +17,13 @@ from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
 from deepresearch.schemas import Finding, Report, ResearcherReport
 from deepresearch.text.boilerplate import shape_of
-from deepresearch.text.names import names_entity, proper_entities
+from deepresearch.text.names import names_entity, proper_entities, spelt_like
 from deepresearch.text.question import analyze
 from deepresearch.text.row_sums import totals_of_parts
 from deepresearch.text.tables import parse_row
 
 MAX_LISTED_QUERIES = 12
+MAX_LISTED_AUTHORS = 5
 
 
 @dataclass(frozen=True)
@@ -143,10 +144,13 @@ def _quote(text: str) -> str:
     return "“" + " ".join(text.split()) + "”"
 
 
-def suggestions(reports: Sequence[ResearcherReport], ctx: SearchContext) -> list[str]:
+def suggestions(
+    reports: Sequence[ResearcherReport], ctx: SearchContext, query: str = ""
+) -> list[str]:
     out = [
+        *whose_documents(query, reports),
         "Broaden or rephrase the question, using the words the sources would use, or split it "
-        "into simpler questions."
+        "into simpler questions.",
     ]
     if ctx.corpus:
         out.append(
@@ -161,6 +165,26 @@ def suggestions(reports: Sequence[ResearcherReport], ctx: SearchContext) -> list
         out.append("Some research steps failed (see above): check network access, keys and limits.")
     if not ctx.deep:
         out.append("Try --mode deep: more sub-questions, queries and rounds.")
+    return out
+
+
+def whose_documents(query: str, reports: Sequence[ResearcherReport]) -> list[str]:
+    """For each name of ``query`` that no document read is by: whom they are by, and the one
+    whose name is spelt most like it ("Appel": did you mean Apple Inc.?)."""
+    authors = list(dict.fromkeys(a for r in reports for a in r.authors_read))
+    if not authors:
+        return []
+    out = []
+    for name in analyze(query).entities:
+        if any(names_entity(name, a) for a in authors):
+            continue
+        near = [a for a in authors if spelt_like(name, a)]
+        if near:
+            out.append(f"No document read is by {name}: did you mean {near[0]}?")
+        else:
+            listed = ", ".join(authors[:MAX_LISTED_AUTHORS])
+            more = " and others" if len(authors) > MAX_LISTED_AUTHORS else ""
+            out.append(f"No document read is by {name}: they are by {listed}{more}.")
     return out
 
 
@@ -209,7 +233,7 @@ def could_not_research(
     ]
     if failed:
         lines += ["", "What failed:", *failed]
-    lines += ["", "Suggestions:", *(f"- {s}" for s in suggestions(reports, ctx))]
+    lines += ["", "Suggestions:", *(f"- {s}" for s in suggestions(reports, ctx, query))]
     return Report(
         query=query,
         title=title,

@@ -11,6 +11,7 @@ characters right after a lower-case word, a digit or clause punctuation ("sales 
 
 from __future__ import annotations
 
+import difflib
 import re
 import string
 from collections.abc import Collection, Iterable, Sequence
@@ -89,6 +90,7 @@ def names_someone(sentence: str) -> bool:
 
 
 _NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
+SPELT_LIKE = 0.75  # difflib ratio: "appel"/"apple" 0.8, "amd"/"intel" 0.25
 _QUESTION_WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 _ALL_LOWER = re.compile(r"(?<![\w&])[a-z][a-z0-9]*(?![\w&])")  # "revenue", not "iPhone"
 
@@ -179,6 +181,17 @@ def proper_entities(entities: Sequence[str], texts: Iterable[str]) -> list[str]:
     ]
 
 
+def spelt_like(name: str, author: str) -> bool:
+    """Whether ``name`` looks like a misspelling of a word of ``author`` (its legal form aside):
+    "Appel" of "Apple Inc.", "Nvidea" of "NVIDIA CORPORATION"."""
+    words = [w.lower() for w in _NAME_WORD.findall(author) if w.lower() not in _LEGAL_FORMS]
+    wanted = name.lower()
+    return any(
+        len(w) >= 3 and difflib.SequenceMatcher(None, wanted, w).ratio() >= SPELT_LIKE
+        for w in words
+    )
+
+
 def _whole(name: str, text: str) -> bool:
     return bool(re.search(rf"(?<![\w&]){re.escape(name)}(?![\w&])", text, re.IGNORECASE))
 
@@ -192,4 +205,5 @@ __all__ = [
     "names_someone",
     "proper_entities",
     "proper_names",
+    "spelt_like",
 ]

@@ -9,6 +9,8 @@ else's figures under its name.
 * the report's "gaps and limits" say which of the question's names nothing kept names, and
   which of its periods nothing kept states;
 * a comparison whose filings read are all one company's labels that company's line;
+* a could-not-research report says whose documents were read, or "did you mean ..." the one
+  spelt like the asked name (the search reads the filings a misspelt name means);
 * end to end over a corpus of two companies' Markdown filings (their pipe tables read as
   self-describing rows, as an HTML or office document's are): a question about a third
   company ends in the honest could-not-research report, and a comparison with it answers for
@@ -33,7 +35,7 @@ from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.answer import compose
 from deepresearch.policies.breaker import BreakerConfig
 from deepresearch.policies.retry import RetryPolicy
-from deepresearch.policies.sufficiency import check_findings
+from deepresearch.policies.sufficiency import check_findings, whose_documents
 from deepresearch.policies.synthesis import uncovered_notes
 from deepresearch.schemas import Evidence, Finding, ResearcherReport, Source
 from deepresearch.text.names import names_entity
@@ -126,6 +128,24 @@ def test_the_gaps_say_which_asked_period_nothing_kept_states() -> None:
     )
 
 
+def test_the_could_not_research_report_says_whose_documents_were_read() -> None:
+    """A name no document read is by: the authors read, or the one spelt like it."""
+    read = ResearcherReport(
+        subtask_id="t1", question="q", authors_read=("Apple Inc.", "INTEL CORPORATION")
+    )
+    assert whose_documents("What was Appel's revenue?", [read]) == [
+        "No document read is by Appel: did you mean Apple Inc.?"
+    ]
+    assert whose_documents("What was AMD's revenue?", [read]) == [
+        "No document read is by AMD: they are by Apple Inc., INTEL CORPORATION."
+    ]
+    assert whose_documents("What was Intel Corp's revenue?", [read]) == []
+    assert (
+        whose_documents("What was AMD's revenue?", [read.model_copy(update={"authors_read": ()})])
+        == []
+    )
+
+
 def test_a_comparison_read_from_one_companys_filings_labels_its_line() -> None:
     query = "Compare Intel and AMD revenue in Q3 2023."
     composed = compose(query, [(ROW, (1,), 0)], (), {1: "2023 Q3 INTC.pdf (INTEL CORPORATION)"})
@@ -191,6 +211,10 @@ def test_a_company_no_filing_is_by_gets_no_figures_end_to_end(tmp_path: Path) ->
         alone = _run(corpus, "What was Omega's net revenue in Q3 2023?", Path(tmp))
     assert "Could not research this question" in alone, alone
     assert "1,234" not in alone and "5,678" not in alone, alone
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        typo = _run(corpus, "What was Acmee's net revenue in Q3 2023?", Path(tmp))
+    assert "No document read is by Acmee: did you mean ACME INC.?" in typo, typo
+    assert "1,234" not in typo, typo  # Acme's figures are not given as Acmee's
     with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
         both = _run(corpus, "Compare Acme and Omega net revenue in Q3 2023.", Path(tmp))
     answer = both.split("## Answer", 1)[1].split("\n## ", 1)[0]

@@ -55,6 +55,9 @@ def test_identity_weights_count_only_names_that_tell_covers_apart() -> None:
     assert np.all(identity_weights("quarterly report inventory", covers) == 1.0)
     # a capital anywhere: only the capitalized words are names, as before
     assert np.all(identity_weights("Inventory levels of acme", covers) == 1.0)
+    # a name on no cover spelt like one that is: the filings it means
+    assert identity_weights("Acmee inventory levels", covers).tolist() == weights.tolist()
+    assert np.all(identity_weights("Acne inventory levels", covers) == 1.0)  # too short to tell
 
 
 def _write(root: Path, name: str, text: str) -> None:
