@@ -43,7 +43,7 @@ from deepresearch.text.line_items import (
     is_flow,
     label_core,
 )
-from deepresearch.text.names import common_words, proper_names
+from deepresearch.text.names import common_words, proper_names, spelt_as
 from deepresearch.text.question import (
     SHARE_WORDS,
     Question,
@@ -58,6 +58,12 @@ MAX_METRIC_LINES = 4  # figure lines for the metrics one question names
 
 def _one_metric(q: Question, metric: str) -> Question:
     return replace(q, metrics=(metric,), metric_words=metric_words_of((metric,)))
+
+
+def _spelt(q: Question, titles: Mapping[int, str]) -> Question:
+    """The question with the names typed in lower case as the sources' titles write them: the
+    Answer's lines lead with "Apple:", not "apple:"."""
+    return replace(q, entities=tuple(spelt_as(e, titles.values()) for e in q.entities))
 
 
 def _owned(
@@ -89,7 +95,7 @@ def comparison_lines(
     groups = sorted({r.group for r in rows})
     if len(groups) >= 2 and len(headings) >= 2:
         for g in groups:
-            sub = analyze(headings[g]) if g < len(headings) else q
+            sub = _spelt(analyze(headings[g]), titles or {}) if g < len(headings) else q
             sub = sub if sub.metric_words else q
             lead = f"{sub.entities[0]}: " if sub.entities else ""  # the entity its heading names
             found = figure_line([r for r in rows if r.group == g], sub, lead, titles)
@@ -239,7 +245,8 @@ def compose(
 ) -> tuple[str, tuple[int, ...]] | None:
     """The composed answer text and the source numbers it cites; None when no row fits.
     ``titles`` are the sources' titles by number (a filing's title names its quarter)."""
-    q = analyze(question)
+    titles = titles or {}
+    q = _spelt(analyze(question), titles)
     rows = about_the_subject(rows_of(findings), q, [text for text, _, _ in findings])
     if q.shape == "explanation":  # the figure of the line item it explains, then the reasons
         rows = named_rows(q.metrics[0] if q.metrics else question, rows)

@@ -192,6 +192,18 @@ def spelt_like(name: str, author: str) -> bool:
     )
 
 
+def spelt_as(entity: str, texts: Iterable[str]) -> str:
+    """``entity`` as ``texts`` write it when it was typed in lower case ("apple" -> "Apple" of
+    "2023 Q3 AAPL.pdf (Apple Inc.)"); as typed otherwise, or when no text names it."""
+    if not entity.islower():
+        return entity
+    pattern = re.compile(rf"(?<![\w&]){re.escape(entity)}(?![\w&])", re.IGNORECASE)
+    for text in texts:
+        if m := pattern.search(text):
+            return m.group()
+    return entity
+
+
 def _whole(name: str, text: str) -> bool:
     return bool(re.search(rf"(?<![\w&]){re.escape(name)}(?![\w&])", text, re.IGNORECASE))
 
@@ -205,5 +217,6 @@ __all__ = [
     "names_someone",
     "proper_entities",
     "proper_names",
+    "spelt_as",
     "spelt_like",
 ]

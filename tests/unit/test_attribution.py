@@ -152,6 +152,9 @@ def test_a_comparison_read_from_one_companys_filings_labels_its_line() -> None:
     assert composed is not None and composed[0].startswith("Intel: Net revenue"), composed
     unknown = compose(query, [(ROW, (1,), 0)], (), {1: "2023 Q3 INTC.pdf"})
     assert unknown is not None and unknown[0].startswith("Net revenue"), unknown
+    # a name typed in lower case leads as the source's title writes it
+    typed = compose("what was intel's revenue in q3 2023?", [(ROW, (1,), 0)], (), {1: "Intel Q3"})
+    assert typed is not None and typed[0].startswith("Intel: Net revenue"), typed
 
 
 FILING = """QUARTERLY REPORT
