@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from deepresearch.policies.filing_periods import quarter_readings
 from deepresearch.text.line_items import STRUCTURE, broken_compounds, conjuncts, label_core
+from deepresearch.text.names import names_entity
 from deepresearch.text.question import Question, asked_terms, metric_terms, periods_of
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
@@ -244,7 +245,8 @@ def figure_line(
             if not any(p.year for p in q.periods) and newest and latest_date(r.row) == newest:
                 score += 0.3  # "latest quarter", or no period: the newest filing's figure
             cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
-            text = f"{lead}{r.row.label}{unit_text(r.row)}, {cells} {cite(r.sources)}."
+            text = f"{whose(lead, r, q, titles)}{r.row.label}{unit_text(r.row)}, {cells} "
+            text += f"{cite(r.sources)}."
             found.append((score, r.order, text, r))
     if not found:
         return None
@@ -313,6 +315,16 @@ def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tup
     return [cell, *rest][:MAX_CELLS]
 
 
+def whose(lead: str, r: Row, q: Question, titles: Mapping[int, str]) -> str:
+    """``lead`` ("AAPL: "), unless the row's source's title names another of the question's
+    names and not the lead's: of "AAPL MSFT NVDA revenue", NVIDIA's row leads with "NVDA: "."""
+    said = " ".join(titles.get(n, "") for n in r.sources)
+    named = [e for e in q.entities if names_entity(e, said)]
+    if not lead or not named or any(lead == f"{e}: " for e in named):
+        return lead
+    return f"{named[0]}: " if any(lead == f"{e}: " for e in q.entities) else lead
+
+
 def subject(q: Question) -> str:
     """``"<entity>: "`` for the question's first name (the company a filing calls "the Company")."""
     return f"{q.entities[0]}: " if q.entities else ""
@@ -338,4 +350,5 @@ __all__ = [
     "subject",
     "unit_kind",
     "unit_text",
+    "whose",
 ]

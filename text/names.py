@@ -134,9 +134,11 @@ def entities_of(text: str) -> tuple[str, ...]:
     run: list[str] = []
 
     def close() -> None:
-        if run:
+        if len(run) >= 2 and all(w.isupper() for w in run):
+            out.extend(run)  # "AAPL MSFT NVDA": tickers side by side, one name each
+        elif run:
             out.append(" ".join(run))
-            run.clear()
+        run.clear()
 
     for i, word in enumerate(words):
         bare = strip_possessive(word)

@@ -39,6 +39,7 @@ from deepresearch.policies.sufficiency import check_findings, whose_documents
 from deepresearch.policies.synthesis import uncovered_notes
 from deepresearch.schemas import Evidence, Finding, ResearcherReport, Source
 from deepresearch.text.names import names_entity
+from deepresearch.text.question import analyze
 
 ROW = "Statements of income (in millions): Net revenue: Three Months Ended Sep 30, 2023 = 14,158"
 PAGE = "doc:2023 Q3 INTC.pdf#page=6"
@@ -152,6 +153,11 @@ def test_a_comparison_read_from_one_companys_filings_labels_its_line() -> None:
     assert composed is not None and composed[0].startswith("Intel: Net revenue"), composed
     unknown = compose(query, [(ROW, (1,), 0)], (), {1: "2023 Q3 INTC.pdf"})
     assert unknown is not None and unknown[0].startswith("Net revenue"), unknown
+    # tickers side by side are names of their own, and a row leads with the one its source is
+    tickers = "AAPL MSFT INTC revenue in Q3 2023"
+    assert analyze(tickers).entities == ("AAPL", "MSFT", "INTC")
+    led = compose(tickers, [(ROW, (1,), 0)], (), {1: "2023 Q3 INTC.pdf (INTEL CORPORATION)"})
+    assert led is not None and led[0].startswith("INTC: Net revenue"), led
     # a name typed in lower case leads as the source's title writes it
     typed = compose("what was intel's revenue in q3 2023?", [(ROW, (1,), 0)], (), {1: "Intel Q3"})
     assert typed is not None and typed[0].startswith("Intel: Net revenue"), typed
