@@ -12,6 +12,7 @@ characters right after a lower-case word, a digit or clause punctuation ("sales 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import string
 from collections.abc import Collection, Iterable, Sequence
@@ -199,15 +200,20 @@ def spelt_as(entity: str, texts: Iterable[str]) -> str:
     "2023 Q3 AAPL.pdf (Apple Inc.)"); as typed otherwise, or when no text names it."""
     if not entity.islower():
         return entity
-    pattern = re.compile(rf"(?<![\w&]){re.escape(entity)}(?![\w&])", re.IGNORECASE)
     for text in texts:
-        if m := pattern.search(text):
+        if m := _name_pattern(entity).search(text):
             return m.group()
     return entity
 
 
 def _whole(name: str, text: str) -> bool:
-    return bool(re.search(rf"(?<![\w&]){re.escape(name)}(?![\w&])", text, re.IGNORECASE))
+    return bool(_name_pattern(name).search(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as whole words, case-blind ("Amazon" in "AMAZON.COM", not in "Amazonian")."""
+    return re.compile(rf"(?<![\w&]){re.escape(name)}(?![\w&])", re.IGNORECASE)
 
 
 __all__ = [
