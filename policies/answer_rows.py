@@ -24,6 +24,8 @@ from deepresearch.text.terms import terms
 
 QUARTER_HEADER = re.compile(r"\bthree months\b|\bquarter\b|\b13 weeks\b", re.IGNORECASE)
 LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECASE)
+_SPAN_HEADER = re.compile(r"\b(six|nine|twelve) months\b|\b(26|39|52) weeks\b", re.IGNORECASE)
+_HEADER_MONTHS = {"six": 6, "nine": 9, "twelve": 12, "26": 6, "39": 9, "52": 12}
 BLANK = {"", "—", "–", "-", "(column)"}
 MAX_CELLS = 4  # cells of one figure line: the asked one and its row's context
 RESTATED = 1.0  # a figure another table of its filing restates is a line item, not a part
@@ -124,17 +126,39 @@ def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
     asked = {p.date for p in q.periods if p.date}
     if asked:
         dated = [(h, v) for h, v in cells if date_key(h) in asked]
-        quarter = [c for c in dated if not LONG_HEADER.search(c[0])]
-        if quarter or dated:
-            return (quarter or dated)[0]
-        return None
+        return (_asked_length(dated, q) or dated or [None])[0]
     latest = latest_date(row)
     if latest is not None:
         now = [(h, v) for h, v in cells if date_key(h) == latest]
-        quarter = [c for c in now if not LONG_HEADER.search(c[0])]
-        return (quarter or now)[0]  # a date's first column is its quarter
+        return (_asked_length(now, q) or now)[0]  # a date's first column is its quarter
+    if span_asked(q):
+        return (_asked_length(cells, q) or cells)[0]
     quarter = [c for c in cells if QUARTER_HEADER.search(c[0])]
     return (quarter or cells)[0]
+
+
+def span_asked(q: Question) -> int:
+    """Months of the cumulative period ``q`` asks for ("the first nine months": 9; year to
+    date: -1, whatever the filing's span), 0 when it asks for a quarter or names no span."""
+    return next((p.span for p in q.periods if p.span), 0)
+
+
+def header_months(header: str) -> int:
+    """Months a column header spans when it is cumulative ("Nine Months Ended ...": 9), else 0."""
+    m = _SPAN_HEADER.search(header)
+    return _HEADER_MONTHS[(m[1] or m[2]).lower()] if m else 0
+
+
+def _asked_length(cells: Sequence[tuple[str, str]], q: Question) -> list[tuple[str, str]]:
+    """The cells of the length asked: the asked span's ("first nine months", "year to date":
+    the longest), else the quarter's (a column that spans no months)."""
+    span = span_asked(q)
+    if not span:
+        return [c for c in cells if not LONG_HEADER.search(c[0])]
+    if span > 0:
+        return [c for c in cells if header_months(c[0]) == span]
+    longest = max((header_months(h) for h, _ in cells), default=0)
+    return [c for c in cells if longest and header_months(c[0]) == longest]
 
 
 def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
@@ -160,6 +184,9 @@ def cell_fit(header: str, q: Question) -> float:
     """0.5 when a column's date falls in a quarter the question asks for (by any of the ways a
     quarter is named: ``filing_periods.quarter_readings``): of two rows naming the item, the
     one stating the asked quarter's balance, not a figure from a year before."""
+    span = span_asked(q)
+    if span and (header_months(header) == span or (span < 0 and header_months(header))):
+        return 0.5  # "the first nine months": a row that states them, not only its quarter
     asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
     date = date_key(header)
     if not asked or date is None:
@@ -342,11 +369,13 @@ __all__ = [
     "date_key",
     "figure_line",
     "filing_of",
+    "header_months",
     "latest_date",
     "match",
     "period_fit",
     "pick_cell",
     "rows_of",
+    "span_asked",
     "subject",
     "unit_kind",
     "unit_text",

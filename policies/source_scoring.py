@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.schemas import SearchHit
 from deepresearch.text.names import names_in
-from deepresearch.text.question_words import SYNONYM_TERMS
+from deepresearch.text.question_words import equivalents, expand_abbreviations
 from deepresearch.text.terms import FORM_NUMBER, terms
 
 # A form number ("10-Q", "10-Qs", "8-K") names a kind of document, not what a question is about.
@@ -50,6 +50,8 @@ def normalized_terms(text: str) -> list[str]:
 class KeyTerm:
     term: str
     weight: float
+    # the words a filing may state it by: a row "Total net sales" answers "revenue"
+    alike: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -87,13 +89,15 @@ def key_terms(question: str, cfg: ScoringSettings) -> tuple[KeyTerm, ...]:
     place or product asked about) and weigh ``cfg.name_weight``.
     """
     generic = set(terms(" ".join(cfg.generic_terms)))
-    question = FORM_NUMBER.sub(" ", question)  # "10-Qs" is not the name "Qs"
+    # "10-Qs" is not the name "Qs"; "capex" is what filings call capital expenditures
+    question = expand_abbreviations(FORM_NUMBER.sub(" ", question))
     names = {t for w in names_in(question) for t in normalized_terms(w)}
+    alike = equivalents(question)
     out: list[KeyTerm] = []
     for t in dict.fromkeys(normalized_terms(question)):
         if len(t) < 2 or t.replace(".", "").replace(",", "").isdigit() or t in generic:
             continue
-        out.append(KeyTerm(t, cfg.name_weight if t in names else 1.0))
+        out.append(KeyTerm(t, cfg.name_weight if t in names else 1.0, alike.get(t, frozenset())))
     return tuple(out)
 
 
@@ -112,8 +116,7 @@ def coverage(key: Sequence[KeyTerm], text_terms: Iterable[str]) -> float:
         for k in key
         if k.term in present
         or (len(k.term) >= PREFIX and k.term[:PREFIX] in prefixes)
-        # or the words a filing uses for it: a row "Total net sales" answers "revenue"
-        or not SYNONYM_TERMS.get(k.term, frozenset()).isdisjoint(present)
+        or not k.alike.isdisjoint(present)
     )
     return found / total
 

@@ -30,6 +30,7 @@ from deepresearch.text.question_words import (
     COMPOUNDS,
     FRAME,
     SYNONYM_TERMS,
+    equivalents,
     expand_abbreviations,
 )
 from deepresearch.text.tables import TableRow, parse_row
@@ -84,6 +85,7 @@ def label_core(label: str) -> str:
 
 
 _CONJUNCTION = re.compile(r"\s+and\s+", re.IGNORECASE)
+_RESTATED_HEAD = re.compile(r"\s*(\w+)\s+and\s+\1\b", re.IGNORECASE)
 
 
 def conjuncts(label: str) -> list[str]:
@@ -135,9 +137,11 @@ def _words(text: str) -> frozenset[str]:
 
 def query_terms(query: str) -> frozenset[str]:
     """The stemmed content words of ``query`` and their line-item equivalents."""
-    words = expand_abbreviations(query).split()
+    text = expand_abbreviations(query)
+    words = text.split()
     base = set(terms(" ".join(w for w in words if w.lower().strip("?.,;:!") not in FRAME)))
-    return frozenset(base | {s for t in base for s in SYNONYM_TERMS.get(t, ())})
+    alike = equivalents(text)
+    return frozenset(base | {s for t in base for s in alike.get(t, ())})
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,10 @@ class LabelIndex:
                 for item in conjuncts(row.label):
                     if len(words := _words(item) - STRUCTURE) >= 2:
                         joined.append((i, k, words, words))
+                # "Cash and cash equivalents" is what a filing calls its cash: a word the rest
+                # of the label repeats names the row ("how much cash did X have")
+                if (m := _RESTATED_HEAD.match(named)) and (head := _words(m[1])):
+                    joined.append((i, k, head, head))
         # rarity is of the labels as printed: a joined line item is no label of its own
         df = Counter(t for _, _, words, _ in labels for t in words)
         n = len(labels) or 1

@@ -20,9 +20,11 @@ from deepresearch.text.names import entities_of
 from deepresearch.text.periods import FULL_DATE, month_number
 from deepresearch.text.question_words import (
     AMOUNT_NOUNS,
+    CASH_FLOW_NAMES,
     COMPOUNDS,
     FRAME,
     SYNONYMS,
+    cash_flow_names,
     expand_abbreviations,
 )
 from deepresearch.text.terms import STOPWORDS, strip_possessive, terms
@@ -40,7 +42,7 @@ _ORDINALS = {
     "4th": 4,
 }
 _QUARTER = re.compile(
-    r"\b(?:Q([1-4])\s*(?:FY\s*)?'?((?:19|20)\d{2}|\d{2}(?![\w-]))?"
+    r"\b(?:Q([1-4])\s*(?:FY\s*|fiscal\s+(?:year\s+)?)?'?((?:19|20)\d{2}|\d{2}(?![\w-]))?"
     r"|((?:19|20)\d{2})\s*Q([1-4])"
     r"|(first|second|third|fourth|1st|2nd|3rd|4th)\s+(fiscal\s+)?quarter"
     r"(?:\s+of)?(?:\s+(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d{2}))?)\b",
@@ -48,6 +50,14 @@ _QUARTER = re.compile(
 )
 _FISCAL_YEAR = re.compile(r"\b(?:FY|fiscal\s+(?:year\s+)?)\s*'?((?:19|20)\d{2}|\d{2})\b", re.I)
 _YEAR = re.compile(r"(?<![\w-])((?:19|20)\d{2})(?![\w-])")
+# a span of months from the start of a year ("the first nine months", "six months ended ...",
+# "the first half", "year to date"): a statement's cumulative column, not its quarter's
+_SPAN = re.compile(
+    r"\b(?:first\s+)?(six|nine|twelve)[- ]months?\b|\b(?:first|1st)\s+half\b|\bH1\b"
+    r"|\byear[- ]to[- ]date\b|\bYTD\b",
+    re.IGNORECASE,
+)
+_SPAN_MONTHS = {"six": 6, "nine": 9, "twelve": 12}
 _LATEST = re.compile(
     r"\b(?:latest|most recent|last|current|recent)\s+(?:fiscal\s+)?(?:quarter|period|filing|10-?Q)",
     re.IGNORECASE,
@@ -133,6 +143,16 @@ _DOCUMENT_PART = re.compile(
 _LEVEL = re.compile(
     r"\blevels?\b|\bbalances?\b|\bon hand\b|\boutstanding\b|\bposition\b", re.IGNORECASE
 )
+# what a company has or holds at a date ("how much cash did X have", "debt at the end of the
+# quarter"): a balance too, unless what is asked is a period's amount ("revenue at the end of")
+_HELD = re.compile(
+    r"\bhow much \w+(?: \w+)? (?:did|does|do) [\w&.' ’-]+ (?:have|hold)\b"
+    r"|\b(?:at|as of) the (?:end|close) of\b",
+    re.IGNORECASE,
+)
+_PERIOD_AMOUNTS = frozenset(
+    terms("revenue revenues sales income earnings profit margin expenses costs spend spending")
+)
 
 
 @dataclass(frozen=True)
@@ -144,6 +164,7 @@ class Period:
     quarter: int | None = None  # 1-4 for "Q3", "third quarter"
     fiscal: bool = False  # "fiscal 2023", "Q3 FY23", "third fiscal quarter"
     date: tuple[int, int, int] | None = None  # (year, month, day) of an explicit date
+    span: int = 0  # months of a cumulative period ("first nine months": 9; year to date: -1)
 
 
 @dataclass(frozen=True)
@@ -196,6 +217,12 @@ def periods_of(text: str) -> tuple[Period, ...]:
         fiscal = "fy" in m[0].lower() or "fiscal" in m[0].lower()
         found.append((m.start(), Period(m[0].strip(), year=year, quarter=quarter, fiscal=fiscal)))
         taken.append(m.span())
+    for m in _SPAN.finditer(text):
+        if free(m):
+            months = _SPAN_MONTHS.get((m[1] or "").lower(), 6 if "half" in m[0].lower() else -1)
+            months = 6 if m[0].upper() == "H1" else months
+            found.append((m.start(), Period(m[0], span=months)))
+            taken.append(m.span())
     for m in _FISCAL_YEAR.finditer(text):
         if free(m):
             found.append((m.start(), Period(m[0], year=_year(m[1]), fiscal=True)))
@@ -330,17 +357,33 @@ def analyze(text: str) -> Question:
 def metric_words_of(metrics: Sequence[str]) -> tuple[str, ...]:
     """The words of ``metrics`` ("selling, general and administrative": no comma, no "and"),
     then their line-item equivalents (``SYNONYMS``): ``Question.metric_words``."""
+    # "capital expenditures": and the words a cash-flow statement names them by (not "expenses")
+    named = [n for m in metrics for n in cash_flow_names(m)]
+    own = {w for n in named for w in n.split()}
     split = (w for m in metrics for w in m.replace(",", " ").split())
-    words = tuple(dict.fromkeys(w for w in split if w not in STOPWORDS))
+    filed = (w for n in named for w in CASH_FLOW_NAMES[n].split())
+    words = tuple(dict.fromkeys(w for w in (*split, *filed) if w not in STOPWORDS))
     return words + tuple(
-        dict.fromkeys(x for w in words for x in SYNONYMS.get(w, ()) if x not in words)
+        dict.fromkeys(
+            x for w in words if w not in own for x in SYNONYMS.get(w, ()) if x not in words
+        )
     )
 
 
 def asks_level(text: str) -> bool:
     """Whether ``text`` asks for a balance at a point in time ("inventory levels", "cash
-    position"): the one test ``Question.level`` and a search query's line items both use."""
-    return bool(_LEVEL.search(text))
+    position", "how much cash did X have"): the one test ``Question.level`` and a search
+    query's line items both use."""
+    if _LEVEL.search(text):
+        return True
+    return bool(_HELD.search(text)) and not set(terms(text)) & _PERIOD_AMOUNTS
+
+
+def asks_flow(text: str) -> bool:
+    """Whether ``text`` asks for what a cash-flow statement states under another name ("capital
+    expenditures"): the search's and the evidence's line items are then its flow rows, not the
+    balance sheet's equipment held."""
+    return bool(cash_flow_names(text))
 
 
 def _whole(text: str) -> str:
@@ -358,6 +401,7 @@ __all__ = [
     "Question",
     "Shape",
     "analyze",
+    "asks_flow",
     "asks_level",
     "dimension_terms",
     "entities_of",

@@ -21,7 +21,7 @@ NOT_NAMES = {
     "q1", "q2", "q3", "q4", "fy", "h1", "h2", "sec", "gaap", "non-gaap", "us", "u.s", "usd",
     "eps", "ceo", "cfo", "form", "quarter", "fiscal", "i", "based", "according", "across",
     "during", "between", "from", "to", "on", "at", "by", "with", "its", "their", "total", "net",
-    "if", "so", "then", "also", "had", "as",
+    "if", "so", "then", "also", "had", "as", "ytd",
     *(m for m in MONTHS), *(m[:3] for m in MONTHS),
 }  # fmt: skip
 # who a possessive names when it names no one in particular ("the company's revenue")
@@ -37,7 +37,7 @@ GENERIC_OWNERS = frozenset(
 # Words that frame the question (shape, document, time) rather than name what is measured.
 FRAME = {
     "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
-    "was", "were", "has", "have", "had", "be", "been", "the", "a", "an", "of", "for", "in", "on",
+    "was", "were", "has", "have", "had", "hold", "holds", "held", "be", "been", "the", "a", "an", "of", "for", "in", "on",
     "at", "by", "from", "to", "with", "and", "or", "its", "their", "his", "her", "it", "they",
     "this", "that", "these", "those", "company", "company's", "companies", "report", "reported",
     "reports", "filing", "filings", "10-q", "10-k", "form", "quarter", "quarters", "quarterly",
@@ -142,6 +142,38 @@ ABBREVIATIONS: dict[str, str] = {
     "EPS": "earnings per share",
     "FX": "foreign exchange",
 }
+# What a cash-flow statement calls spending that questions name otherwise: capital expenditures
+# are the purchases of (payments for, additions to) property and equipment, whatever the filer
+# ("Payments for acquisition of property, plant and equipment", "Additions to property and
+# equipment"); never "expenses", which are the income statement's
+_CAPEX = "purchases payments additions acquisition property plant equipment"
+CASH_FLOW_NAMES: dict[str, str] = {
+    "capital expenditures": _CAPEX,
+    "capital expenditure": _CAPEX,
+    "capital spending": _CAPEX,
+}
+_CASH_FLOW_NAME = re.compile(
+    r"\b(" + "|".join(map(re.escape, sorted(CASH_FLOW_NAMES, key=len, reverse=True))) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def cash_flow_names(text: str) -> list[str]:
+    """The ``CASH_FLOW_NAMES`` phrases ``text`` holds, lower case, in order."""
+    return [m.lower() for m in _CASH_FLOW_NAME.findall(text)]
+
+
+def equivalents(text: str) -> dict[str, frozenset[str]]:
+    """Per stemmed term of ``text``, the terms a filing may state it by: ``SYNONYM_TERMS``, and
+    for the words of a ``CASH_FLOW_NAMES`` phrase the words it is filed as instead ("capital
+    expenditures": property, equipment; not "expenses")."""
+    out = {t: SYNONYM_TERMS[t] for t in terms(text) if t in SYNONYM_TERMS}
+    for name in cash_flow_names(text):
+        filed = frozenset(terms(CASH_FLOW_NAMES[name]))
+        out.update(dict.fromkeys(terms(name), filed))
+    return out
+
+
 # Line items whose "and" or comma is part of the name, not a list of two metrics, or one of whose
 # words frames questions elsewhere ("risk factors", not "the chief factor")
 COMPOUNDS = (
@@ -181,6 +213,7 @@ def expand_abbreviations(text: str) -> str:
 __all__ = [
     "ABBREVIATIONS",
     "AMOUNT_NOUNS",
+    "CASH_FLOW_NAMES",
     "COMPOUNDS",
     "COMPOUND_PAIRS",
     "FRAME",
@@ -188,5 +221,7 @@ __all__ = [
     "NOT_NAMES",
     "SYNONYMS",
     "SYNONYM_TERMS",
+    "cash_flow_names",
+    "equivalents",
     "expand_abbreviations",
 ]

@@ -21,6 +21,7 @@ from deepresearch.text.question import (
     Question,
     analyze,
     asked_terms,
+    asks_flow,
     asks_level,
     dimension_terms,
     metric_terms,
@@ -330,8 +331,10 @@ def line_item_boost(
     for ("Inventories") shares few words with it, and prose repeating the question outscores it.
     ``labels`` is ``row_labels(units)`` when the caller has it already."""
     matched = (labels or row_labels(units)).passage_scores(question)
-    if asks_level(question):  # "inventory levels": the balance, not the period's change
-        matched = {i: m for i, m in matched.items() if not flow_line(units[i].text)}
+    # "inventory levels": the balance, not the period's change; "capital expenditures": the
+    # cash-flow statement's purchases, not the equipment held
+    if (level := asks_level(question)) or asks_flow(question):
+        matched = {i: m for i, m in matched.items() if flow_line(units[i].text) != level}
     if not matched:
         return scores
     top = max(scores, default=0.0)

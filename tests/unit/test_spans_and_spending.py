@@ -1,0 +1,180 @@
+"""Questions as people ask them of a filing's statements: a cumulative span ("the first nine
+months", "six months ended ...", "year to date"), a fiscal quarter written "Q3 fiscal 2024", what
+a company has ("how much cash did X have": a balance) and what it spent under another name
+("capital expenditures", "capex": the cash-flow statement's purchases of property and equipment,
+never its operating expenses nor the equipment it holds).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pdf_layout import write_pdf
+from test_local_search import inline
+
+from deepresearch.config.settings import ScoringSettings
+from deepresearch.policies.answer import compose
+from deepresearch.policies.answer_rows import pick_cell
+from deepresearch.policies.source_scoring import coverage, key_terms, normalized_terms
+from deepresearch.providers.llm.evidence import line_item_boost
+from deepresearch.providers.search.corpus_index import CorpusIndex
+from deepresearch.text.line_items import LabelIndex, query_terms
+from deepresearch.text.question import analyze, asks_flow, metric_terms
+from deepresearch.text.sentences import build_units
+from deepresearch.text.tables import parse_row
+
+INCOME = (
+    "Condensed consolidated statements of operations (in millions): Net income: Three Months "
+    "Ended July 1, 2023 = 19,881; Three Months Ended June 25, 2022 = 19,442; Nine Months Ended "
+    "July 1, 2023 = 74,039; Nine Months Ended June 25, 2022 = 79,082"
+)
+CAPEX = (
+    "Condensed consolidated statements of cash flows (in millions): Investing activities - "
+    "Payments for acquisition of property, plant and equipment: Nine Months Ended July 1, 2023 "
+    "= (8,796); Nine Months Ended June 25, 2022 = (7,419)"
+)
+EQUIPMENT_HELD = (
+    "Condensed consolidated balance sheets (in millions): Property, plant and equipment, net: "
+    "July 1, 2023 = 43,550; September 24, 2022 = 42,117"
+)
+# a filer's own wording: more words than the balance sheet's "Property and equipment, net"
+PURCHASES = (
+    "Statements of cash flows (in millions): Purchases related to property and equipment and "
+    "intangible assets: Nine Months Ended October 29, 2023 = (815)"
+)
+EQUIPMENT_NET = (
+    "Balance sheets (in millions): Property and equipment, net: October 29, 2023 = 3,799"
+)
+OPEX = (
+    "Condensed consolidated statements of operations (in millions): Total operating expenses: "
+    "Nine Months Ended July 1, 2023 = 41,469; Nine Months Ended June 25, 2022 = 38,422"
+)
+PAID_IN = (
+    "Condensed consolidated statements of shareholders' equity (in millions): Common stock and "
+    "additional paid-in capital - Ending balances: Nine Months Ended July 1, 2023 = 70,667; "
+    "Nine Months Ended June 25, 2022 = 62,115"
+)
+CASH_HELD = (
+    "Liquidity and Capital Resources (in millions): Cash and cash equivalents: October 29, 2023 "
+    "= 5,519; January 29, 2023 = 3,389"
+)
+CASH_USED = (
+    "Liquidity and Capital Resources (in millions): Net cash used in financing activities: Nine "
+    "Months Ended October 29, 2023 = (10,004); Nine Months Ended October 30, 2022 = (9,961)"
+)
+
+
+def _row(text: str):  # type: ignore[no-untyped-def]
+    row = parse_row(text)
+    assert row is not None
+    return row
+
+
+def test_a_span_of_months_is_a_period_and_no_metric() -> None:
+    q = analyze("What were Initech's capital expenditures in the first nine months of fiscal 2023?")
+    assert q.metrics == ("capital expenditures",)  # "first" was a metric
+    assert [(p.text, p.span) for p in q.periods] == [("first nine months", 9), ("fiscal 2023", 0)]
+    six = analyze("What was Initech's revenue for the six months ended July 1, 2023?").periods
+    assert [(p.span, p.date) for p in six] == [(6, None), (0, (2023, 7, 1))]
+    assert [p.span for p in analyze("Initech's net sales in the first half of 2023").periods] == [
+        6,
+        0,
+    ]
+    ytd = analyze("What was Initech's YTD revenue?")
+    assert ytd.entities == ("Initech",) and [p.span for p in ytd.periods] == [-1]
+    assert [p.span for p in analyze("Initech's year-to-date revenue?").periods] == [-1]
+
+
+def test_a_fiscal_quarter_written_after_its_label_is_one_period() -> None:
+    (period,) = analyze("What was Initech's revenue in Q3 fiscal 2024?").periods
+    assert (period.quarter, period.year, period.fiscal) == (3, 2024, True)
+
+
+def test_the_cell_of_the_asked_span() -> None:
+    row = _row(INCOME)
+    assert pick_cell(row, analyze("What was Initech's net income in Q3 2023?")) == (
+        "Three Months Ended July 1, 2023",
+        "19,881",
+    )
+    nine = analyze("What was Initech's net income in the first nine months of 2023?")
+    assert pick_cell(row, nine) == ("Nine Months Ended July 1, 2023", "74,039")
+    ytd = analyze("What was Initech's year-to-date net income?")
+    assert pick_cell(row, ytd) == ("Nine Months Ended July 1, 2023", "74,039")
+    dated = analyze("What was Initech's net income for the nine months ended July 1, 2023?")
+    assert pick_cell(row, dated) == ("Nine Months Ended July 1, 2023", "74,039")
+    composed = compose(nine.text, [(INCOME, (1,), 0)])
+    assert composed is not None and "Nine Months Ended July 1, 2023: 74,039" in composed[0]
+
+
+def test_what_a_company_has_is_a_balance_and_its_revenue_is_not() -> None:
+    assert analyze("How much cash did Initech have at the end of Q3 fiscal 2024?").level
+    assert analyze("What debt did Initech hold at the end of the quarter?").level
+    assert analyze("How much debt does Initech have?").level
+    assert not analyze("How much revenue did Initech have in Q3?").level
+    assert not analyze("How much did Initech spend on R&D at the end of 2023?").level
+    assert "hold" not in analyze("What inventory did Initech hold in Q2 2023?").metrics
+
+
+def test_cash_names_cash_and_cash_equivalents() -> None:
+    """A filing calls its cash "Cash and cash equivalents": the rarer "equivalents" made the
+    row too little of what "how much cash" asks for, and the evidence kept the cash flows."""
+    scores = LabelIndex.build([CASH_USED, CASH_HELD]).passage_scores(
+        "How much cash did Initech have at the end of Q3 fiscal 2024?"
+    )
+    assert 1 in scores
+    question = "How much cash did Initech have at the end of Q3 fiscal 2024?"
+    composed = compose(question, [(CASH_USED, (1,), 0), (CASH_HELD, (1,), 1)])
+    assert composed is not None and "5,519" in composed[0] and "10,004" not in composed[0]
+
+
+def test_capital_expenditures_are_filed_as_purchases_of_equipment() -> None:
+    q = analyze("What were Initech's capital expenditures in the first nine months of 2023?")
+    assert asks_flow(q.text) and not q.level
+    assert {"properti", "equip"} <= metric_terms(q) and "expens" not in metric_terms(q)
+    wanted = query_terms(q.text)
+    assert {"properti", "equip", "capit"} <= wanted and "expens" not in wanted
+    findings = [(OPEX, (1,), 0), (EQUIPMENT_HELD, (1,), 1), (PAID_IN, (1,), 2), (CAPEX, (1,), 3)]
+    composed = compose(q.text, findings)
+    assert composed is not None
+    assert "Payments for acquisition of property, plant and equipment" in composed[0]
+    assert "(8,796)" in composed[0]
+    for other in ("41,469", "43,550", "70,667"):
+        assert other not in composed[0]
+    # "capex" is the same question: spelled out before it is judged or matched
+    capex = compose("What was Initech's capex in the first nine months of 2023?", findings)
+    assert composed == capex
+    held_first = [(EQUIPMENT_NET, (1,), 0), (PURCHASES, (1,), 1)]
+    worded = compose("What were Initech's capital expenditures?", held_first)
+    assert worded is not None and "(815)" in worded[0] and "3,799" not in worded[0]
+
+
+def test_a_capex_row_is_relevant_evidence() -> None:
+    """Judged by the words a filing writes for it: "capex" shares none with the row."""
+    key = key_terms("What was Initech's capex?", ScoringSettings())
+    assert coverage([k for k in key if k.term != "initech"], normalized_terms(CAPEX)) == 1.0
+    units = build_units([(1, EQUIPMENT_HELD), (2, CAPEX)])
+    boosted = line_item_boost("What were Initech's capital expenditures?", units, [1.0, 1.0])
+    assert boosted[1] > boosted[0] == 1.0
+
+
+def test_the_search_for_capital_expenditures_finds_the_cash_flow_statement(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    prose = "Our capital resources and our working capital are ample for capital expenditures."
+    purchases = "Cash flows (in millions): Purchases related to property and equipment: "
+    write_pdf(
+        root / "2023 Q3 INITECH.pdf",
+        [
+            ["INITECH CORPORATION", "FORM 10-Q"],
+            [prose],
+            [prose],
+            [EQUIPMENT_NET],
+            [purchases + "Nine Months Ended October 29, 2023 = (815)"],
+        ],
+    )
+    index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    urls = [h.url for h in index.search("Initech capital expenditures", 4)]
+    assert "doc:2023 Q3 INITECH.pdf#page=5" in urls, urls
+    assert "doc:2023 Q3 INITECH.pdf#page=4" not in urls, urls  # the equipment held
