@@ -43,7 +43,7 @@ from deepresearch.text.line_items import (
     is_flow,
     label_core,
 )
-from deepresearch.text.names import common_words, proper_names, spelt_as
+from deepresearch.text.names import common_words, spelt_as, stranger_titles
 from deepresearch.text.question import (
     SHARE_WORDS,
     Question,
@@ -186,8 +186,10 @@ def about_the_subject(rows: Sequence[Row], q: Question, texts: Sequence[str]) ->
     """The rows whose table is not about someone the question does not name: a filing restates
     an investee's results ("summarized financial information of Rivian": "Revenues 661"), which
     are no figure of the filer's."""
-    common = common_words(texts, q.text)
-    return [r for r in rows if not proper_names(r.row.title, common)]
+    strangers = stranger_titles(
+        ((r.row.title, r.row.label) for r in rows), common_words(texts, q.text)
+    )
+    return [r for r in rows if r.row.title not in strangers]
 
 
 def named_rows(question: str, rows: Sequence[Row]) -> list[Row]:

@@ -72,6 +72,17 @@ def proper_names(text: str, common: Collection[str]) -> list[str]:
     return out
 
 
+def stranger_titles(rows: Iterable[tuple[str, str]], common: Collection[str]) -> set[str]:
+    """Of ``(title, label)`` table rows, the titles that name someone (``proper_names``): a
+    filing restates an investee's results ("summarized financial information of Rivian"). A
+    name the table's own labels hold is one of its categories, the filer's own ("Products and
+    Services gross margin ...": "Gross margin percentage - Services")."""
+    labels: dict[str, set[str]] = {}
+    for title, label in rows:
+        labels.setdefault(title, set()).update(w.lower() for w in _ANY_WORD.findall(label))
+    return {t for t, words in labels.items() if proper_names(t, {*common, *words})}
+
+
 def common_words(texts: Iterable[str], question: str) -> set[str]:
     """The words ``proper_names`` takes for words, not names: those the texts write in lower
     case somewhere, and every word of the question (its own subject is no stranger)."""
@@ -227,4 +238,5 @@ __all__ = [
     "proper_names",
     "spelt_as",
     "spelt_like",
+    "stranger_titles",
 ]

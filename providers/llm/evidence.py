@@ -16,7 +16,7 @@ from collections import Counter
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic, shape_of
 from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, flow_line, named_table
-from deepresearch.text.names import common_words, proper_names
+from deepresearch.text.names import common_words, stranger_titles
 from deepresearch.text.question import (
     Question,
     analyze,
@@ -140,12 +140,9 @@ def _of_the_subject(units: list[Unit], question: str) -> list[Unit]:
     661"), which are no figure of the filer's and which a writer, model or not, would quote as
     its own (``answer.about_the_subject`` keeps them out of the Answer too)."""
     common = common_words((u.text for u in units), question)
-    out = []
-    for u in units:
-        row = parse_row(u.text) if u.table else None
-        if row is None or not proper_names(row.title, common):
-            out.append(u)
-    return out
+    rows = [parse_row(u.text) if u.table else None for u in units]
+    strangers = stranger_titles(((r.title, r.label) for r in rows if r), common)
+    return [u for u, r in zip(units, rows, strict=True) if r is None or r.title not in strangers]
 
 
 def heading_scores(question: str, units: list[Unit], periods: list[str]) -> list[float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from test_answer_shapes import PROSE, Q3, _task
 
 from deepresearch.policies.answer import compose
+from deepresearch.providers.llm.evidence import evidence_units
 from deepresearch.providers.llm.extractive import answer_write
 from deepresearch.text.tables import TableRow, format_row
 
@@ -311,6 +312,25 @@ def test_an_investees_results_are_no_figure_of_the_filer() -> None:
     assert compose(question, [(rivian, (1,), 0)]) is None
     composed = compose(question, [(rivian, (1,), 0), (own.format("127,101"), (2,), 0)])
     assert composed is not None and "127,101" in composed[0] and "536" not in composed[0]
+
+
+def test_a_table_of_the_filers_own_named_categories_is_its_own() -> None:
+    """ "Products and Services gross margin ...": "Services" is capitalized everywhere in the
+    filing, as an investee's name is, but the table's own rows are named by it: a category of
+    the filer's, whose gross margin percentage answers the question."""
+    title = "Products and Services gross margin and gross margin percentage were as follows"
+    cells = "Three Months Ended July 1, 2023 = {}; Three Months Ended June 25, 2022 = {}"
+    rows = [
+        f"{title} (dollars in millions): Gross margin - Services: {cells.format('14,965', '14,015')}",
+        f"{title} (dollars in millions): Total gross margin percentage: "
+        f"{cells.format('44.5 %', '43.3 %')}",
+    ]
+    prose = "Services net sales grew, and Services gross margin grew with them."
+    question = "What was Initech's gross margin percentage in Q3 2023?"
+    units = evidence_units(question, [(1, "doc:a.pdf#page=2", "\n".join([*rows, prose]))])
+    assert any("44.5 %" in u.text for u in units)
+    composed = compose(question, [(rows[0], (1,), 0), (rows[1], (1,), 1)])
+    assert composed is not None and "44.5 %" in composed[0]
 
 
 def test_a_rate_is_answered_by_a_percent_never_by_an_amount_sharing_a_word() -> None:
