@@ -67,7 +67,7 @@ def check_findings(
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
-    names = proper_entities(analyze(question).entities, source_texts) if authors else []
+    names = _asked_names(analyze(question).entities, source_texts, authors or {})
     own = [f for f in findings if not foreign(f, names, authors or {}, titles or {}, quoted)]
     boiler, findings = boiler + len(findings) - len(own), own
     key = key_terms(question, cfg)
@@ -98,6 +98,19 @@ def check_findings(
         f for f in findings if (text := f.text.strip()) in passed or parts.get(text, set()) & passed
     )
     return FindingCheck(kept, boiler + len(findings) - len(kept), topic, False)
+
+
+def _asked_names(
+    entities: Sequence[str], source_texts: Sequence[str], authors: Mapping[str, str]
+) -> list[str]:
+    """The question's names a finding must name (``foreign``): those the sources never write in
+    lower case (``proper_entities``), and any that names a source's author, whatever the texts
+    write: "Apple or Microsoft" asks about Apple's filings too."""
+    if not authors:
+        return []
+    proper = proper_entities(entities, source_texts)
+    by = set(authors.values())
+    return [e for e in entities if e in proper or any(names_entity(e, a) for a in by)]
 
 
 def foreign(

@@ -105,6 +105,11 @@ _NAME_WORD = re.compile(r"[A-Za-z0-9&]+")
 SPELT_LIKE = 0.75  # difflib ratio: "appel"/"apple" 0.8, "amd"/"intel" 0.25
 _QUESTION_WORD = re.compile(r"[\w&'’.-]*\w|[.?!,;]")  # punctuation ends a name: "Apple, Microsoft"
 _ALL_LOWER = re.compile(r"(?<![\w&])[a-z][a-z0-9]*(?![\w&])")  # "revenue", not "iPhone"
+# a web or mail address writes a name in lower case ("investor.apple.com"): no word of it counts
+_WEB_ADDRESS = re.compile(
+    r"\S*(?:@|://|\bwww\.)\S*|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|gov|edu|io|co)\b\S*",
+    re.IGNORECASE,
+)
 
 
 # a company's legal form: "Microsoft Corp" is named where "MICROSOFT CORPORATION" is
@@ -182,8 +187,9 @@ def _typed_lower(words: Sequence[str]) -> tuple[str, ...]:
 
 def proper_entities(entities: Sequence[str], texts: Iterable[str]) -> list[str]:
     """The ``entities`` that are names in ``texts``: a word of theirs (not a legal form) the
-    texts never write in lower case ("AMD", "iPhone"; not a title-cased "Total Revenue")."""
-    lower = {w for text in texts for w in _ALL_LOWER.findall(text)}
+    texts never write in lower case ("AMD", "iPhone"; not a title-cased "Total Revenue"), web
+    and mail addresses aside ("investor.apple.com" is no lower-case "apple")."""
+    lower = {w for text in texts for w in _ALL_LOWER.findall(_WEB_ADDRESS.sub(" ", text))}
     return [
         e
         for e in entities

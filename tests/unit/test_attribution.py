@@ -38,7 +38,7 @@ from deepresearch.policies.retry import RetryPolicy
 from deepresearch.policies.sufficiency import check_findings, whose_documents
 from deepresearch.policies.synthesis import uncovered_notes
 from deepresearch.schemas import Evidence, Finding, ResearcherReport, Source
-from deepresearch.text.names import names_entity
+from deepresearch.text.names import names_entity, proper_entities
 from deepresearch.text.question import analyze
 
 ROW = "Statements of income (in millions): Net revenue: Three Months Ended Sep 30, 2023 = 14,158"
@@ -78,6 +78,22 @@ def test_another_companys_findings_are_no_answer_about_the_asked_one() -> None:
         citations=(PAGE,),
     )
     assert _check("What was AMD's revenue in Q3 2023?", mention, authors=intel).kept == (mention,)
+
+
+def test_a_company_whose_name_is_written_in_lower_case_is_still_asked_about() -> None:
+    """"Apple or Microsoft": Apple's filing prints "investor.apple.com", and Apple was taken for
+    a common word, so that every finding from Apple's filings was dropped as someone else's."""
+    page = "doc:2023 Q3 ITK.pdf#page=4"
+    row = Finding(text=ROW, citations=(page,))
+    authors = {page: "Initech Inc.", PAGE: "ZETA CORPORATION"}
+    question = "Which company had higher revenue in Q3 2023, Initech or Zeta?"
+    about = "Higher revenue in Q3 2023 for the company than for Zeta."
+    web = [ROW, about, "Visit investor.initech.com or write to ir@initech.com."]
+    assert proper_entities(["Initech", "Zeta"], web) == ["Initech", "Zeta"]
+    prose = [ROW, about, "Sales of the initech brand grew."]  # lower case, yet its author
+    for texts in (web, prose):
+        kept = check_findings(question, [row], texts, ScoringSettings(), True, {}, authors).kept
+        assert kept == (row,)
 
 
 def test_a_models_words_do_not_make_a_finding_the_asked_companys() -> None:
