@@ -81,7 +81,7 @@ def test_another_companys_findings_are_no_answer_about_the_asked_one() -> None:
 
 
 def test_a_company_whose_name_is_written_in_lower_case_is_still_asked_about() -> None:
-    """"Apple or Microsoft": Apple's filing prints "investor.apple.com", and Apple was taken for
+    """ "Apple or Microsoft": Apple's filing prints "investor.apple.com", and Apple was taken for
     a common word, so that every finding from Apple's filings was dropped as someone else's."""
     page = "doc:2023 Q3 ITK.pdf#page=4"
     row = Finding(text=ROW, citations=(page,))
