@@ -27,6 +27,8 @@ LONG_HEADER = re.compile(r"\b(?:six|nine|twelve) months\b|\byear\b", re.IGNORECA
 _SPAN_HEADER = re.compile(r"\b(six|nine|twelve) months\b|\b(26|39|52) weeks\b", re.IGNORECASE)
 _HEADER_MONTHS = {"six": 6, "nine": 9, "twelve": 12, "26": 6, "39": 9, "52": 12}
 BLANK = {"", "—", "–", "-", "(column)"}
+# a question asking how much a figure grew: the figure a year before is half the answer
+_GROWTH = re.compile(r"\bgr[eo]w(?:n|s|th)?\b|\bchang(?:e|ed)\b|\b(?:in|de)creas(?:e|ed)\b", re.I)
 MAX_CELLS = 4  # cells of one figure line: the asked one and its row's context
 RESTATED = 1.0  # a figure another table of its filing restates is a line item, not a part
 
@@ -334,12 +336,16 @@ def filing_of(r: Row, titles: Mapping[int, str]) -> set[str]:
 
 
 def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tuple[str, str]]:
-    """The picked cell first; unless the question names an exact date, then the row's other
-    cells (prior year, year to date), which a reader needs to judge the figure."""
-    if any(p.date for p in q.periods):
-        return [cell]
+    """The picked cell first; then the row's other cells (prior year, year to date), which a
+    reader needs to judge the figure; for a question naming an exact date only the cell, or
+    with the year before's of the same length when it asks for growth ("year over year")."""
     rest = [(h, v) for h, v in row.cells if (h, v) != cell and v not in BLANK]
-    return [cell, *rest][:MAX_CELLS]
+    if not any(p.date for p in q.periods):
+        return [cell, *rest][:MAX_CELLS]
+    if not (q.yoy or _GROWTH.search(q.text)):
+        return [cell]
+    long = bool(LONG_HEADER.search(cell[0]))
+    return [cell, *(c for c in rest if bool(LONG_HEADER.search(c[0])) == long)][:2]
 
 
 def whose(lead: str, r: Row, q: Question, titles: Mapping[int, str]) -> str:

@@ -21,7 +21,13 @@ from deepresearch.policies.answer_rows import (
     unit_text,
 )
 from deepresearch.policies.answer_trends import MAX_TREND_ROWS
-from deepresearch.text.line_items import MIN_TABLE_ROWS, STRUCTURE, named_table, table_fit
+from deepresearch.text.line_items import (
+    MIN_TABLE_ROWS,
+    STRUCTURE,
+    label_core,
+    named_table,
+    table_fit,
+)
 from deepresearch.text.question import (
     Question,
     dimension_terms,
@@ -52,10 +58,16 @@ def names_a_table(rows: Sequence[Row], q: Question) -> bool:
     if best == 0:
         return False
     named = {w for h in hits if len(h) == best for w in h}
+    # a row named by the metric and nothing else ("Net income") is what is asked, unless it is
+    # a line of the table ("Total inventories" of "Inventories"): "the detail of other
+    # income/(expense), net" shares the words of "net income" and is another table
+    core = wanted - STRUCTURE
+    exact = {id(r) for r in rows if set(terms(label_core(r.row.label))) - STRUCTURE == core}
     return any(
         len(parts) >= MIN_TABLE_ROWS
         and table_fit(title, wanted) >= best
         and named <= set(terms(title)).union(*(terms(r.row.label) for r in parts))
+        and (not exact or any(id(r) in exact for r in parts))
         for (_, title), parts in _tables(rows).items()
     )
 

@@ -2,7 +2,9 @@
 months", "six months ended ...", "year to date"), a fiscal quarter written "Q3 fiscal 2024", what
 a company has ("how much cash did X have": a balance) and what it spent under another name
 ("capital expenditures", "capex": the cash-flow statement's purchases of property and equipment,
-never its operating expenses nor the equipment it holds).
+never its operating expenses nor the equipment it holds); a figure's growth to a date is the
+figure and the year before's, and a row the metric names beats a table that only shares its
+words ("Net income", not "the detail of other income/(expense), net").
 """
 
 from __future__ import annotations
@@ -178,3 +180,61 @@ def test_the_search_for_capital_expenditures_finds_the_cash_flow_statement(
     urls = [h.url for h in index.search("Initech capital expenditures", 4)]
     assert "doc:2023 Q3 INITECH.pdf#page=5" in urls, urls
     assert "doc:2023 Q3 INITECH.pdf#page=4" not in urls, urls  # the equipment held
+
+
+def test_growth_to_a_date_shows_the_year_before() -> None:
+    """ "Revenue growth year over year in the quarter ended ..." stated one figure: the year
+    before's, of the same length, is half of the answer (a bare date still gets one cell)."""
+    row = (
+        "Income statements (in millions): Total revenue: Three Months Ended September 30, 2023 = "
+        "56,517; Three Months Ended September 30, 2022 = 50,122"
+    )
+    growth = (
+        "What was Initech's revenue growth year over year in the quarter ended September 30, 2023?"
+    )
+    composed = compose(growth, [(row, (1,), 0)])
+    assert composed is not None and "56,517" in composed[0] and "50,122" in composed[0]
+    changed = compose(
+        "How much did Initech's revenue change in the quarter ended September 30, 2023?",
+        [(row, (1,), 0)],
+    )
+    assert changed is not None and "50,122" in changed[0]
+    plain = compose(
+        "What was Initech's revenue for the quarter ended September 30, 2023?", [(row, (1,), 0)]
+    )
+    assert plain is not None and "56,517" in plain[0] and "50,122" not in plain[0]
+    nine = compose(
+        "How did Initech's net income grow in the nine months ended July 1, 2023?",
+        [(INCOME, (1,), 0)],
+    )
+    assert (
+        nine is not None and "74,039" in nine[0] and "79,082" in nine[0] and "19,881" not in nine[0]
+    )
+
+
+def test_a_row_named_by_the_metric_beats_a_table_sharing_its_words() -> None:
+    """ "Net income": the "detail of other income/(expense), net" table holds both words, and
+    was answered as a table instead of the statement's Net income row."""
+    other = "The following table shows the detail of other income/(expense), net (in millions): "
+    cells = "Nine Months Ended July 1, 2023 = {}"
+    rows = [
+        other + "Interest and dividend income: " + cells.format("2,752"),
+        other + "Interest expense: " + cells.format("(2,811)"),
+        other + "Total other income/(expense), net: " + cells.format("(594)"),
+        INCOME,
+    ]
+    question = "What was Initech's net income for the nine months ended July 1, 2023?"
+    composed = compose(question, [(r, (1,), i) for i, r in enumerate(rows)])
+    assert composed is not None and "74,039" in composed[0] and "(594)" not in composed[0]
+    # a line of the table it names: "inventory levels" are the Inventories table
+    inventories = "Inventories (in millions): {}: June 30, 2023 = {}"
+    table = [
+        inventories.format("Finished goods", "30,000"),
+        inventories.format("Components", "6,587"),
+        inventories.format("Total inventories", "36,587"),
+    ]
+    levels = compose(
+        "What were Initech's inventory levels at June 30, 2023?",
+        [(r, (1,), i) for i, r in enumerate(table)],
+    )
+    assert levels is not None and "Finished goods" in levels[0]
