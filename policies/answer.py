@@ -175,7 +175,7 @@ def trends_per_part(
     tables: list[str] = []
     used: list[Row] = []
     for own, part in parts:
-        found = trend_table(own, part)
+        found = trend_table(own, part, titles)
         if found and not any(r in used for r in found[1]):
             tables.append(found[0])
             used += found[1]
@@ -263,7 +263,7 @@ def compose(
     table = q.breakdown or (q.shape not in ("trend", "comparison") and names_a_table(rows, q))
     result = breakdown_table(rows, q) if table else None
     if result is None and q.shape == "trend":
-        result = trend_table(rows, q)
+        result = trend_table(rows, q, titles)
     elif result is None and q.shape == "comparison":
         over_time = trends_per_part(rows, q, titles) if q.over_time else None
         result = (

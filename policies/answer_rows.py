@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.policies.filing_periods import quarter_readings
+from deepresearch.policies.filing_periods import calendar_quarter, quarter_readings
 from deepresearch.text.line_items import STRUCTURE, broken_compounds, conjuncts, label_core
 from deepresearch.text.names import names_entity
 from deepresearch.text.question import Question, asked_terms, metric_terms, periods_of
@@ -193,11 +193,12 @@ def cell_fit(header: str, q: Question) -> float:
     date = date_key(header)
     if not asked or date is None:
         return 0.0
-    if (date[0], (date[1] - 1) // 3 + 1) in asked:
+    day = datetime.date(*date).toordinal()
+    if calendar_quarter(day) in asked:
         return 0.5
     # another reading (a fiscal calendar's, the quarter it was filed in) fits less than the
     # calendar quarter: "Q2 2023" of a calendar-year filer is June, not March filed in May
-    return 0.4 if asked & quarter_readings(datetime.date(*date).toordinal()) else 0.0
+    return 0.4 if asked & quarter_readings(day) else 0.0
 
 
 _SHARE_OF = re.compile(r"\bpercent(?:age)?s?\s+of\b", re.IGNORECASE)  # not "except percentages"

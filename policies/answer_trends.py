@@ -9,25 +9,29 @@ beside it: what changed is read from the parts. Pure, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime
+from collections.abc import Mapping, Sequence
 
 from deepresearch.policies.answer_rows import (
     BLANK,
     LONG_HEADER,
     Row,
     best_rows,
+    cell_fit,
     cite,
     date_key,
+    latest_date,
     magnitude,
     subject,
     unit_kind,
     unit_text,
 )
-from deepresearch.text.question import Question, asked_terms
+from deepresearch.text.question import Question, asked_terms, periods_of
 from deepresearch.text.row_sums import summing
 from deepresearch.text.terms import terms
 
 MAX_TREND_ROWS = 12
+YEAR_SLACK_DAYS = 10  # a 52-week calendar's quarter a year on ends a few days earlier or later
 MAX_PARTS = 4  # a total's parts shown as columns of its trend table
 # a trend's line item may score this much below the best-named row: the statements' nested
 # "Operating expenses - Research and development" of every filing against a note's "Research
@@ -35,14 +39,18 @@ MAX_PARTS = 4  # a total's parts shown as columns of its trend table
 TREND_SLACK = 1.0
 
 
-def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | None:
+def trend_table(
+    rows: Sequence[Row], q: Question, titles: Mapping[int, str] | None = None
+) -> tuple[str, list[Row]] | None:
     """``| <headers' common start> | <entity>: <label> (<unit>) |`` with one line per quarter,
     oldest first. Without a common start the first header cell stays empty: a word of ours
     ("Period") is not in the cited rows, and the verifier would take the line as unsupported.
 
     The line item is the one label (no near namesake) that states the most quarters among the
     rows naming the metric about as well as the best: the statements' "Operating expenses -
-    Research and development" of every filing, not the discussion's table of one quarter."""
+    Research and development" of every filing, not the discussion's table of one quarter.
+    A question naming two quarters or more gets those (``_asked_quarters``, read by the
+    sources' ``titles`` where they name quarters)."""
     best = best_rows(rows, asked_terms(q), q.metrics)
     if not best:
         return None
@@ -57,7 +65,8 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     if len(points) < 2:
         return None
     top = same[0]
-    ordered = [points[k] for k in sorted(points)][-MAX_TREND_ROWS:]
+    ordered = _asked_quarters([points[k] for k in sorted(points)], q, titles or {})
+    ordered = ordered[-MAX_TREND_ROWS:]
     first = _common_prefix([h for h, _, _ in ordered])
     parts = _components([r for _, _, r in ordered], rows)
     if any(2 * sum(id(r) in by for _, _, r in ordered) < len(ordered) for _, by in parts):
@@ -77,6 +86,57 @@ def trend_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] | Non
     # one paragraph per table line: the verifier checks each line against its own cited row,
     # and joins consecutive table lines back into one table
     return "\n\n".join(lines), used
+
+
+def _asked_quarters(
+    points: list[tuple[str, str, Row]], q: Question, titles: Mapping[int, str]
+) -> list[tuple[str, str, Row]]:
+    """Of a trend's quarters, those the question names when it names two or more ("Q3 2023
+    compared to Q3 2022": two lines, not every quarter the filings state). A quarter is read
+    as the filings' titles name them where they do ("2023 Q1 ..." is a fiscal first quarter
+    ending in December), a year apart from a titled one by the same reading; else as the
+    calendar quarters when two are stated, else by any reading (a fiscal calendar's)."""
+    asked = [p for p in q.periods if (p.year and p.quarter) or p.date]
+    if len(asked) < 2:
+        return points
+    titled = _titled_dates(points, q, titles)
+    inside = [point for point in points if date_key(point[0]) in titled]
+    if len(inside) >= 2:
+        return inside
+    dates = {p.date for p in asked if p.date}
+    fits = [0.5 if date_key(h) in dates else cell_fit(h, q) for h, _, _ in points]
+    for bar in (0.5, 0.4):
+        inside = [point for point, fit in zip(points, fits, strict=True) if fit >= bar]
+        if len(inside) >= 2:
+            return inside
+    return points
+
+
+def _titled_dates(
+    points: Sequence[tuple[str, str, Row]], q: Question, titles: Mapping[int, str]
+) -> set[tuple[int, int, int]]:
+    """The dates of the asked quarters by the sources' titles: a titled filing's current
+    period is its quarter; an asked quarter no title names is the one a whole number of
+    years from a titled one of the same quarter (within ``YEAR_SLACK_DAYS``)."""
+    asked = {(p.year, p.quarter) for p in q.periods if p.year and p.quarter}
+    anchors: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for _, _, r in points:
+        now = latest_date(r.row)
+        for n in r.sources:
+            for p in periods_of(titles.get(n, "")):
+                if now and p.year and (p.year, p.quarter) in asked:
+                    anchors[(p.year, p.quarter)] = now
+    found = set(anchors.values())
+    stated = {d for h, _, _ in points if (d := date_key(h))}
+    for year, quarter in asked - anchors.keys():
+        for (y, qt), (ay, am, ad) in anchors.items():
+            if qt != quarter:
+                continue
+            target = datetime.date(ay, am, min(ad, 28)).toordinal() + 365 * (year - y)
+            found |= {
+                d for d in stated if abs(datetime.date(*d).toordinal() - target) <= YEAR_SLACK_DAYS
+            }
+    return found
 
 
 def _components(totals: Sequence[Row], rows: Sequence[Row]) -> list[tuple[str, dict[int, Row]]]:

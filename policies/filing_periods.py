@@ -46,6 +46,13 @@ def _quarter(day: datetime.date) -> tuple[int, int]:
     return day.year, (day.month - 1) // 3 + 1
 
 
+def calendar_quarter(end: int) -> tuple[int, int]:
+    """The calendar quarter a period ending on ordinal ``end`` is: the one whose last day is
+    within ``DATE_SLACK_DAYS`` before it or after it ("three months ended October 1, 2022" is
+    the third quarter of 2022, "July 1, 2023" the second of 2023, as 52-week calendars end)."""
+    return _quarter(datetime.date.fromordinal(end - DATE_SLACK_DAYS))
+
+
 def quarter_readings(end: int) -> frozenset[tuple[int, int]]:
     """The (year, quarter) a report whose period ends on ordinal ``end`` may be called: the
     calendar quarter of its end, the fiscal quarter of a calendar a month late, the quarter
@@ -104,6 +111,7 @@ def period_weights(query: str, ends: Sequence[int] | np.ndarray) -> np.ndarray:
 
 __all__ = [
     "PERIOD_PENALTY",
+    "calendar_quarter",
     "in_fiscal_quarter",
     "period_end",
     "period_weights",
