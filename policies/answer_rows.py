@@ -128,7 +128,8 @@ def pick_cell(row: TableRow, q: Question) -> tuple[str, str] | None:
     asked = {p.date for p in q.periods if p.date}
     if asked:
         dated = [(h, v) for h, v in cells if date_key(h) in asked]
-        return (_asked_length(dated, q) or dated or [None])[0]
+        chosen = _asked_length(dated, q) or dated
+        return chosen[0] if chosen else None
     latest = latest_date(row)
     if latest is not None:
         now = [(h, v) for h, v in cells if date_key(h) == latest]

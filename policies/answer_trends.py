@@ -124,7 +124,7 @@ def _titled_dates(
         now = latest_date(r.row)
         for n in r.sources:
             for p in periods_of(titles.get(n, "")):
-                if now and p.year and (p.year, p.quarter) in asked:
+                if now and p.year and p.quarter and (p.year, p.quarter) in asked:
                     anchors[(p.year, p.quarter)] = now
     found = set(anchors.values())
     stated = {d for h, _, _ in points if (d := date_key(h))}
