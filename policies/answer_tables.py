@@ -98,13 +98,18 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
 def _of_a_metric(rows: list[Row], q: Question) -> list[Row]:
     """The rows of a breakdown that name every word of a metric the question names, when two or
     more do: "segments and their operating income" lists each segment's operating income, not
-    its net sales and operating expenses printed in the same table."""
+    its net sales and operating expenses printed in the same table; "revenue and operating
+    income" lists both metrics' rows."""
+    per_metric = []
     for metric in q.metrics:
         words = set(terms(metric)) - STRUCTURE
         named = [r for r in rows if words and words <= set(terms(negated(r.row.label)))]
         if 2 <= len(named) < len(rows):
-            return named
-    return rows
+            per_metric.append(named)
+    if len(per_metric) >= 2:  # "revenue and operating income": each metric's rows, in order
+        chosen = {id(r) for named in per_metric for r in named}
+        return [r for r in rows if id(r) in chosen]
+    return per_metric[0] if per_metric else rows
 
 
 def _table_text(

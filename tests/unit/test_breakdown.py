@@ -219,3 +219,33 @@ def test_a_breakdown_is_the_asked_quarters_table_and_its_rows_of_the_asked_metri
     text = composed[0]
     assert "| Three Months Ended June 30, 2023 | Three Months Ended June 30, 2022 |" in text, text
     assert "Net sales" not in text and "5,365" in text and "7,681" in text, text
+
+
+def test_a_table_naming_two_asked_metrics_lists_the_rows_of_both() -> None:
+    """ "Revenue and operating income": the segment table whose title names both lists each
+    metric's rows; it listed the revenue rows alone, and operating income went unanswered."""
+    from deepresearch.policies.answer import compose
+
+    title = "Segment revenue and operating income were as follows"
+    cells = ("Three Months Ended September 30, 2023", "Three Months Ended September 30, 2022")
+    rows = [
+        (
+            format_row(
+                TableRow(title, "in millions", label, tuple(zip(cells, (v, p), strict=True)))
+            ),
+            (1,),
+            0,
+        )
+        for label, v, p in (
+            ("Revenue - Productivity", "18,592", "16,465"),
+            ("Revenue - Cloud", "24,259", "20,325"),
+            ("Revenue - Total", "56,517", "50,122"),
+            ("Operating income - Productivity", "9,970", "8,323"),
+            ("Operating income - Cloud", "11,751", "8,978"),
+            ("Operating income - Total", "26,895", "21,518"),
+        )
+    ]
+    question = "What were Contoso's revenue and operating income in the quarter?"
+    composed = compose(question, rows)
+    assert composed is not None
+    assert "56,517" in composed[0] and "26,895" in composed[0], composed[0]
