@@ -140,6 +140,14 @@ def _heading_shaped(line: str) -> bool:
     return len(words) <= 5 or all(w[0].isupper() for w in words if _LONG_WORD.fullmatch(w))
 
 
+def _continues(line: str, paragraph: list[str]) -> bool:
+    """Whether ``line`` goes on with the sentence the paragraph's last line left open: it starts
+    in lower case ("benefit of 10.9% and 2.1% for ..."). A note that the discussion restates
+    word for word repeats such lines across pages, as a running header repeats its own, and
+    cut as one, it tore the sentence that states the figures ("... respectively, and a")."""
+    return bool(paragraph) and not paragraph[-1].endswith(_TERMINAL) and line[:1].islower()
+
+
 class _Cut(NamedTuple):
     text: str
     table: bool
@@ -172,6 +180,9 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
     body = [k for k, line in enumerate(lines) if line]
     edges = set(body[:EDGE_LINES] + body[-EDGE_LINES:])
     for k, line in enumerate(lines):
+        if line in boilerplate and _continues(line, paragraph) and k not in edges:
+            paragraph.append(line)  # a sentence's next line that another page repeats: prose
+            continue
         if line in boilerplate and k not in edges and _heading_shaped(line):
             heading(line)  # a section title every filing repeats ("Legal Proceedings")
             continue

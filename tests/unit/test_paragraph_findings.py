@@ -287,6 +287,22 @@ def test_a_heading_every_filing_repeats_is_still_the_heading_of_what_is_under_it
     assert any("Dialect filed a complaint" in f.text for f in draft.findings), draft.findings
 
 
+def test_a_sentence_line_another_page_repeats_is_still_part_of_its_sentence() -> None:
+    """A note that the discussion restates word for word repeats its lines on two pages, as a
+    running header repeats its own: the line "benefit of 10.9% ..." was cut as one, and the
+    sentence stating the tax rate ended "... respectively, and a"."""
+    paragraph = (
+        "Income tax as a percentage of income before income tax was an expense of 12.2% and "
+        "11.3% for the third quarter and first nine months of fiscal year 2024, respectively, "
+        "and a\nbenefit of 10.9% and 2.1% for the third quarter of fiscal year 2023, respectively.\n"
+    )
+    page = "Table of Contents\nNote 6 - Income Taxes\n{}Other matters follow here in full.\n12"
+    units = build_units([(1, page.format(paragraph)), (2, page.format(paragraph))])
+    rate = [u for u in units if u.text.startswith("Income tax as a percentage")]
+    assert rate and all(u.text.endswith("fiscal year 2023, respectively.") for u in rate), rate
+    assert not any("Table of Contents" in u.text for u in units)  # running matter still is
+
+
 def test_a_title_cased_line_is_a_heading_not_the_start_of_its_paragraph() -> None:
     """ "Note 13 - Commitments and Contingencies" has six words: a short-line rule alone ran it
     into the sentence below ("... Contingencies Purchase Obligations Our purchase obligations
