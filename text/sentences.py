@@ -55,6 +55,7 @@ HEADINGS = 2  # heading lines kept above a paragraph (a section and its sub-sect
 # shaped like a heading is a section title each filing repeats ("Legal Proceedings"), which is
 # what the sentences under it are about
 EDGE_LINES = 2
+_SENTENCE_REST_WORDS = 8  # a repeated line this long that ends a sentence is no running matter
 CONTEXT_CHARS = 600  # a sentence and the rest of its paragraph, as one quote (verify.quote_chars)
 
 
@@ -142,10 +143,17 @@ def _heading_shaped(line: str) -> bool:
 
 def _continues(line: str, paragraph: list[str]) -> bool:
     """Whether ``line`` goes on with the sentence the paragraph's last line left open: it starts
-    in lower case ("benefit of 10.9% and 2.1% for ..."). A note that the discussion restates
-    word for word repeats such lines across pages, as a running header repeats its own, and
-    cut as one, it tore the sentence that states the figures ("... respectively, and a")."""
-    return bool(paragraph) and not paragraph[-1].endswith(_TERMINAL) and line[:1].islower()
+    in lower case ("benefit of 10.9% and 2.1% for ..."), or it is the rest of a sentence, words
+    ending it ("Department, which delayed ... for Microsoft."); a table's column headers under
+    an open line ("... as follows" / "Three Months Ended") are neither. A note that the
+    discussion restates word for word repeats such lines across pages, as a running header
+    repeats its own, and cut as one, it tore the sentence that states the figures ("...
+    respectively, and a")."""
+    if not paragraph or paragraph[-1].endswith(_TERMINAL):
+        return False
+    return line[:1].islower() or (
+        line.endswith(_TERMINAL) and len(_LETTER_WORD.findall(line)) >= _SENTENCE_REST_WORDS
+    )
 
 
 class _Cut(NamedTuple):

@@ -301,6 +301,15 @@ def test_a_sentence_line_another_page_repeats_is_still_part_of_its_sentence() ->
     rate = [u for u in units if u.text.startswith("Income tax as a percentage")]
     assert rate and all(u.text.endswith("fiscal year 2023, respectively.") for u in rate), rate
     assert not any("Table of Contents" in u.text for u in units)  # running matter still is
+    # the rest of a sentence in capitals, and a table's column headers under an open line
+    notice = (
+        "The decrease in our effective tax rate for the quarter was primarily due to tax law "
+        "changes, including the issuance of a notice by the U.S. Treasury\nDepartment, which delayed the effective date of the regulations to fiscal year "
+        "2024.\nSegment results were as follows\nThree Months Ended\nSegment results hold.\n"
+    )
+    units = build_units([(1, page.format(notice)), (2, page.format(notice))])
+    assert any(u.text.endswith("regulations to fiscal year 2024.") for u in units), units
+    assert not any("Three Months Ended" in u.text for u in units)
 
 
 def test_a_title_cased_line_is_a_heading_not_the_start_of_its_paragraph() -> None:
