@@ -251,7 +251,9 @@ def compose(
     q = _spelt(analyze(question), titles)
     rows = about_the_subject(rows_of(findings), q, [text for text, _, _ in findings])
     if q.shape == "explanation":  # the figure of the line item it explains, then the reasons
-        rows = named_rows(q.metrics[0] if q.metrics else question, rows)
+        # of what the later names say it is ("Intelligent Cloud revenue": that segment's row)
+        explained = " ".join([*q.entities[1:], q.metrics[0]]) if q.metrics else question
+        rows = named_rows(explained, rows)
     if q.level:  # "inventory levels": the balance sheet's row, not the cash flows' change
         rows = [r for r in rows if not is_flow(r.row)] or rows
     every = rows  # a rate's table holds the amounts it is the ratio of

@@ -417,3 +417,23 @@ def test_an_explanation_composes_the_figure_of_what_it_explains_not_of_a_later_w
         [(income, (1,), 0), (balance, (2,), 0)],
     )
     assert composed is not None and "22,352" in composed[0] and "22,054" not in composed[0]
+
+
+def test_an_explanation_of_a_segments_figure_leads_with_that_segments_row() -> None:
+    """ "What drove the increase in Initech's Intelligent Cloud revenue?": the segment's row,
+    not the company's total revenue, which shares the metric's word only."""
+    cells = (("Three Months Ended September 30, 2023", "56,517"),)
+    total = format_row(TableRow("Income statements", "in millions", "Total revenue", cells))
+    segment = format_row(
+        TableRow(
+            "Segment results",
+            "in millions",
+            "Revenue - Intelligent Cloud",
+            (("Three Months Ended September 30, 2023", "24,259"),),
+        )
+    )
+    reason = "Intelligent Cloud revenue increased driven by Azure and other cloud services."
+    question = "What drove the increase in Initech's Intelligent Cloud revenue in the quarter?"
+    composed = compose(question, [(total, (1,), 0), (segment, (2,), 1), (reason, (2,), 2)])
+    assert composed is not None and composed[0].find("24,259") >= 0, composed
+    assert "56,517" not in composed[0].split("\n")[0]
