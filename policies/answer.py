@@ -39,6 +39,7 @@ from deepresearch.policies.answer_tables import (
 from deepresearch.policies.answer_trends import trend_table
 from deepresearch.text.definitions import defined_as
 from deepresearch.text.line_items import (
+    STRUCTURE,
     LabelIndex,
     is_flow,
     label_core,
@@ -239,6 +240,17 @@ def _defined(q: Question, rows: Sequence[Row], texts: Sequence[str]) -> Question
     return _one_metric(q, label) if label else q
 
 
+def _joined(q: Question, rows: Sequence[Row]) -> Question:
+    """``q`` asking for one line item when its two metrics are one row's name ("cash and
+    investments": Intel's "Total cash and investments"), not for each apart."""
+    if len(q.metrics) != 2:
+        return q
+    joined = " and ".join(q.metrics)
+    want = set(terms(joined)) - STRUCTURE
+    named = any(set(terms(label_core(r.row.label))) - STRUCTURE == want for r in rows)
+    return _one_metric(q, joined) if named else q
+
+
 def compose(
     question: str,
     findings: Sequence[tuple[str, tuple[int, ...], int]],
@@ -261,7 +273,7 @@ def compose(
         rows = [r for r in rows if states_rate(r.row, q)]
     if not rows:
         return None
-    q = _defined(q, rows, [text for text, _, _ in findings])
+    q = _defined(_joined(q, rows), rows, [text for text, _, _ in findings])
     table = q.breakdown or (q.shape not in ("trend", "comparison") and names_a_table(rows, q))
     result = breakdown_table(rows, q) if table else None
     if result is None and q.shape == "trend":

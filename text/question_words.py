@@ -87,9 +87,9 @@ FRAME = {
     # and words no filing uses for what it reports ("revenue figures", "debt configuration")
     "figures", "configuration", "repercussions", "escalating", "arisen", "newly", "aside",
     "prioritized", "priorities",
-    # a balance asked for ("inventory levels", "cash levels"; ``Question.level`` says so): not
-    # the fair-value hierarchy's "Level 2" a filing tabulates
-    "levels",
+    # a balance asked for ("inventory levels", "cash levels", "cash balance"; ``Question.level``
+    # says so): not the fair-value hierarchy's "Level 2" a filing tabulates, nor "Ending balances"
+    "levels", "balance", "balances",
 }  # fmt: skip
 # Plain-English equivalents of financial line items: a company reports "revenue" where the
 # question says "net sales", "net income" where it says "earnings".

@@ -115,6 +115,8 @@ def test_what_a_company_has_is_a_balance_and_its_revenue_is_not() -> None:
     assert not analyze("How much revenue did Initech have in Q3?").level
     assert not analyze("How much did Initech spend on R&D at the end of 2023?").level
     assert "hold" not in analyze("What inventory did Initech hold in Q2 2023?").metrics
+    balance = analyze("What was Initech's cash balance at the end of the quarter?")
+    assert balance.metrics == ("cash",) and balance.level  # "balance" frames, as "levels" does
 
 
 def test_cash_names_cash_and_cash_equivalents() -> None:
@@ -238,3 +240,22 @@ def test_a_row_named_by_the_metric_beats_a_table_sharing_its_words() -> None:
         [(r, (1,), i) for i, r in enumerate(table)],
     )
     assert levels is not None and "Finished goods" in levels[0]
+
+
+def test_two_metrics_that_are_one_rows_name_are_that_row() -> None:
+    """ "Cash and investments balance": Intel's "Total cash and investments", not its cash and
+    its equity investments apart; "revenue and net income" stay two metrics."""
+    title = "Liquidity (in millions): {}: Jul 1, 2023 = {}; Dec 31, 2022 = {}"
+    rows = [
+        (title.format("Cash and cash equivalents", "8,349", "11,144"), (1,), 0),
+        (title.format("Equity investments", "5,893", "5,912"), (1,), 1),
+        (title.format("Total cash and investments", "24,321", "28,801"), (1,), 2),
+    ]
+    question = "What was Initech's cash and investments balance at the end of Q2 2023?"
+    composed = compose(question, rows)
+    assert composed is not None and "24,321" in composed[0] and "8,349" not in composed[0]
+    both = compose(
+        "What were Initech's net income and capital expenditures?",
+        [(INCOME, (1,), 0), (CAPEX, (1,), 1)],
+    )
+    assert both is not None and "74,039" in both[0] and "(8,796)" in both[0]
