@@ -107,12 +107,23 @@ def comparison_lines(
         owned = _owned(rows, q.entities, titles or {}, alone=True)
         for entity, own in owned or [("", list(rows))]:
             lead = f"{entity}: " if entity else subject(q) if len(q.entities) == 1 else ""
-            for metric in q.metrics or ("",):
-                found = figure_line(own, _one_metric(q, metric) if metric else q, lead, titles)
+            for sub in _parts_asked(q, [e for e, _ in owned]):
+                found = figure_line(own, sub, lead, titles)
                 if found and found[0] not in lines:
                     lines.append(found[0])
                     used.append(found[1])
     return ("\n\n".join(lines), used) if lines else None
+
+
+def _parts_asked(q: Question, owners: Sequence[str]) -> list[Question]:
+    """One question per metric, and per part of the subject the question sets side by side
+    when no source's title is by them ("Amazon's AWS and North America segments": each
+    segment's row, where the best-named row was North America's alone)."""
+    metrics = [_one_metric(q, m) for m in q.metrics] or [q]
+    parts = [e for e in q.entities[1:] if e not in owners]
+    if len(parts) < 2:
+        return metrics
+    return [replace(m, entities=(q.entities[0], part)) for part in parts for m in metrics]
 
 
 def metric_lines(

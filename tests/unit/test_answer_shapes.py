@@ -437,3 +437,21 @@ def test_an_explanation_of_a_segments_figure_leads_with_that_segments_row() -> N
     composed = compose(question, [(total, (1,), 0), (segment, (2,), 1), (reason, (2,), 2)])
     assert composed is not None and composed[0].find("24,259") >= 0, composed
     assert "56,517" not in composed[0].split("\n")[0]
+
+
+def test_a_comparison_of_two_parts_of_one_company_states_each_part() -> None:
+    """ "Initech's AWS and North America segments' operating income": one line per segment;
+    the row naming more of the question's words (North America's) was the only line."""
+    cells = "Three Months Ended June 30, 2023 = {}"
+    title = "Information on reportable segments (in millions): {}: " + cells
+    rows = [
+        (title.format("North America - Operating income", "3,211"), (1,), 0),
+        (title.format("AWS - Operating income", "5,365"), (1,), 1),
+        (title.format("AWS - Net sales", "22,140"), (1,), 2),
+    ]
+    question = (
+        "How did Initech's AWS and North America segments' operating income compare in Q2 2023?"
+    )
+    composed = compose(question, rows, titles={1: "2023 Q2 Initech 10-Q"})
+    assert composed is not None and "3,211" in composed[0] and "5,365" in composed[0], composed
+    assert "22,140" not in composed[0]
