@@ -184,9 +184,11 @@ def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
 
 
 def cell_fit(header: str, q: Question) -> float:
-    """0.5 when a column's date falls in a quarter the question asks for (by any of the ways a
-    quarter is named: ``filing_periods.quarter_readings``): of two rows naming the item, the
-    one stating the asked quarter's balance, not a figure from a year before."""
+    """0.5 when a column spans the months asked ("the first nine months") or its date is in a
+    quarter the question asks for (the calendar quarter a 52-week period ends nearest,
+    ``filing_periods.calendar_quarter``), 0.4 by another way a quarter is named
+    (``filing_periods.quarter_readings``): of two rows naming the item, the one stating the
+    asked period's figure, not one from a year before."""
     span = span_asked(q)
     if span and (header_months(header) == span or (span < 0 and header_months(header))):
         return 0.5  # "the first nine months": a row that states them, not only its quarter
@@ -377,13 +379,11 @@ __all__ = [
     "date_key",
     "figure_line",
     "filing_of",
-    "header_months",
     "latest_date",
     "match",
     "period_fit",
     "pick_cell",
     "rows_of",
-    "span_asked",
     "subject",
     "unit_kind",
     "unit_text",

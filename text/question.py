@@ -9,7 +9,6 @@ metrics, dates and quarter labels are periods. It names no company and no docume
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from deepresearch.text.names import entities_of
-from deepresearch.text.periods import FULL_DATE, month_number
+from deepresearch.text.periods import Period, periods_of
 from deepresearch.text.question_words import (
     AMOUNT_NOUNS,
     CASH_FLOW_NAMES,
@@ -31,33 +30,6 @@ from deepresearch.text.terms import STOPWORDS, strip_possessive, terms
 
 Shape = Literal["figure", "trend", "comparison", "list", "explanation"]
 
-_ORDINALS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "1st": 1,
-    "2nd": 2,
-    "3rd": 3,
-    "4th": 4,
-}
-_QUARTER = re.compile(
-    r"\b(?:Q([1-4])\s*(?:FY\s*|fiscal\s+(?:year\s+)?)?'?((?:19|20)\d{2}|\d{2}(?![\w-]))?"
-    r"|((?:19|20)\d{2})\s*Q([1-4])"
-    r"|(first|second|third|fourth|1st|2nd|3rd|4th)\s+(fiscal\s+)?quarter"
-    r"(?:\s+of)?(?:\s+(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d{2}))?)\b",
-    re.IGNORECASE,
-)
-_FISCAL_YEAR = re.compile(r"\b(?:FY|fiscal\s+(?:year\s+)?)\s*'?((?:19|20)\d{2}|\d{2})\b", re.I)
-_YEAR = re.compile(r"(?<![\w-])((?:19|20)\d{2})(?![\w-])")
-# a span of months from the start of a year ("the first nine months", "six months ended ...",
-# "the first half", "year to date"): a statement's cumulative column, not its quarter's
-_SPAN = re.compile(
-    r"\b(?:first\s+)?(six|nine|twelve)[- ]months?\b|\b(?:first|1st)\s+half\b|\bH1\b"
-    r"|\byear[- ]to[- ]date\b|\bYTD\b",
-    re.IGNORECASE,
-)
-_SPAN_MONTHS = {"six": 6, "nine": 9, "twelve": 12}
 _LATEST = re.compile(
     r"\b(?:latest|most recent|last|current|recent)\s+(?:fiscal\s+)?(?:quarter|period|filing|10-?Q)",
     re.IGNORECASE,
@@ -156,18 +128,6 @@ _PERIOD_AMOUNTS = frozenset(
 
 
 @dataclass(frozen=True)
-class Period:
-    """One period the question names, verbatim and as comparable parts."""
-
-    text: str
-    year: int | None = None
-    quarter: int | None = None  # 1-4 for "Q3", "third quarter"
-    fiscal: bool = False  # "fiscal 2023", "Q3 FY23", "third fiscal quarter"
-    date: tuple[int, int, int] | None = None  # (year, month, day) of an explicit date
-    span: int = 0  # months of a cumulative period ("first nine months": 9; year to date: -1)
-
-
-@dataclass(frozen=True)
 class Question:
     """The analysis of one question (see the module docstring)."""
 
@@ -183,55 +143,6 @@ class Question:
     over_time: bool = False  # "across quarters", "quarter to quarter": whatever the shape
     level: bool = False  # a balance at a point in time ("inventory levels"), not a period's flow
     metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
-
-
-def _year(text: str) -> int:
-    value = int(text)
-    return value + 2000 if value < 100 else value
-
-
-# Asked of every column header of every table row a report weighs, run after run: memoized (the
-# answer is a tuple of frozen periods, so sharing it is safe).
-@functools.lru_cache(maxsize=1 << 14)
-def periods_of(text: str) -> tuple[Period, ...]:
-    """Every period expression of ``text``: dates, quarters, fiscal years, bare years."""
-    found: list[tuple[int, Period]] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(m: re.Match[str]) -> bool:
-        return all(m.end() <= a or m.start() >= b for a, b in taken)
-
-    for m in FULL_DATE.finditer(text):
-        date = (int(m[3]), month_number(m[1]), int(m[2]))
-        found.append((m.start(), Period(m[0], year=date[0], date=date)))
-        taken.append(m.span())
-    for m in _QUARTER.finditer(text):
-        if not free(m):
-            continue
-        if m[1]:
-            quarter, year = int(m[1]), _year(m[2]) if m[2] else None
-        elif m[4]:
-            quarter, year = int(m[4]), _year(m[3])
-        else:
-            quarter, year = _ORDINALS[m[5].lower()], _year(m[7]) if m[7] else None
-        fiscal = "fy" in m[0].lower() or "fiscal" in m[0].lower()
-        found.append((m.start(), Period(m[0].strip(), year=year, quarter=quarter, fiscal=fiscal)))
-        taken.append(m.span())
-    for m in _SPAN.finditer(text):
-        if free(m):
-            months = _SPAN_MONTHS.get((m[1] or "").lower(), 6 if "half" in m[0].lower() else -1)
-            months = 6 if m[0].upper() == "H1" else months
-            found.append((m.start(), Period(m[0], span=months)))
-            taken.append(m.span())
-    for m in _FISCAL_YEAR.finditer(text):
-        if free(m):
-            found.append((m.start(), Period(m[0], year=_year(m[1]), fiscal=True)))
-            taken.append(m.span())
-    for m in _YEAR.finditer(text):
-        if free(m):
-            found.append((m.start(), Period(m[0], year=int(m[1]))))
-            taken.append(m.span())
-    return tuple(p for _, p in sorted(found, key=lambda item: item[0]))
 
 
 _COMPOUND = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in COMPOUNDS) + r")\b", re.I)
@@ -357,7 +268,8 @@ def analyze(text: str) -> Question:
 def metric_words_of(metrics: Sequence[str]) -> tuple[str, ...]:
     """The words of ``metrics`` ("selling, general and administrative": no comma, no "and"),
     then their line-item equivalents (``SYNONYMS``): ``Question.metric_words``."""
-    # "capital expenditures": and the words a cash-flow statement names them by (not "expenses")
+    # "capital expenditures": its words, and those a cash-flow statement names it by instead
+    # of their synonyms ("expenses" are the income statement's)
     named = [n for m in metrics for n in cash_flow_names(m)]
     own = {w for n in named for w in n.split()}
     split = (w for m in metrics for w in m.replace(",", " ").split())

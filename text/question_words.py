@@ -37,8 +37,8 @@ GENERIC_OWNERS = frozenset(
 # Words that frame the question (shape, document, time) rather than name what is measured.
 FRAME = {
     "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
-    "was", "were", "has", "have", "had", "hold", "holds", "held", "be", "been", "the", "a", "an", "of", "for", "in", "on",
-    "at", "by", "from", "to", "with", "and", "or", "its", "their", "his", "her", "it", "they",
+    "was", "were", "has", "have", "had", "hold", "holds", "held", "be", "been", "the", "a",
+    "an", "of", "for", "in", "on", "at", "by", "from", "to", "with", "and", "or", "its", "their", "his", "her", "it", "they",
     "this", "that", "these", "those", "company", "company's", "companies", "report", "reported",
     "reports", "filing", "filings", "10-q", "10-k", "form", "quarter", "quarters", "quarterly",
     "period", "periods", "year", "years", "fiscal", "ended", "ending", "end", "latest", "most",

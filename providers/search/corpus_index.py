@@ -288,11 +288,12 @@ class CorpusIndex:
         pages = best_pages(
             scores, ((i, (int(self._p_doc[i]), int(self._p_page[i]))) for i in scores)
         )
-        if asks_level(query) or asks_flow(query):  # "inventory levels": a balance, not a change
+        # a balance ("inventory levels") or a flow ("capital expenditures"), not the other
+        if (level := asks_level(query)) or asks_flow(query):
             pages = {
                 k: i
                 for k, i in pages.items()
-                if flow_line(self._p_text[i].split("\n")[scores[i][1]]) != asks_level(query)
+                if flow_line(self._p_text[i].split("\n")[scores[i][1]]) != level
             }
         about = (identity >= 1.0) & (prior >= 0.5 * float(prior.max(initial=0.0)))
         weight = 1.0 + DOC_PRIOR_WEIGHT * prior
