@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pdf_layout import write_pdf
+from test_balances import _row
 from test_local_search import inline
 
 from deepresearch.config.settings import ScoringSettings
@@ -23,7 +24,6 @@ from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.text.line_items import LabelIndex, query_terms
 from deepresearch.text.question import analyze, asks_flow, metric_terms
 from deepresearch.text.sentences import build_units
-from deepresearch.text.tables import parse_row
 
 INCOME = (
     "Condensed consolidated statements of operations (in millions): Net income: Three Months "
@@ -64,12 +64,6 @@ CASH_USED = (
     "Liquidity and Capital Resources (in millions): Net cash used in financing activities: Nine "
     "Months Ended October 29, 2023 = (10,004); Nine Months Ended October 30, 2022 = (9,961)"
 )
-
-
-def _row(text: str):  # type: ignore[no-untyped-def]
-    row = parse_row(text)
-    assert row is not None
-    return row
 
 
 def test_a_span_of_months_is_a_period_and_no_metric() -> None:
