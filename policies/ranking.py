@@ -86,6 +86,23 @@ def name_words(query: str) -> list[str]:
     return [w.capitalize() for w in re.findall(r"[a-z][\w&'’.-]*", query)]
 
 
+def prior_names(query: str, covers: Sequence[AbstractSet[str]]) -> list[str]:
+    """The words of ``query`` a document prior weighs as names (``document_prior``): its
+    capitalized words; of a query typed without capitals, only those that tell documents
+    apart by their covers (``identity_weights``), not every word: "might" and "implications"
+    taken for names made one filing, whichever used them most, "about" the question."""
+    if CAPITALIZED.search(query):
+        return name_words(query)
+    n = len(covers)
+    return [
+        w
+        for w in name_words(query)
+        if any(
+            0 < sum(t in c for c in covers) <= n / 2 or misspelt(t, covers) for t in name_tokens(w)
+        )
+    ]
+
+
 def name_tokens(text: str) -> frozenset[str]:
     """Lower-cased word parts of the capitalized words of ``text`` ("AMAZON.COM, INC." ->
     amazon, com, inc; "Apple's" -> apple): names compared case- and punctuation-blind. A

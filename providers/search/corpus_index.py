@@ -31,7 +31,7 @@ from deepresearch.policies.ranking import (
     document_prior,
     identity_groups,
     identity_weights,
-    name_words,
+    prior_names,
     recency_weights,
     round_robin,
     wants_latest,
@@ -226,7 +226,9 @@ class CorpusIndex:
         if not ids or limit <= 0:
             return []
         scores = self._bm25.get_scores_from_ids(ids)
-        names = set(self._bm25.get_tokens_ids(tokenize([" ".join(name_words(query))])[0]))
+        names = set(
+            self._bm25.get_tokens_ids(tokenize([" ".join(prior_names(query, self._covers))])[0])
+        )
         prior = self.doc_prior(ids, names)
         identity = identity_weights(query, self._covers) * period_weights(query, self._doc_ends)
         scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc]) * identity[self._p_doc]

@@ -16,7 +16,12 @@ from test_local_search import inline
 
 from deepresearch.config.settings import load_settings
 from deepresearch.llm_messages import FindingsTask, SourceText
-from deepresearch.policies.ranking import IDENTITY_PENALTY, cover_names, identity_weights
+from deepresearch.policies.ranking import (
+    IDENTITY_PENALTY,
+    cover_names,
+    identity_weights,
+    prior_names,
+)
 from deepresearch.policies.source_scoring import key_terms
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import latest_weights
@@ -58,6 +63,23 @@ def test_identity_weights_count_only_names_that_tell_covers_apart() -> None:
     # a name on no cover spelt like one that is: the filings it means
     assert identity_weights("Acmee inventory levels", covers).tolist() == weights.tolist()
     assert np.all(identity_weights("Acne inventory levels", covers) == 1.0)  # too short to tell
+
+
+def test_a_query_without_capitals_weighs_as_names_only_the_words_that_tell_covers_apart() -> None:
+    """ "how has nvidia's research changed, and what might be the implications": every word was
+    weighed as a name in the document prior, and one filing's "might" made it the filing the
+    question is about; only the words some covers hold are names."""
+    covers = [
+        cover_names("ACME CORPORATION\nQuarterly Report"),
+        cover_names("Zeta Inc.\nQuarterly Report"),
+    ]
+    assert prior_names("most recent quarter acme research might implications", covers) == ["Acme"]
+    assert prior_names("acmee research", covers) == ["Acmee"]  # spelt like a cover's name
+    assert prior_names("Acme research in the Quarterly Report", covers) == [
+        "Acme",
+        "Quarterly",
+        "Report",
+    ]  # a capital anywhere: the capitalized words, as before
 
 
 def _write(root: Path, name: str, text: str) -> None:
