@@ -10,7 +10,8 @@ searched, what failed and what to try instead. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.config.trust import ScoringSettings
@@ -19,8 +20,10 @@ from deepresearch.schemas import Finding, Report, ResearcherReport
 from deepresearch.text.boilerplate import shape_of
 from deepresearch.text.names import names_entity, proper_entities, spelt_like
 from deepresearch.text.question import analyze
+from deepresearch.text.question_words import FRAME
 from deepresearch.text.row_sums import totals_of_parts
 from deepresearch.text.tables import parse_row
+from deepresearch.text.terms import STOPWORDS
 
 MAX_LISTED_QUERIES = 12
 MAX_LISTED_AUTHORS = 5
@@ -67,7 +70,7 @@ def check_findings(
     """
     boiler = sum(1 for f in findings if shape_of(f.text) is not None)  # never evidence
     findings = [f for f in findings if shape_of(f.text) is None]
-    names = _asked_names(analyze(question).entities, source_texts, authors or {})
+    names = _asked_names(question, source_texts, authors or {})
     own = [f for f in findings if not foreign(f, names, authors or {}, titles or {}, quoted)]
     boiler, findings = boiler + len(findings) - len(own), own
     key = key_terms(question, cfg)
@@ -101,16 +104,26 @@ def check_findings(
 
 
 def _asked_names(
-    entities: Sequence[str], source_texts: Sequence[str], authors: Mapping[str, str]
+    question: str, source_texts: Sequence[str], authors: Mapping[str, str]
 ) -> list[str]:
     """The question's names a finding must name (``foreign``): those the sources never write in
     lower case (``proper_entities``), and any that names a source's author, whatever the texts
-    write: "Apple or Microsoft" asks about Apple's filings too."""
+    write: "Apple or Microsoft" asks about Apple's filings too. A question typed without
+    capitals may name a company in any word, possessive or not: "what tax rate was reported
+    by nvidia" got Microsoft's sentence for its Answer, "what was amd revenue" Intel's rows."""
     if not authors:
         return []
-    proper = proper_entities(entities, source_texts)
+    entities = analyze(question).entities
+    if question.islower():  # any word may be the name: the proper ones, or an author's
+        words = re.findall(r"[a-z][a-z0-9&-]+", question)
+        entities = (*entities, *(w for w in words if w not in FRAME and w not in STOPWORDS))
     by = set(authors.values())
-    return [e for e in entities if e in proper or any(names_entity(e, a) for a in by)]
+    proper = proper_entities(entities, source_texts)
+    return list(dict.fromkeys(e for e in entities if e in proper or _names_any(e, by)))
+
+
+def _names_any(name: str, authors: Iterable[str]) -> bool:
+    return any(names_entity(name, a) for a in authors)
 
 
 def foreign(

@@ -96,6 +96,21 @@ def test_a_company_whose_name_is_written_in_lower_case_is_still_asked_about() ->
         assert kept == (row,)
 
 
+def test_a_question_typed_without_capitals_names_its_company_in_any_word() -> None:
+    """ "what was amd revenue" (no capital, no possessive) got Intel's rows, and "what tax rate
+    was reported by nvidia" Microsoft's sentence: a word the sources never write in lower case,
+    or one a source's author is by, is a name there too."""
+    intel = {PAGE: "INTEL CORPORATION"}
+    row = Finding(text=ROW, citations=(PAGE,))
+    assert _check("what was amd revenue in q3 2023?", row, authors=intel).kept == ()
+    assert _check("what was intel revenue in q3 2023?", row, authors=intel).kept == (row,)
+    zeta_page = "doc:2023 Q3 ZETA.pdf#page=4"
+    zeta = Finding(text=ROW.replace("14,158", "9,999"), citations=(zeta_page,))
+    both = {**intel, zeta_page: "ZETA INC."}
+    kept = _check("what was the revenue of intel in q3 2023?", row, zeta, authors=both).kept
+    assert kept == (row,)
+
+
 def test_a_models_words_do_not_make_a_finding_the_asked_companys() -> None:
     """A model may write any name: it is judged by the passage its words rest on."""
     lie = Finding(
