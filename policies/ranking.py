@@ -93,14 +93,15 @@ def prior_names(query: str, covers: Sequence[AbstractSet[str]]) -> list[str]:
     taken for names made one filing, whichever used them most, "about" the question."""
     if CAPITALIZED.search(query):
         return name_words(query)
+    return [w for w in name_words(query) if telling_names(name_tokens(w), covers)]
+
+
+def telling_names(tokens: AbstractSet[str], covers: Sequence[AbstractSet[str]]) -> set[str]:
+    """The name ``tokens`` that tell documents apart: on the covers of some documents, at most
+    half of them, or spelt like a name that is (``misspelt``: the filings a typo means)."""
     n = len(covers)
-    return [
-        w
-        for w in name_words(query)
-        if any(
-            0 < sum(t in c for c in covers) <= n / 2 or misspelt(t, covers) for t in name_tokens(w)
-        )
-    ]
+    telling = {t for t in tokens if 0 < sum(t in c for c in covers) <= n / 2}
+    return telling | {m for t in tokens - telling if (m := misspelt(t, covers))}
 
 
 def name_tokens(text: str) -> frozenset[str]:
@@ -166,9 +167,7 @@ def identity_weights(query: str, covers: Sequence[AbstractSet[str]]) -> np.ndarr
     company's; the cover does not.
     """
     n = len(covers)
-    wanted = name_tokens(" ".join(name_words(query)))
-    telling = {t for t in wanted if 0 < sum(t in c for c in covers) <= n / 2}
-    telling |= {m for t in wanted - telling if (m := misspelt(t, covers))}
+    telling = telling_names(name_tokens(" ".join(name_words(query))), covers)
     if not telling:
         return np.ones(n)
     return np.array([1.0 if telling & c else IDENTITY_PENALTY for c in covers])
