@@ -16,7 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.policies.filing_periods import calendar_quarter, quarter_readings
-from deepresearch.text.line_items import STRUCTURE, broken_compounds, conjuncts, label_core
+from deepresearch.text.line_items import (
+    STRUCTURE,
+    broken_compounds,
+    conjuncts,
+    label_core,
+    restated_head,
+)
 from deepresearch.text.names import names_entity
 from deepresearch.text.question import Question, asked_terms, metric_terms, periods_of
 from deepresearch.text.tables import TableRow, parse_row
@@ -82,8 +88,10 @@ def match(row: TableRow, wanted: set[str], metrics: Sequence[str] = ()) -> float
         extra = label - wanted - STRUCTURE - _WHOLE
         return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
 
-    # or one of the things it joins: "Server products and cloud services" names cloud services
+    # or one of the things it joins: "Server products and cloud services" names cloud services;
+    # or the word its rest repeats: "Cash and cash equivalents" is what a filing calls its cash
     parts = [p for p in map(set, map(terms, conjuncts(label))) if len(p - STRUCTURE) >= 2]
+    parts += [set(terms(head))] if (head := restated_head(label_core(label))) else []
     return max(named(p) for p in [set(terms(label)), *parts])
 
 

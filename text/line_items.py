@@ -88,6 +88,13 @@ _CONJUNCTION = re.compile(r"\s+and\s+", re.IGNORECASE)
 _RESTATED_HEAD = re.compile(r"\s*(\w+)\s+and\s+\1\b", re.IGNORECASE)
 
 
+def restated_head(label: str) -> str:
+    """The word a label's rest repeats ("Cash and cash equivalents": "Cash"), "" when none:
+    the row is what a filing calls that word ("how much cash")."""
+    m = _RESTATED_HEAD.match(label)
+    return m[1] if m else ""
+
+
 def conjuncts(label: str) -> list[str]:
     """The line items a label joins with "and" ("Server products and cloud services": "Server
     products", "cloud services"), none when it names one thing ("Research and development"); a
@@ -196,7 +203,7 @@ class LabelIndex:
                         joined.append((i, k, words, words))
                 # "Cash and cash equivalents" is what a filing calls its cash: a word the rest
                 # of the label repeats names the row ("how much cash did X have")
-                if (m := _RESTATED_HEAD.match(named)) and (head := _words(m[1])):
+                if head := _words(restated_head(named)):
                     joined.append((i, k, head, head))
         # rarity is of the labels as printed: a joined line item is no label of its own
         df = Counter(t for _, _, words, _ in labels for t in words)
@@ -296,5 +303,6 @@ __all__ = [
     "label_core",
     "named_table",
     "query_terms",
+    "restated_head",
     "table_fit",
 ]

@@ -125,6 +125,22 @@ def test_cash_names_cash_and_cash_equivalents() -> None:
     assert composed is not None and "5,519" in composed[0] and "10,004" not in composed[0]
 
 
+def test_a_cash_balance_is_the_balance_sheets_cash_and_cash_equivalents() -> None:
+    """ "Cash balance": the balance sheet's "Cash and cash equivalents" (its rarer word cost it
+    the match), not the investments table's component "Cash"."""
+    held = (
+        "Condensed consolidated balance sheets (in millions): Current assets - Cash and cash "
+        "equivalents: July 1, 2023 = 28,408; September 24, 2022 = 23,646"
+    )
+    component = (
+        "The following tables show the Company's cash and marketable securities (in millions): "
+        "Cash: July 1, 2023 Adjusted Cost = 25,337; July 1, 2023 Fair Value = 25,337"
+    )
+    question = "What was Initech's cash balance at the end of Q3 2023?"
+    composed = compose(question, [(held, (1,), 0), (component, (1,), 1)])
+    assert composed is not None and "28,408" in composed[0].split("\n")[0], composed
+
+
 def test_capital_expenditures_are_filed_as_purchases_of_equipment() -> None:
     q = analyze("What were Initech's capital expenditures in the first nine months of 2023?")
     assert asks_flow(q.text) and not q.level
