@@ -41,6 +41,7 @@ from deepresearch.text.definitions import defined_as
 from deepresearch.text.line_items import (
     STRUCTURE,
     LabelIndex,
+    core_terms,
     is_flow,
     label_core,
 )
@@ -258,7 +259,7 @@ def _joined(q: Question, rows: Sequence[Row]) -> Question:
         return q
     joined = " and ".join(q.metrics)
     want = set(terms(joined)) - STRUCTURE
-    named = any(set(terms(label_core(r.row.label))) - STRUCTURE == want for r in rows)
+    named = any(core_terms(r.row.label) == want for r in rows)
     return _one_metric(q, joined) if named else q
 
 

@@ -24,7 +24,7 @@ from deepresearch.policies.answer_trends import MAX_TREND_ROWS
 from deepresearch.text.line_items import (
     MIN_TABLE_ROWS,
     STRUCTURE,
-    label_core,
+    core_terms,
     named_table,
     table_fit,
 )
@@ -62,7 +62,7 @@ def names_a_table(rows: Sequence[Row], q: Question) -> bool:
     # a line of the table ("Total inventories" of "Inventories"): "the detail of other
     # income/(expense), net" shares the words of "net income" and is another table
     core = wanted - STRUCTURE
-    exact = {id(r) for r in rows if set(terms(label_core(r.row.label))) - STRUCTURE == core}
+    exact = {id(r) for r in rows if core_terms(r.row.label) == core}
     return any(
         len(parts) >= MIN_TABLE_ROWS
         and table_fit(title, wanted) >= best

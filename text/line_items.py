@@ -84,6 +84,12 @@ def label_core(label: str) -> str:
     return label if named and named <= STRUCTURE else leaf
 
 
+def core_terms(label: str) -> set[str]:
+    """What a label's core names (``label_core``), without its ``STRUCTURE`` words: "Total net
+    income" and "Net income" both {"incom"}."""
+    return set(terms(label_core(label))) - STRUCTURE
+
+
 _CONJUNCTION = re.compile(r"\s+and\s+", re.IGNORECASE)
 _RESTATED_HEAD = re.compile(r"\s*(\w+)\s+and\s+\1\b", re.IGNORECASE)
 
@@ -298,6 +304,7 @@ __all__ = [
     "LabelIndex",
     "best_pages",
     "conjuncts",
+    "core_terms",
     "flow_line",
     "is_flow",
     "label_core",

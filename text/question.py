@@ -298,6 +298,14 @@ def asks_flow(text: str) -> bool:
     return bool(cash_flow_names(text))
 
 
+def flow_asked(text: str) -> bool | None:
+    """Which rows ``text`` asks for, where the search and the evidence pick line items: a
+    balance's (False, ``asks_level``), a flow's (True, ``asks_flow``), or either (None)."""
+    if asks_level(text):
+        return False
+    return True if asks_flow(text) else None
+
+
 def _whole(text: str) -> str:
     """The whole a share is asked of, its words up to the first function word ("" if none)."""
     m = _SHARE.search(text)
@@ -317,6 +325,7 @@ __all__ = [
     "asks_level",
     "dimension_terms",
     "entities_of",
+    "flow_asked",
     "metric_terms",
     "metric_words_of",
     "metrics_of",

@@ -21,9 +21,8 @@ from deepresearch.text.question import (
     Question,
     analyze,
     asked_terms,
-    asks_flow,
-    asks_level,
     dimension_terms,
+    flow_asked,
     metric_terms,
     periods_of,
 )
@@ -330,8 +329,8 @@ def line_item_boost(
     matched = (labels or row_labels(units)).passage_scores(question)
     # "inventory levels": the balance, not the period's change; "capital expenditures": the
     # cash-flow statement's purchases, not the equipment held
-    if (level := asks_level(question)) or asks_flow(question):
-        matched = {i: m for i, m in matched.items() if flow_line(units[i].text) != level}
+    if (flow := flow_asked(question)) is not None:
+        matched = {i: m for i, m in matched.items() if flow_line(units[i].text) == flow}
     if not matched:
         return scores
     top = max(scores, default=0.0)

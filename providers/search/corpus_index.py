@@ -55,7 +55,7 @@ from deepresearch.providers.search.passages import passage_table, snippet, token
 from deepresearch.schemas import FetchedDoc, SearchHit
 from deepresearch.text.boilerplate import boilerplate_share, template_pages
 from deepresearch.text.line_items import LabelIndex, best_pages, flow_line
-from deepresearch.text.question import asks_flow, asks_level
+from deepresearch.text.question import flow_asked
 
 INDEX_VERSION = 10  # 10: a page-end caption names only the table overleaf; 8: Snowball stems
 TEMPLATE_SHARE = 0.5  # a passage this much boilerplate (by line) is no search hit
@@ -291,11 +291,11 @@ class CorpusIndex:
             scores, ((i, (int(self._p_doc[i]), int(self._p_page[i]))) for i in scores)
         )
         # a balance ("inventory levels") or a flow ("capital expenditures"), not the other
-        if (level := asks_level(query)) or asks_flow(query):
+        if (flow := flow_asked(query)) is not None:
             pages = {
                 k: i
                 for k, i in pages.items()
-                if flow_line(self._p_text[i].split("\n")[scores[i][1]]) != level
+                if flow_line(self._p_text[i].split("\n")[scores[i][1]]) == flow
             }
         about = (identity >= 1.0) & (prior >= 0.5 * float(prior.max(initial=0.0)))
         weight = 1.0 + DOC_PRIOR_WEIGHT * prior
