@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -22,6 +23,16 @@ def ctrl_c_reaches_children() -> Iterator[None]:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_foreign_ray() -> Iterator[None]:
+    """No test may join a Ray it did not start: ``RAY_ADDRESS`` set in the user's shell would send
+    every CLI the tests start (they inherit this environment) to that cluster."""
+    saved = os.environ.pop("RAY_ADDRESS", None)
+    yield
+    if saved is not None:
+        os.environ["RAY_ADDRESS"] = saved
 
 
 def build_small_corpus(root: Path) -> Path:

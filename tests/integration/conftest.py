@@ -16,7 +16,10 @@ def ray_session() -> Iterator[None]:
     import ray
 
     os.environ["RAY_AUTH_MODE"] = "disabled"
+    # address="local": always a Ray of our own, never one a `ray start --head` on this machine
+    # left behind (joining it refuses num_cpus, and would run the tests on someone else's Ray).
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         object_store_memory=200 * 1024 * 1024,
