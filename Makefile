@@ -8,10 +8,12 @@ QUERY ?= What was Apple's total net sales for the quarter ended July 1, 2023?
 
 .PHONY: install demo lint types pytest test check bench clean
 
+# -qq: errors only. A pip config's unreachable extra indexes and setuptools' notes on editable
+# installs otherwise print pages of warnings before the demo's first line.
 $(BIN)/deep-research: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -qq --upgrade pip
+	$(BIN)/python -m pip install -qq -e '.[dev]'
 	touch $@
 
 install: $(BIN)/deep-research
