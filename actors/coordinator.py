@@ -85,7 +85,12 @@ class Coordinator:
         commands: list[lc.Command] = []
         if self._resume is not None:
             state = self._restore(self._resume)
-            done = {"status": state.status, "completed": len(self._reports)}
+            done = {
+                "status": state.status,
+                "completed": len(self._reports),
+                # what the completed sub-tasks read and kept: the live line starts from it
+                "sources": sum(len(report.sources) for report in self._reports.values()),
+            }
             steps = progress.budget(self._s, deep, planned, state.round - 1, state.max_parallel)
             await self._sink.emit("run_resumed", {**done, "count": len(self._subtasks), **steps})
             state, commands = lc.resume(state, self._subtasks)

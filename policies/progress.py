@@ -13,8 +13,8 @@ says how many steps it expects (``of``, known once it has planned its queries an
 hits; before that the mean of its siblings', or the plan's estimate). The percent never reaches
 100 before the run has finished and never goes backwards (a researcher that learns it needs more
 steps, or is redone, holds the bar); past the planned rounds (``exploring``) no percent is known.
-A resumed run's stream counts the sub-tasks its checkpoint had completed (``run_resumed``) and
-redoes the others' steps (a resumed researcher goes quickly through what it had done). ``phase``
+A resumed run's stream counts the sub-tasks its checkpoint had completed, and their sources
+(``run_resumed``), and redoes the others' steps (a resumed researcher goes quickly through what it had done). ``phase``
 follows the researchers' steps (gathering, scraping, ...) for the live line; ``stage`` is the
 run's coarse step (starting, planning, researching, exploring, writing, done), whose changes are
 few enough to print as plain lines off a terminal.
@@ -241,4 +241,6 @@ def _resumed(state: ProgressState, p: dict[str, Any]) -> ProgressState:
         planned=_int(p.get("count"), state.planned),
         researchers_active=0,
         researchers_done=len(shares),
+        # the sources the checkpoint kept; a replayed log has counted them (and more) already
+        sources=max(state.sources, _int(p.get("sources"), 0)),
     )

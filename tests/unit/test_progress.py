@@ -129,6 +129,13 @@ def test_a_resumed_stream_counts_what_the_checkpoint_completed() -> None:
     assert replayed.percent == before.percent == 81  # held, not shown going back
 
 
+def test_a_resumed_stream_counts_the_sources_the_checkpoint_kept() -> None:
+    resumed = {"status": "researching", "completed": 2, "sources": 5, **FIVE[1]}
+    assert feed(("run_resumed", resumed)).sources == 5  # the CLI: not "sources 0" again
+    before = feed(FIVE, *[("source_read", {"subtask": "t1"})] * 7)
+    assert feed(("run_resumed", resumed), state=before).sources == 7  # a replay: never back
+
+
 def test_budget_counts_the_planners_call_the_evaluations_writing_and_slots() -> None:
     s = config(**{"deep.target_rounds": 2})
     assert budget(s, deep=True, planned=True, slots=2) == {

@@ -89,9 +89,10 @@ async def full_run() -> tuple[str, int]:
     return render_body(result.report), len(sink.events)
 
 
-async def interrupted_then_resumed(k: int) -> tuple[str, set[str], int]:
-    """The resumed report, the completed sub-tasks it redid, and the searches it reused from
-    the interrupted session's records."""
+async def interrupted_then_resumed(k: int) -> tuple[str, set[str], int, dict[str, Any]]:
+    """The resumed report, the completed sub-tasks it redid, the searches it reused from the
+    interrupted session's records, and the ``run_resumed`` payload with the sources the
+    checkpoint kept (``kept_sources``)."""
     llm = make_llm()  # one model across both sessions: the evaluator script continues
     sink, kept = StopAfter(k), ListSink()  # kept: the docs.jsonl and searches.jsonl records
     task = asyncio.create_task(coordinator(sink, None, llm, UrlPool(docs=kept)).run())
@@ -99,7 +100,7 @@ async def interrupted_then_resumed(k: int) -> tuple[str, set[str], int]:
     done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if task in done:  # finished before event k: nothing to resume
         waiter.cancel()
-        return render_body(task.result().report), set(), 0
+        return render_body(task.result().report), set(), 0, {}
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     checkpoint = sink.checkpoints[-1] if sink.checkpoints else None
@@ -114,23 +115,28 @@ async def interrupted_then_resumed(k: int) -> tuple[str, set[str], int]:
         if t == "researcher_started"
     }
     reused = again.events.count("search_reused")
-    return render_body(result.report), started & completed, reused
+    said = again.payloads[again.events.index("run_resumed")] if checkpoint else {}
+    kept_sources = sum(len(r["sources"]) for r in (checkpoint or {}).get("completed", []))
+    return render_body(result.report), started & completed, reused, {**said, "kept": kept_sources}
 
 
 async def test_resume_after_every_event_gives_the_same_report() -> None:
     expected, n_events = await full_run()
     assert n_events > 20
-    reused = 0
+    reused = counted = 0
     for k in range(1, n_events + 1):
-        body, redone, n = await interrupted_then_resumed(k)
+        body, redone, n, said = await interrupted_then_resumed(k)
         assert body == expected, f"report differs after interrupting at event {k}"
         assert redone == set(), f"completed sub-tasks {redone} were redone (event {k})"
         reused += n
+        assert said.get("sources", 0) == said.get("kept", 0), f"sources said at event {k}"
+        counted += said.get("sources", 0)
+    assert counted > 0  # some interruptions kept sources, and the resumed stream said so
     assert reused > n_events  # most interruptions left several searches to reuse
 
 
 @pytest.mark.parametrize("k", [1, 5])
 async def test_resume_with_no_checkpoint_starts_over(k: int) -> None:
     expected, _ = await full_run()
-    body, _, _ = await interrupted_then_resumed(k)
+    body, _, _, _ = await interrupted_then_resumed(k)
     assert body == expected
