@@ -10,14 +10,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
+import shutil
 import signal
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from deepresearch import STARTED_AT, __version__, cli_plan, driver, follow_up, runs, runtime
-from deepresearch.cli_options import choice, config_option
+from deepresearch.cli_options import RayAddress, RunId, choice, config_option, folder
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.intent_gate import exit_code, gate_summary, screen
@@ -30,6 +34,27 @@ EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 def _fail(message: str, code: int) -> None:
     click.echo(printable(f"deep-research: error: {message}"), err=True)
     raise SystemExit(code)
+
+
+def _stopped(message: str) -> None:
+    """Ctrl-C is the user's own doing, not an error: exit 130 with the line unlabelled."""
+    click.echo(printable(f"deep-research: {message}"), err=True)
+    raise SystemExit(EXIT_INTERRUPTED)
+
+
+def command_as_typed(
+    argv0: str, orig_argv: list[str], which: Callable[[str], str | None] = shutil.which
+) -> str:
+    """How the user started this program, to name in a line they can copy: ``deep-research``
+    when that name on PATH is this program, else the path they typed, or ``python -m``."""
+    if Path(argv0).name == "__main__.py":  # python -m deepresearch: the interpreter as typed
+        python = orig_argv[0] if orig_argv else "python"
+        return f"{shlex.quote(python)} -m deepresearch"
+    name = Path(argv0).name
+    found = which(name)
+    if found is not None and Path(found).resolve() == Path(argv0).resolve():
+        return name
+    return shlex.quote(argv0)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,7 +110,7 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 )
 @click.option(
     "--corpus",
-    type=click.Path(path_type=Path),
+    type=folder(),
     default=None,
     help="Folder of .pdf/.md/.txt/.html documents to search (local provider).",
 )
@@ -109,7 +134,7 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 @click.option(
     "--code",
     "code_dir",
-    type=click.Path(path_type=Path),
+    type=folder(),
     default=None,
     help="Code folder searched by the grep provider (--search grep).",
 )
@@ -129,11 +154,16 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
     default=None,
     help="Let the fetcher reach private/loopback addresses (intranets, tests).",
 )
-@click.option("--address", default=None, help="Ray address to join (default: start a local Ray).")
+@click.option(
+    "--address",
+    type=RayAddress(),
+    default=None,
+    help="Ray address to join (default: start a local Ray).",
+)
 @click.option(
     "--follow-up",
     "follow_up",
-    metavar="RUN_ID",
+    type=RunId(),
     default=None,
     help="Build on a finished run: reuse its sources and reports, research only what is new.",
 )
@@ -149,7 +179,7 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 )
 @click.option(
     "--plan-file",
-    type=click.Path(path_type=Path),
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="Deep mode: research this YAML agenda (see 'deep-research plan') instead of planning.",
 )
@@ -224,10 +254,15 @@ def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("run_id")
+@click.argument("run_id", type=RunId())
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
 @config_option("YAML settings file (only where to find run state is read from it).")
-@click.option("--address", default=None, help="Ray address to join (default: the run's own).")
+@click.option(
+    "--address",
+    type=RayAddress(),
+    default=None,
+    help="Ray address to join (default: the run's own).",
+)
 def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""
     settings = load_settings(config_file)
@@ -267,17 +302,18 @@ def _main(argv: list[str] | None, debug: bool) -> None:
     try:
         cli.main(args=argv, prog_name="deep-research", standalone_mode=False)
     except click.exceptions.Abort:
-        _fail("interrupted", EXIT_INTERRUPTED)
+        _stopped("interrupted")
     except click.ClickException as exc:
         _fail(exc.format_message(), EXIT_USAGE)
     except RunInterrupted as exc:
-        _fail(f"interrupted; resume with: deep-research resume {exc.run_id}", EXIT_INTERRUPTED)
+        typed = command_as_typed(sys.argv[0], getattr(sys, "orig_argv", []))
+        _stopped(f"interrupted; to continue: {typed} resume {exc.run_id}")
     except DeepResearchError as exc:
         if debug:
             raise
         _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        _fail("interrupted", EXIT_INTERRUPTED)
+        _stopped("interrupted")
     except Exception as exc:
         if debug:
             raise

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from deepresearch import STARTED_AT, job_preflight, jobs
-from deepresearch.cli_options import choice, config_option
+from deepresearch.cli_options import JobsServerURL, choice, config_option, folder
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.schemas import Event
@@ -28,6 +28,7 @@ DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 def _address_option(func: Any) -> Any:
     return click.option(
         "--address",
+        type=JobsServerURL(),
         default=lambda: os.environ.get("RAY_API_SERVER_ADDRESS") or DEFAULT_ADDRESS,
         show_default=DEFAULT_ADDRESS,
         help="The Ray Jobs server (the head's dashboard), e.g. http://head:8265.",
@@ -100,7 +101,7 @@ def _finish(
 @click.option("--mode", type=choice("quick", "deep"), default=None)
 @click.option(
     "--corpus",
-    type=click.Path(path_type=Path),
+    type=folder(),
     default=None,
     help="Local folder uploaded with the job (size-limited).",
 )
@@ -117,7 +118,12 @@ def _finish(
 @click.option("--search", default=None, help="Search provider chain for the run.")
 @click.option("--max-parallel", type=int, default=None)
 @click.option("--max-time", type=float, default=None)
-@click.option("--max-upload-mb", type=float, default=jobs.DEFAULT_MAX_UPLOAD_MB, show_default=True)
+@click.option(
+    "--max-upload-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=jobs.DEFAULT_MAX_UPLOAD_MB,
+    show_default=True,
+)
 @click.option(
     "--python",
     "job_python",
@@ -144,16 +150,28 @@ def _finish(
 @_config
 def submit_cmd(query: str, address: str, **o: Any) -> None:
     """Submit QUERY as a Ray Job; prints the job id and the run id."""
+    from deepresearch.driver import check_query
     from deepresearch.output_dir import check_output_dir
     from deepresearch.policies.report_path import default_directory
     from deepresearch.storage import new_run_id
 
-    settings = load_settings(o["config_file"])
+    # The run's flags are checked here by the config's own rules, not after an upload.
+    flags = {
+        "run.mode": o["mode"],
+        "llm.provider": o["llm"],
+        "llm.model": o["model"],
+        "search.providers": o["search"],
+        "deep.max_parallel": o["max_parallel"],
+        "run.max_time_s": o["max_time"],
+        "ray.job_python": o["job_python"],
+    }
+    settings = load_settings(o["config_file"], overrides_from_flags(flags))
+    check_query(query, settings)
     auth_mode = o["auth_mode"] or settings.ray.auth_mode
     output_dir = Path(o["output_dir"] or default_directory(settings.run.output_dir))
     if o["follow"]:
         check_output_dir(output_dir)  # fail before the job runs, not after
-    job_python = o["job_python"] or settings.ray.job_python
+    job_python = settings.ray.job_python
     if o["ship_deps"] and job_python != "python":
         raise click.UsageError("--ship-deps installs into the job's own environment: drop --python")
     run_args: list[str] = []
@@ -209,17 +227,26 @@ def jobs_group() -> None:
 @jobs_group.command("list")
 @_address_option
 @click.option("--all", "show_all", is_flag=True, help="Include jobs not submitted by this tool.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @_auth_option
 @_config
-def list_cmd(address: str, show_all: bool, auth_mode: str | None, config_file: Path | None) -> None:
+def list_cmd(
+    address: str, show_all: bool, as_json: bool, auth_mode: str | None, config_file: Path | None
+) -> None:
     mode = _auth_mode(config_file, auth_mode)
     api = jobs.client(address, mode)
     for info in jobs.call(address, mode, api.list_jobs):
         meta = info.metadata or {}
         if not show_all and meta.get("tool") != jobs.TOOL_TAG:
             continue
+        job_id = info.submission_id or info.job_id
         status = str(info.status).rsplit(".", 1)[-1]
-        click.echo(f"{info.submission_id or info.job_id}  {status:<9}  {meta.get('run_id', '-')}")
+        if as_json:
+            click.echo(
+                json.dumps({"job_id": job_id, "status": status, "run_id": meta.get("run_id")})
+            )
+        else:
+            click.echo(f"{job_id}  {status:<9}  {meta.get('run_id', '-')}")
 
 
 @jobs_group.command("status")

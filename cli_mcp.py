@@ -6,19 +6,21 @@ from pathlib import Path
 
 import click
 
-from deepresearch.cli_options import config_option
+from deepresearch.cli_options import RayAddress, config_option, folder
 from deepresearch.config.settings import load_settings, overrides_from_flags
 
 
 @click.command("mcp")
 @config_option()
-@click.option("--address", default=None, help="Ray address to join (default: a local Ray).")
+@click.option(
+    "--address", type=RayAddress(), default=None, help="Ray address to join (default: a local Ray)."
+)
 @click.option("--output-dir", type=click.Path(path_type=Path), default=None)
 @click.option(
     "--corpus-root",
     "corpus_roots",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=folder(),
     help="A folder under which the tool's corpus argument may lie (repeatable; none: refused).",
 )
 def mcp_cmd(

@@ -1,10 +1,16 @@
-"""Options shared by several commands, defined once so their spelling and meaning never drift."""
+"""Options shared by several commands, defined once so their spelling and meaning never drift.
+
+The parameter types here are where a flag's rule lives: click applies them before a command
+runs (defaults and environment values included), so bad input is one ``Invalid value`` line and
+exit 2 before anything starts, whichever command takes the flag.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import click
 
@@ -21,3 +27,61 @@ def config_option(help: str = "YAML settings file.") -> Callable[[F], F]:
 def choice(*values: str) -> click.Choice[str]:
     """A choice matched in any case and passed on in its canonical spelling (``Deep`` → ``deep``)."""
     return click.Choice(values, case_sensitive=False)
+
+
+def folder() -> click.Path:
+    """A folder on this machine that must exist now (a corpus, a code tree, a corpus root):
+    a long-lived ``serve`` or a run would otherwise start and fail on it later."""
+    return click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+class JobsServerURL(click.ParamType):
+    """The Ray Jobs server's ``http(s)://host[:port]``. Anything else reaches Ray's SDK, which
+    reads the scheme as a module name and answers "Module: ftp does not exist"."""
+
+    name = "URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value).strip()
+        parts = urlsplit(text)
+        try:
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            port_ok = False
+        if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+            self.fail(
+                f"{value!r} is not the http(s) URL of a Ray Jobs server (e.g. http://head:8265)",
+                param,
+                ctx,
+            )
+        return text
+
+
+class RunId(click.ParamType):
+    """A run's id as a folder name under the state directory (``runs.check_run_id``)."""
+
+    name = "RUN_ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from deepresearch.errors import InputError
+        from deepresearch.runs import check_run_id
+
+        try:
+            return check_run_id(str(value))
+        except InputError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class RayAddress(click.ParamType):
+    """A Ray cluster to join (``ray.address``'s rule, ``check_ray_address``), checked before
+    the command starts: ``resume`` takes it outside the config tree."""
+
+    name = "ADDRESS"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from deepresearch.config.settings import check_ray_address
+
+        try:
+            return check_ray_address(str(value))
+        except ValueError as exc:
+            self.fail(f"{value!r}: {exc}", param, ctx)

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from deepresearch import runs
-from deepresearch.cli_options import config_option
+from deepresearch.cli_options import RunId, config_option
 from deepresearch.config.settings import load_settings
 from deepresearch.errors import InputError
 from deepresearch.schemas import Event
@@ -52,11 +52,21 @@ def list_cmd(as_json: bool, config_file: Path | None) -> None:
 
 
 @runs_group.command("show")
-@click.argument("run_id")
-@click.option("--tail", type=int, default=10, help="How many of the last events to show.")
+@click.argument("run_id", type=RunId())
+@click.option(
+    "--tail",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="How many of the last events to show.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on one line.")
 @_config
-def show_cmd(run_id: str, tail: int, config_file: Path | None) -> None:
-    click.echo(json.dumps(runs.show(_state_dir(config_file), run_id, tail), indent=2))
+def show_cmd(run_id: str, tail: int, as_json: bool, config_file: Path | None) -> None:
+    """A run's status, summary and last events, as JSON (indented for reading; ``--json``: one
+    line, like the other commands' ``--json``)."""
+    shown = runs.show(_state_dir(config_file), run_id, tail)
+    click.echo(json.dumps(shown) if as_json else json.dumps(shown, indent=2))
 
 
 @runs_group.command("prune")
@@ -108,7 +118,7 @@ def _print_event(event: Event) -> None:
 
 
 @click.command("attach")
-@click.argument("run_id")
+@click.argument("run_id", type=RunId())
 @_config
 def attach_cmd(run_id: str, config_file: Path | None) -> None:
     """Follow a run's events from another terminal until it ends."""

@@ -20,7 +20,7 @@ import click
 from pydantic import SecretStr
 
 from deepresearch import runtime
-from deepresearch.cli_options import config_option
+from deepresearch.cli_options import RayAddress, config_option, folder
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 
 TOKEN_ENV = "DEEP_RESEARCH_API_TOKEN"
@@ -103,7 +103,7 @@ async def serve(
 @config_option()
 @click.option(
     "--corpus",
-    type=click.Path(path_type=Path),
+    type=folder(),
     default=None,
     help="Default corpus folder for runs that do not name one.",
 )
@@ -111,7 +111,7 @@ async def serve(
     "--corpus-root",
     "corpus_roots",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=folder(),
     help="A folder under which clients may name a corpus (repeatable; none: clients may not).",
 )
 @click.option(
@@ -121,7 +121,12 @@ async def serve(
     help="A Host name to answer besides loopback and --host (repeatable; e.g. a proxy's name).",
 )
 @click.option("--max-runs", type=int, default=None, help="Runs at once; more get HTTP 429.")
-@click.option("--address", default=None, help="Ray address to join (default: start a local Ray).")
+@click.option(
+    "--address",
+    type=RayAddress(),
+    default=None,
+    help="Ray address to join (default: start a local Ray).",
+)
 def serve_cmd(
     host: str,
     port: int,

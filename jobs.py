@@ -251,9 +251,16 @@ def client(address: str, auth_mode: str) -> Any:
         raise explain(exc, address, auth_mode) from None
 
 
-def explain(exc: BaseException, address: str, auth_mode: str) -> ClusterError:
+# What the Jobs server answers for an id it does not know (status, logs, stop, delete).
+_NO_SUCH_JOB = re.compile(r"status code 404: Job (\S+) does not exist")
+
+
+def explain(exc: BaseException, address: str, auth_mode: str) -> ClusterError | InputError:
     from deepresearch.runtime import explain_join_failure
 
+    missing = _NO_SUCH_JOB.search(str(exc))
+    if missing is not None:  # the user's id, not the cluster, is wrong
+        return InputError(f"no such job {missing.group(1)} at {address}")
     if isinstance(exc, ConnectionError) and "auth" not in str(exc).lower():
         return ClusterError(
             address, "cannot reach the Ray Jobs server (is the head's dashboard running?)"

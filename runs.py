@@ -146,9 +146,15 @@ def list_runs(state_dir: Path) -> list[RunRow]:
     return rows
 
 
-def open_run(state_dir: Path, run_id: str) -> RunDir:
-    if not run_id or "/" in run_id or run_id in (".", ".."):
+def check_run_id(run_id: str) -> str:
+    """``run_id`` when it can name a folder under ``runs/`` (not empty, no path, no dot names)."""
+    if not run_id.strip() or "/" in run_id or "\0" in run_id or run_id in (".", ".."):
         raise InputError(f"not a run id: {run_id!r}")
+    return run_id
+
+
+def open_run(state_dir: Path, run_id: str) -> RunDir:
+    check_run_id(run_id)
     try:
         return RunDir.existing(state_dir, run_id)
     except StorageError:
@@ -167,7 +173,7 @@ def show(state_dir: Path, run_id: str, tail: int = 10) -> dict[str, Any]:
         "status": status_of(run_dir),
         "summary": summary.model_dump(mode="json") if summary else None,
         "events": len(events),
-        "tail": [e.model_dump(mode="json") for e in events[-tail:]],
+        "tail": [e.model_dump(mode="json") for e in events[max(0, len(events) - tail) :]],
     }
 
 

@@ -73,6 +73,20 @@ class CrewSettings(Section):
     detached: bool | None = None  # None: outlives the driver when it joined a cluster
 
 
+def check_ray_address(value: str) -> str:
+    """What ``ray.init`` can join: anything else (``ftp://x``, ``http://head:8265``, "") reaches
+    Ray, which reads a scheme as a module name, or starts a local Ray instead of joining."""
+    if value in ("auto", "local"):
+        return value
+    host, colon, port = value.removeprefix("ray://").rpartition(":")
+    if value.startswith("ray://") and not colon:
+        host, port = port, "10001"  # the Ray Client's own port
+    target = host.strip("[]")
+    if not target or "/" in target or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("not a Ray address: host:port, ray://host:port, auto or local")
+    return value
+
+
 class RaySettings(Section):
     address: str | None = None
     num_cpus: int = Field(2, ge=1)
@@ -84,6 +98,11 @@ class RaySettings(Section):
     researcher: ActorPlacement = ActorPlacement()  # e.g. resources: {researcher_node: 1}
     evaluator: ActorPlacement = ActorPlacement()
     crew: CrewSettings = CrewSettings()
+
+    @field_validator("address")
+    @classmethod
+    def _ray_address(cls, value: str | None) -> str | None:
+        return None if value is None else check_ray_address(value)
 
 
 class ModelPrice(Section):
@@ -291,7 +310,7 @@ class _MappingSource(PydanticBaseSettingsSource):
 def _format(exc: ValidationError) -> ConfigError:
     first = exc.errors()[0]
     key = ".".join(str(p) for p in first["loc"]) or "config"
-    msg = first["msg"]
+    msg = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         msg = "unknown setting"
     elif "input" in first and not isinstance(first["input"], dict | list):

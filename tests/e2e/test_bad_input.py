@@ -128,3 +128,134 @@ def test_an_address_that_never_answers_gives_up_at_the_configured_timeout(
     )
     assert_one_line(proc, "no Ray cluster answered within 3 s")
     assert "ray.connect_timeout_s" in proc.stderr
+
+
+def a_folder(cwd: Path) -> str:
+    folder = cwd / "docs"
+    folder.mkdir(exist_ok=True)
+    (folder / "memo.txt").write_text("ACME Corp net sales were 1,234 million.\n")
+    return str(folder)
+
+
+DEAD_JOBS = "http://127.0.0.1:1"  # never reached: each case fails before any request
+
+# (arguments, a word of the one line); {folder} is an existing folder, {missing} is not.
+USAGE_ERRORS = {
+    "serve-missing-corpus": (["serve", "--corpus", "{missing}", "--port", "0"], "does not exist"),
+    "serve-missing-root": (["serve", "--corpus-root", "{missing}", "--port", "0"], "not exist"),
+    "serve-address-scheme": (["serve", "--address", "ftp://x", "--port", "0"], "Ray address"),
+    "mcp-missing-root": (["mcp", "--corpus-root", "{missing}"], "does not exist"),
+    "run-address-scheme": (["run", QUERY, "--address", "ftp://x"], "not a Ray address"),
+    "run-address-empty": (["run", QUERY, "--address", ""], "not a Ray address"),
+    "run-address-jobs-url": (["run", QUERY, "--address", "http://h:8265"], "not a Ray address"),
+    "run-address-port": (["run", QUERY, "--address", "h:99999"], "not a Ray address"),
+    "run-env-address": (["run", QUERY, "--no-gate", "--env:ftp://x"], "ray.address"),
+    "run-missing-code": (["run", QUERY, "--search", "grep", "--code", "{missing}"], "not exist"),
+    "run-missing-plan": (["run", QUERY, "--mode", "deep", "--plan-file", "{missing}"], "not exist"),
+    "run-follow-up-path": (["run", QUERY, "--follow-up", "../x"], "not a run id"),
+    "resume-empty-id": (["resume", ""], "not a run id"),
+    "resume-address": (["resume", "20260101-000000-abcdef", "--address", "ftp://x"], "address"),
+    "attach-empty-id": (["attach", ""], "not a run id"),
+    "runs-show-tail": (["runs", "show", "some-run", "--tail", "-3"], "-3"),
+    "runs-show-tail-type": (["runs", "show", "some-run", "--tail", "ten"], "ten"),
+    "runs-show-empty-id": (["runs", "show", " "], "not a run id"),
+    "submit-upload": (["submit", QUERY, "--corpus", "{folder}", "--max-upload-mb", "-1"], "-1"),
+    "submit-upload-zero": (["submit", QUERY, "--corpus", "{folder}", "--max-upload-mb", "0"], "0"),
+    "submit-missing-corpus": (["submit", QUERY, "--corpus", "{missing}"], "does not exist"),
+    "submit-parallel": (["submit", QUERY, "--max-parallel", "0"], "deep.max_parallel"),
+    "submit-time": (["submit", QUERY, "--max-time", "-5"], "run.max_time_s"),
+    "submit-empty-query": (["submit", "  "], "the query is empty"),
+    "submit-empty-python": (["submit", QUERY, "--python", ""], "ray.job_python"),
+    "submit-address-scheme": (["submit", QUERY, "--address", "ftp://x"], "http(s) URL"),
+    "jobs-list-address-scheme": (["jobs", "list", "--address", "ftp://x"], "http(s) URL"),
+    "jobs-status-address-empty": (["jobs", "status", "j", "--address", ""], "http(s) URL"),
+    "jobs-logs-address-words": (["jobs", "logs", "j", "--address", "not a url"], "http(s) URL"),
+    "jobs-stop-address-port": (["jobs", "stop", "j", "--address", "http://h:0"], "http(s) URL"),
+}
+
+
+@pytest.mark.parametrize("case", USAGE_ERRORS, ids=list(USAGE_ERRORS))
+def test_usage_errors_are_one_line_before_anything_starts(case: str, tmp_path: Path) -> None:
+    args, needle = USAGE_ERRORS[case]
+    env_extra = {"RAY_API_SERVER_ADDRESS": DEAD_JOBS}
+    filled = []
+    for arg in args:
+        if arg.startswith("--env:"):  # the same rule when the value comes from the environment
+            env_extra["DEEP_RESEARCH_RAY__ADDRESS"] = arg.removeprefix("--env:")
+            continue
+        missing = str(tmp_path / "missing")
+        filled.append(arg.format(folder=a_folder(tmp_path), missing=missing))
+    proc = cli(*filled, cwd=tmp_path, env_extra=env_extra, timeout=60)
+    assert_one_line(proc, needle)
+    assert "does not exist. This module" not in proc.stderr  # no Ray riddle
+    assert proc.stdout == ""
+    assert run_dirs(tmp_path) == []
+
+
+def test_runs_show_json_is_one_line_and_tail_zero_shows_no_events(tmp_path: Path) -> None:
+    from deepresearch.config.settings import load_settings
+    from deepresearch.runs import write_record
+    from deepresearch.schemas import Event, Request
+    from deepresearch.storage import RunDir
+
+    state = tmp_path / "state"
+    run_dir = RunDir.create(state, "old-run")
+    write_record(
+        run_dir, Request(run_id="old-run", query="q", mode="quick"), load_settings(), state
+    )
+    for seq in (1, 2, 3):
+        run_dir.append_event(Event(seq=seq, ts=1.0, run_id="old-run", type="run_started"))
+    run_dir.close()
+    proc = cli("runs", "show", "old-run", "--json", "--tail", "0", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    [line] = proc.stdout.splitlines()
+    shown = json.loads(line)
+    assert shown["events"] == 3 and shown["tail"] == []  # --tail 0 is none, not all
+
+
+@pytest.fixture()
+def jobs_server() -> Iterator[tuple[str, list[str]]]:
+    """A loopback stand-in for a Ray Jobs server that knows no job: it answers the SDK's version
+    check and 404s a job id, as Ray's does; any other request fails the test."""
+    import http.server
+
+    import ray
+
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            if self.path == "/api/version":
+                body, code = json.dumps({"version": "4", "ray_version": ray.__version__}), 200
+            elif self.path.startswith("/api/jobs/"):
+                job = self.path.split("/")[3]
+                body, code = f"Job {job} does not exist", 404
+            else:
+                body, code = "unexpected", 500
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        do_POST = do_GET  # jobs stop posts to /api/jobs/ID/stop
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("command", ["status", "logs", "stop", "report"])
+def test_an_unknown_job_is_no_such_job(
+    command: str, jobs_server: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    url, seen = jobs_server
+    proc = cli("jobs", command, "nope-123", "--address", url, cwd=tmp_path, timeout=60)
+    assert_one_line(proc, f"no such job nope-123 at {url}")
+    assert "404" not in proc.stderr
+    assert seen and all(p == "/api/version" or "nope-123" in p for p in seen), seen
