@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -172,6 +173,7 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
     if o["follow"]:
         check_output_dir(output_dir)  # fail before the job runs, not after
     job_python = settings.ray.job_python
+    named = job_python if job_python != job_preflight.DEFAULT_PYTHON else o["job_python"]
     if o["ship_deps"] and job_python != "python":
         raise click.UsageError("--ship-deps installs into the job's own environment: drop --python")
     run_args: list[str] = []
@@ -195,7 +197,14 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
         sub = jobs.build_submission(spec, package)
         api = jobs.client(address, auth_mode)
         if not (o["no_preflight"] or o["ship_deps"]):
-            jobs.call(address, auth_mode, lambda: job_preflight.preflight(api, spec, package))
+            tried = job_preflight.candidates(named, sys.executable)
+            found = jobs.call(
+                address,
+                auth_mode,
+                lambda: job_preflight.preflight(api, spec, package, tried=tried),
+            )
+            spec = dataclasses.replace(spec, python=found)
+            sub = jobs.build_submission(spec, package)
         jobs.call(address, auth_mode, lambda: jobs.submit(api, sub))
     if o["as_json"]:
         click.echo(json.dumps({"job_id": sub.job_id, "run_id": sub.run_id}))

@@ -95,4 +95,6 @@ def require() -> None:
 
 
 if __name__ == "__main__":
-    print(MARKER, json.dumps(report()), flush=True)
+    # ``as``: the name the submitter tried this Python by (it may try several in one job).
+    tried = sys.argv[1] if len(sys.argv) > 1 else None
+    print(MARKER, json.dumps({**report(), "as": tried}), flush=True)

@@ -1,8 +1,10 @@
 """``deep-research submit --follow`` against a real ``ray start --head`` on loopback ports.
 
 The head is started from this virtualenv without it on the head's PATH (as ``/opt/venv/bin/ray
-start`` from a service would be): a job's bare ``python`` is then some other Python, and submit
-must say so before the run (preflight) and work once told which Python to use (``--python``).
+start`` from a service would be): a job's bare ``python`` is then some other Python. Told to use
+it (``--python python``), submit says so in one line before the run (preflight); told nothing, it
+finds this driver's own interpreter on the head (the same machine) and the run works; neither
+check shows as a FAILED job in ``jobs list --all``.
 The head runs in its own process group with its own RAY_TMPDIR, and only that group is ended
 (never ``ray stop``, which would stop every Ray on the machine).
 """
@@ -145,7 +147,7 @@ def test_submit_follow_downloads_report_and_keeps_keys_secret(
     submit += ["--output-dir", str(out), "--pass-env", "OPENAI_API_KEY", "--json"]
 
     # The head's bare `python` lacks the dependencies: one line before any run, naming the fix.
-    refused = cli(submit, env, tmp_path)
+    refused = cli([*submit, "--python", "python"], env, tmp_path)
     assert refused.returncode == 2, refused.stderr[-3000:]
     assert "Traceback" not in refused.stderr and refused.stdout == ""
     lines = refused.stderr.strip().splitlines()
@@ -155,7 +157,8 @@ def test_submit_follow_downloads_report_and_keeps_keys_secret(
     listed = cli(["jobs", "list", "--address", url], env, tmp_path)
     assert listed.stdout.strip() == ""  # no run was submitted (and the check cleaned up)
 
-    proc = cli([*submit, "--python", str(BIN / "python")], env, tmp_path)
+    # No --python: this driver's interpreter is on the head (same machine), and is used.
+    proc = cli(submit, env, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert SECRET not in proc.stdout + proc.stderr
     rows = [json.loads(line) for line in proc.stdout.splitlines()]  # every stdout line is JSON
@@ -186,6 +189,15 @@ def test_submit_follow_downloads_report_and_keeps_keys_secret(
     assert json.loads(status.stdout)["status"] == "SUCCEEDED"
     listed = cli(["jobs", "list", "--address", url], env, tmp_path)
     assert job_id in listed.stdout
+    every = cli(["jobs", "list", "--all", "--json", "--address", url], env, tmp_path)
+    rows = [json.loads(line) for line in every.stdout.splitlines()]
+    assert {"job_id": job_id, "status": "SUCCEEDED", "run_id": final["run_id"]} in rows
+    checks = [r for r in rows if r["job_id"].endswith("-preflight")]
+    assert len(checks) == 2 and {r["status"] for r in checks} == {"SUCCEEDED"}  # none FAILED
+    assert str(BIN / "python") in info.entrypoint  # the driver's own interpreter ran the job
+    unknown = cli(["jobs", "status", "no-such-job", "--address", url], env, tmp_path)
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert unknown.stderr.strip() == f"deep-research: error: no such job no-such-job at {url}"
     again = tmp_path / "again"
     again.mkdir()
     fetched = cli(
