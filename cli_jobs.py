@@ -168,6 +168,15 @@ def submit_cmd(query: str, address: str, **o: Any) -> None:
     }
     settings = load_settings(o["config_file"], overrides_from_flags(flags))
     check_query(query, settings)
+    if o["llm"] is not None:
+        from deepresearch.providers.llm.registry import check_llm_name
+
+        check_llm_name(settings.llm.provider)
+    if o["search"] is not None:
+        from deepresearch.providers.search.registry import check_search_name
+
+        for name in settings.search.providers:
+            check_search_name(name)
     auth_mode = o["auth_mode"] or settings.ray.auth_mode
     output_dir = Path(o["output_dir"] or default_directory(settings.run.output_dir))
     if o["follow"]:

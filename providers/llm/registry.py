@@ -104,8 +104,15 @@ def build_llm(
             base_url=creds.gemini_base_url,
             timeout_s=timeout_s,
         )
-    known = ", ".join(KNOWN_LLM_PROVIDERS)
-    raise ConfigError("llm.provider", f"unknown provider {name!r} (known: {known})")
+    check_llm_name(name)
+    raise AssertionError(f"known provider {key!r} has no builder")
+
+
+def check_llm_name(name: str) -> None:
+    """``ConfigError`` for a provider name no builder knows (``submit`` checks before a job)."""
+    if name.strip().lower() not in KNOWN_LLM_PROVIDERS:
+        known = ", ".join(KNOWN_LLM_PROVIDERS)
+        raise ConfigError("llm.provider", f"unknown provider {name!r} (known: {known})")
 
 
 def _default_client(timeout_s: float) -> httpx.AsyncClient:
@@ -188,6 +195,7 @@ __all__ = [
     "LLMKeys",
     "build_llm",
     "build_router",
+    "check_llm_name",
     "default_chain",
     "keys_from_env",
     "role_chain",

@@ -64,11 +64,16 @@ def search_env(names: Iterable[str], environ: Mapping[str, str]) -> dict[str, st
     return {var: environ[var] for var in sorted(wanted) if environ.get(var, "").strip()}
 
 
-def check_search_provider(name: str, settings: Settings, env: Mapping[str, str]) -> None:
-    """Raise ``ConfigError`` when ``name`` is unknown or lacks what it needs (key, folder)."""
+def check_search_name(name: str) -> None:
+    """``ConfigError`` for a provider name no builder knows (``submit`` checks before a job)."""
     if name not in KNOWN_SEARCH_PROVIDERS:
         known = ", ".join(KNOWN_SEARCH_PROVIDERS)
         raise ConfigError(KEY, f"unknown provider '{name}' (known: {known})")
+
+
+def check_search_provider(name: str, settings: Settings, env: Mapping[str, str]) -> None:
+    """Raise ``ConfigError`` when ``name`` is unknown or lacks what it needs (key, folder)."""
+    check_search_name(name)
     missing = [var for var in REQUIRED_ENV.get(name, ()) if _env(env, var) is None]
     if missing:
         raise ConfigError(KEY, f"{name} needs {' and '.join(missing)}")
@@ -152,6 +157,7 @@ __all__ = [
     "OPTIONAL_ENV",
     "REQUIRED_ENV",
     "build_search_provider",
+    "check_search_name",
     "check_search_provider",
     "search_env",
 ]

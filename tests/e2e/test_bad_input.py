@@ -164,6 +164,8 @@ USAGE_ERRORS = {
     "submit-missing-corpus": (["submit", QUERY, "--corpus", "{missing}"], "does not exist"),
     "submit-parallel": (["submit", QUERY, "--max-parallel", "0"], "deep.max_parallel"),
     "submit-time": (["submit", QUERY, "--max-time", "-5"], "run.max_time_s"),
+    "submit-llm": (["submit", QUERY, "--llm", "bogus"], "unknown provider"),
+    "submit-search": (["submit", QUERY, "--search", "local,bogus"], "unknown provider 'bogus'"),
     "submit-empty-query": (["submit", "  "], "the query is empty"),
     "submit-empty-python": (["submit", QUERY, "--python", ""], "ray.job_python"),
     "submit-address-scheme": (["submit", QUERY, "--address", "ftp://x"], "http(s) URL"),
