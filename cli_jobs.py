@@ -17,7 +17,15 @@ from typing import Any
 import click
 
 from deepresearch import STARTED_AT, job_preflight, jobs
-from deepresearch.cli_options import JobsServerURL, choice, config_option, folder
+from deepresearch.cli_options import (
+    EnvName,
+    JobsServerURL,
+    Name,
+    PositiveNumber,
+    choice,
+    config_option,
+    folder,
+)
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.schemas import Event
@@ -106,11 +114,14 @@ def _finish(
     default=None,
     help="Local folder uploaded with the job (size-limited).",
 )
-@click.option("--remote-corpus", default=None, help="A corpus folder already on the cluster.")
+@click.option(
+    "--remote-corpus", type=Name(slashes=True), default=None, help="A corpus folder on the cluster."
+)
 @click.option("--follow", is_flag=True, help="Stream the job's output and download the report.")
 @click.option("--output-dir", type=click.Path(path_type=Path), default=None)
 @click.option(
     "--pass-env",
+    type=EnvName(),
     multiple=True,
     help="Env var (e.g. OPENAI_API_KEY) to hand to the job; repeatable. Values are never printed.",
 )
@@ -121,7 +132,7 @@ def _finish(
 @click.option("--max-time", type=float, default=None)
 @click.option(
     "--max-upload-mb",
-    type=click.FloatRange(min=0, min_open=True),
+    type=PositiveNumber(),
     default=jobs.DEFAULT_MAX_UPLOAD_MB,
     show_default=True,
 )
@@ -268,7 +279,7 @@ def list_cmd(
 
 
 @jobs_group.command("status")
-@click.argument("job_id")
+@click.argument("job_id", type=Name())
 @_address_option
 @_auth_option
 @_config
@@ -286,7 +297,7 @@ def status_cmd(job_id: str, address: str, auth_mode: str | None, config_file: Pa
 
 
 @jobs_group.command("logs")
-@click.argument("job_id")
+@click.argument("job_id", type=Name())
 @_address_option
 @click.option("--follow", is_flag=True, help="Keep printing until the job ends.")
 @_auth_option
@@ -310,7 +321,7 @@ def _echo_all(lines: list[str]) -> None:
 
 
 @jobs_group.command("report")
-@click.argument("job_id")
+@click.argument("job_id", type=Name())
 @_address_option
 @click.option("--output-dir", type=click.Path(path_type=Path), default=None)
 @_auth_option
@@ -337,7 +348,7 @@ def report_cmd(
 
 
 @jobs_group.command("stop")
-@click.argument("job_id")
+@click.argument("job_id", type=Name())
 @_address_option
 @_auth_option
 @_config

@@ -7,6 +7,8 @@ exit 2 before anything starts, whichever command takes the flag.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -85,3 +87,50 @@ class RayAddress(click.ParamType):
             return check_ray_address(str(value))
         except ValueError as exc:
             self.fail(f"{value!r}: {exc}", param, ctx)
+
+
+class PositiveNumber(click.FloatRange):
+    """A finite number above zero (click's range alone lets ``nan`` through: it compares false)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0, min_open=True)
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        number = float(super().convert(value, param, ctx))
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+class Name(click.ParamType):
+    """A non-empty name without spaces or slashes: a job id, a folder on the cluster."""
+
+    name = "TEXT"
+
+    def __init__(self, slashes: bool = False) -> None:
+        self.slashes = slashes
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text.strip():
+            self.fail("must not be empty", param, ctx)
+        if not self.slashes and ("/" in text or text != text.strip()):
+            self.fail(f"{text!r} has a slash or spaces", param, ctx)
+        return text
+
+
+class EnvName(click.ParamType):
+    """An environment variable's name. What is not one is never echoed: a user who typed
+    ``--pass-env KEY=sk-...`` or pasted the key itself would see the secret in the error."""
+
+    name = "NAME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text) is None:
+            self.fail(
+                "takes a variable's name, e.g. OPENAI_API_KEY (the value not shown)", param, ctx
+            )
+        return text

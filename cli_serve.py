@@ -142,7 +142,8 @@ def serve_cmd(
     token = SecretStr(secret) if secret else None
     if token is None and not is_loopback(host):
         raise click.UsageError(
-            f"refusing to listen on {host} without {TOKEN_ENV} set (anyone could start runs)"
+            f"refusing to listen on {host or 'all addresses'} without {TOKEN_ENV} set "
+            "(anyone could start runs)"
         )
     flags = {
         "corpus.path": corpus,

@@ -167,6 +167,15 @@ USAGE_ERRORS = {
     "submit-llm": (["submit", QUERY, "--llm", "bogus"], "unknown provider"),
     "submit-search": (["submit", QUERY, "--search", "local,bogus"], "unknown provider 'bogus'"),
     "submit-empty-query": (["submit", "  "], "the query is empty"),
+    "submit-upload-nan": (
+        ["submit", QUERY, "--corpus", "{folder}", "--max-upload-mb", "nan"],
+        "nan",
+    ),
+    "submit-empty-remote": (["submit", QUERY, "--remote-corpus", " "], "must not be empty"),
+    "submit-pass-env-empty": (["submit", QUERY, "--pass-env", ""], "variable's name"),
+    "jobs-status-empty-id": (["jobs", "status", ""], "must not be empty"),
+    "jobs-logs-path-id": (["jobs", "logs", "a/b"], "slash"),
+    "serve-all-addresses": (["serve", "--host", "", "--port", "0"], "all addresses without"),
     "submit-empty-python": (["submit", QUERY, "--python", ""], "ray.job_python"),
     "submit-address-scheme": (["submit", QUERY, "--address", "ftp://x"], "http(s) URL"),
     "jobs-list-address-scheme": (["jobs", "list", "--address", "ftp://x"], "http(s) URL"),
@@ -261,3 +270,11 @@ def test_an_unknown_job_is_no_such_job(
     assert_one_line(proc, f"no such job nope-123 at {url}")
     assert "404" not in proc.stderr
     assert seen and all(p == "/api/version" or "nope-123" in p for p in seen), seen
+
+
+def test_a_value_given_to_pass_env_is_never_echoed(tmp_path: Path) -> None:
+    secret = "sk-live-DO-NOT-ECHO-9f2c"
+    for typed in (f"OPENAI_API_KEY={secret}", secret):
+        proc = cli("submit", QUERY, "--pass-env", typed, cwd=tmp_path, timeout=60)
+        assert_one_line(proc, "variable's name")
+        assert secret not in proc.stderr + proc.stdout
