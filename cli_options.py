@@ -11,12 +11,17 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import click
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:  # generic only in newer click: subscripted for mypy, plain at run time
+    _TextType = click.ParamType[str]
+else:
+    _TextType = click.ParamType
 
 
 def config_option(help: str = "YAML settings file.") -> Callable[[F], F]:
@@ -37,7 +42,7 @@ def folder() -> click.Path:
     return click.Path(exists=True, file_okay=False, path_type=Path)
 
 
-class JobsServerURL(click.ParamType):
+class JobsServerURL(_TextType):
     """The Ray Jobs server's ``http(s)://host[:port]``. Anything else reaches Ray's SDK, which
     reads the scheme as a module name and answers "Module: ftp does not exist"."""
 
@@ -59,7 +64,7 @@ class JobsServerURL(click.ParamType):
         return text
 
 
-class RunId(click.ParamType):
+class RunId(_TextType):
     """A run's id as a folder name under the state directory (``runs.check_run_id``)."""
 
     name = "RUN_ID"
@@ -74,7 +79,7 @@ class RunId(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-class RayAddress(click.ParamType):
+class RayAddress(_TextType):
     """A Ray cluster to join (``ray.address``'s rule, ``check_ray_address``), checked before
     the command starts: ``resume`` takes it outside the config tree."""
 
@@ -104,7 +109,7 @@ class PositiveNumber(click.FloatRange):
         return number
 
 
-class Name(click.ParamType):
+class Name(_TextType):
     """A non-empty name without spaces or slashes: a job id, a folder on the cluster."""
 
     name = "TEXT"
@@ -121,7 +126,7 @@ class Name(click.ParamType):
         return text
 
 
-class EnvName(click.ParamType):
+class EnvName(_TextType):
     """An environment variable's name. What is not one is never echoed: a user who typed
     ``--pass-env KEY=sk-...`` or pasted the key itself would see the secret in the error."""
 
