@@ -202,11 +202,10 @@ def test_deep_review_plan_ctrl_c_then_resume(small_corpus: Path, tmp_path: Path)
     resumed = Terminal("resume", run_id, cwd=tmp_path, **slow)
     code, _ = resumed.finish()
     assert code == 0, resumed.text[-3000:]
-    assert_clean_progress(
-        resumed
-    )  # counts the sources the checkpoint kept, though it may read none
-    first = resumed.progress_lines()[0]
-    assert int(first["sources"]) > 0, first  # from its first line, not "sources 0" again
+    assert_clean_progress(resumed)  # sources: those the checkpoint kept, though it may read none
+    # From the resume on (before it, "starting" knows nothing yet), not "sources 0" again.
+    first = next(line for line in resumed.progress_lines() if line["phase"] != "starting")
+    assert int(first["sources"]) > 0, first
     (shown,) = resumed.screen()  # only the report path is left
     report = Path(shown)
     assert report.is_file() and report.name.startswith("deep-research-compare-acme")
