@@ -2,9 +2,9 @@
 
 The job runs ``python -m deepresearch job-run`` on the cluster with this package's source shipped
 in the ``runtime_env`` (``py_modules``); its third-party dependencies must be in that Python (or
-shipped with ``--ship-deps`` as a ``pip`` list). ``python`` is whatever the head's PATH offers, so
-a tiny preflight job first checks that Python and says what to do when it lacks something (a head
-started from a virtualenv that is not on its PATH: pass ``--python``). The report travels back in
+shipped with ``--ship-deps`` as a ``pip`` list). A tiny preflight job (``job_preflight.py``) first
+picks that Python: this driver's own interpreter when the head has its path, else the head's
+``python``, and says in one line what to do when neither has everything. The report travels back in
 the job's own logs as one delimited, base64-encoded, hashed block: logs are the one channel every
 Jobs server keeps, and the encoding means no report text can be mistaken for a delimiter or be
 mangled by log handling. Provider keys travel only as ``runtime_env`` env vars the user names with
