@@ -74,7 +74,7 @@ def gate_summary(gated: QueryGated, query: str) -> GateSummary:
     )
 
 
-EXIT_CODES = {"chitchat": 0, "ambiguous": 2, "harmful": 3}  # as README's "Intent gate" says
+EXIT_CODES = {"chitchat": 0, "ambiguous": 2, "harmful": 3}  # as docs/runs.md says
 
 
 def exit_code(gated: QueryGated) -> int:
