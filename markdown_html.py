@@ -44,7 +44,8 @@ def safe_link(url: str) -> bool:
 
 def to_html(markdown: str) -> str:
     """The HTML fragment of ``markdown``; every text escaped, every link checked."""
-    return _parser().render(markdown)
+    html: str = _parser().render(markdown)
+    return html
 
 
 @cache

@@ -284,9 +284,7 @@ def rendered(run_id: str, path: Path, text: str) -> dict[str, Any]:
     kind = path.suffix.lower().lstrip(".")
     if kind not in ("json", "html"):  # as ``GET /runs/{id}/report``: anything else is Markdown
         return {"run_id": run_id, "format": "md", "markdown": text, "html": to_html(text)}
-    note = (
-        f"This run's report was saved as {kind.upper()}: `GET /runs/{run_id}/report` returns it."
-    )
+    note = f"This run's report was saved as {kind.upper()}: `GET /runs/{run_id}/report` returns it."
     return {"run_id": run_id, "format": kind, "markdown": None, "html": to_html(note)}
 
 
