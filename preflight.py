@@ -47,6 +47,7 @@ RUNTIME_MODULES = {
     "ddgs": "ddgs",
     "aiolimiter": "aiolimiter",
     "mcp": "mcp",
+    "markdown-it-py": "markdown_it",
 }
 
 

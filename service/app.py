@@ -1,7 +1,8 @@
 """The HTTP API and web page: routes, bearer-token auth, and JSON errors a client can act on.
 
 ``POST /runs`` · ``GET /runs`` · ``GET /runs/{id}`` · ``GET /runs/{id}/events`` (SSE) ·
-``GET /runs/{id}/report`` · ``DELETE /runs/{id}`` · ``GET /`` (the page).
+``GET /runs/{id}/report`` (the file as saved) · ``GET /runs/{id}/report/rendered`` (JSON:
+the Markdown and its sanitized HTML, what the page shows) · ``DELETE /runs/{id}`` · ``GET /``.
 """
 
 from __future__ import annotations
@@ -247,23 +248,53 @@ async def run_events(request: web.Request) -> web.StreamResponse:
     )
 
 
-async def get_report(request: web.Request) -> web.Response:
+async def _report_text(request: web.Request) -> tuple[Path, str] | web.Response:
+    """The finished run's report file and its text, or the error reply saying why there is none."""
     run_dir = _run_dir(request)
     summary = runs.read_summary(run_dir)
     if summary is None or not summary.report_path:
         status = summary.status if summary else "running"
         return _error(404, "this run has no report (yet)", status=status)
+    path = Path(summary.report_path)
     try:
-        text = await asyncio.to_thread(Path(summary.report_path).read_text, "utf-8")
+        return path, await asyncio.to_thread(path.read_text, "utf-8")
     except OSError as exc:
         return _error(410, f"the report file is gone ({exc.strerror})")
-    kind = REPORT_TYPES.get(Path(summary.report_path).suffix.lower(), "text/markdown")
+
+
+async def get_report(request: web.Request) -> web.Response:
+    found = await _report_text(request)
+    if isinstance(found, web.Response):
+        return found
+    path, text = found
+    kind = REPORT_TYPES.get(path.suffix.lower(), "text/markdown")
     response = web.Response(text=text, content_type=kind, charset="utf-8")
     if kind == "text/html":  # the page is self-contained: it may load and run nothing
         response.headers["Content-Security-Policy"] = (
             "default-src 'none'; style-src 'unsafe-inline'"
         )
     return response
+
+
+def rendered(run_id: str, path: Path, text: str) -> dict[str, Any]:
+    """The report as the web page shows it: sanitized HTML (``markdown_html``) beside the Markdown.
+    A report saved as JSON or HTML has no Markdown to render; the HTML then says where it is."""
+    from deepresearch.markdown_html import to_html
+
+    kind = path.suffix.lower().lstrip(".")
+    if kind not in ("json", "html"):  # as ``GET /runs/{id}/report``: anything else is Markdown
+        return {"run_id": run_id, "format": "md", "markdown": text, "html": to_html(text)}
+    note = f"This run's report was saved as {kind.upper()}: `GET /runs/{run_id}/report` returns it."
+    return {"run_id": run_id, "format": kind, "markdown": None, "html": to_html(note)}
+
+
+async def get_rendered_report(request: web.Request) -> web.Response:
+    found = await _report_text(request)
+    if isinstance(found, web.Response):
+        return found
+    path, text = found
+    run_id = request.match_info["run_id"]
+    return web.json_response(await asyncio.to_thread(rendered, run_id, path, text))
 
 
 async def cancel_run(request: web.Request) -> web.Response:
@@ -338,6 +369,7 @@ def create_app(
             web.get("/runs/{run_id}", get_run),
             web.get("/runs/{run_id}/events", run_events),
             web.get("/runs/{run_id}/report", get_report),
+            web.get("/runs/{run_id}/report/rendered", get_rendered_report),
             web.delete("/runs/{run_id}", cancel_run),
         ]
     )

@@ -117,7 +117,7 @@ def test_the_page_works_under_the_csp_no_inline_script_or_style() -> None:
     assert scripts and all("src=" in attrs for attrs in scripts)
     assert "<style" not in page and " style=" not in page and "javascript:" not in page
     assert not re.search(r"\son[a-z]+=", page)  # no inline event handlers
-    for name in ("app.js", "markdown.js", "timeline.js"):
+    for name in ("app.js", "timeline.js"):
         code = static.joinpath(name).read_text("utf-8")
         assert "style=" not in code and ".style." not in code and "eval(" not in code, name
 
