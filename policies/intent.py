@@ -23,6 +23,7 @@ from deepresearch.policies.intent_words import (
     THANKS_WORDS,
     VAGUE,
 )
+from deepresearch.text import confusables
 
 Outcome = Literal["research", "chitchat", "harmful", "ambiguous", "undecided"]
 
@@ -74,8 +75,7 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")  # any script: a Chinese query
 
 
 def _normalize(query: str) -> str:
-    text = query.lower().replace("’", "'")
-    return " ".join(text.split())
+    return confusables.normalize(query)
 
 
 def _words(text: str) -> list[str]:
