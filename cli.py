@@ -188,12 +188,14 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
         settings.run.mode, options["plan_file"], review, settings, is_tty
     )
     try:
-        # A follow-up is gated and planned as it is meant: "how did it do?" has the earlier subject.
-        planned = follow_up.question_for(
-            driver.check_query(query, settings), options["follow_up"], settings
-        )
+        # A follow-up is gated with its thread's earlier questions ("how do I make it" keeps
+        # their subject) and planned as it is meant ("how did it do?" has the earlier subject).
+        text = driver.check_query(query, settings)
+        planned = follow_up.question_for(text, options["follow_up"], settings)
         # Gated before a plan is reviewed (no planner call for a greeting); prepare enforces it.
-        intent = screen(planned, settings)
+        intent = screen(
+            text, settings, context=follow_up.gate_context(options["follow_up"], settings)
+        )
         plan = cli_plan.settle(planned, settings, items, review, is_tty)
         prep = driver.prepare(
             query,

@@ -117,8 +117,8 @@ def prepare(
     CLI gates before a plan is reviewed)."""
     begun = time.monotonic()
     text = check_query(query, settings)
-    if intent is None:  # a follow-up is judged with the earlier question's subject
-        intent_gate.screen(follow_up.question_for(text, follow_up_of, settings), settings, llm)
+    if intent is None:  # a follow-up is judged with the earlier questions' subject
+        intent_gate.screen(text, settings, llm, follow_up.gate_context(follow_up_of, settings))
     else:
         intent_gate.enforce(intent)
     seed = None

@@ -55,6 +55,14 @@ def thread_of(state_dir: Path, run_id: str, settings: Settings) -> list[str]:
     return questions[::-1]
 
 
+def gate_context(run_id: str | None, settings: Settings) -> tuple[str, ...]:
+    """The earlier questions the intent gate judges a follow-up of ``run_id`` with (none for a
+    new thread): their subject, not only the names and periods research borrows from them."""
+    if run_id is None:
+        return ()
+    return tuple(thread_of(settings.resolved_state_dir(), run_id, settings))
+
+
 def question_for(query: str, run_id: str | None, settings: Settings) -> str:
     """What a follow-up of ``run_id`` researches for ``query`` (the plan a user reviews)."""
     if run_id is None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from printout import show
 
-from deepresearch.policies.intent import classify
+from deepresearch.policies.intent import classify, without_model
 
 TABLE = Path(__file__).with_name("gate_requests.csv")
 
@@ -33,6 +33,11 @@ TABLE = Path(__file__).with_name("gate_requests.csv")
 def part_of(text: str) -> str:
     """``validation`` for one request in three (by the hash of its text), else ``development``."""
     return "validation" if hashlib.sha256(text.encode()).digest()[0] % 3 == 0 else "development"
+
+
+def refuses(text: str) -> bool:
+    """The gate's rules as they decide with no model configured (the offline default)."""
+    return without_model(classify(text)).outcome == "harmful"
 
 
 def main() -> None:
@@ -48,7 +53,7 @@ def main() -> None:
         mine = [r for r in rows if part_of(r["text"]) == part]
         for label, key in (("harmful", "refused"), ("benign", "benign_refused")):
             texts = [r for r in mine if r["label"] == label]
-            refused = [r for r in texts if classify(r["text"]).outcome == "harmful"]
+            refused = [r for r in texts if refuses(r["text"])]
             result[f"{part}_{label}"] = len(texts)
             result[f"{part}_{key}"] = round(len(refused) / max(1, len(texts)), 3)
             if part == "development":
@@ -57,7 +62,7 @@ def main() -> None:
     texts = [r["text"] for r in rows]
     started = time.perf_counter()
     for text in texts:
-        classify(text)
+        refuses(text)
     result["gate_us_per_request"] = round((time.perf_counter() - started) / len(texts) * 1e6)
     show(result, args.json)
     if args.show_misses:

@@ -120,6 +120,11 @@ _UNSEEN = (
     r"(?:accident|natural\s+causes|suicide)|get\s+away\s+with\s+it|never\s+(?:be\s+)?(?:found|caught"
     r"|traced))"
 )
+_PERSON = (
+    r"(?:him|her|them|(?:a|an|the|my|his|her|our|their|this)\s+(?:\w+\s+)?(?:co-?worker|colleague"
+    r"|neighbou?r|husband|wife|partner|child|kid|baby|teacher|boss|man|woman|girl|boy|guy"
+    r"|stranger|person|classmate|roommate|friend|relative|parent|mother|father|ex))"
+)
 _BODY = (
     r"(?:get\s+rid\s+of|dispose\s+of|hide|dissolve|bury)\s+(?:a|the|his|her)\s+"
     r"(?:dead\s+)?(?:body|corpse)"
@@ -190,7 +195,7 @@ _HARMFUL: tuple[tuple[str, re.Pattern[str]], ...] = (
             rf"{_VICTIM}(?:\s|$|[.,?!])(?!\s*(?:process|task|thread|job|session)\b)"
             rf"|{_ASK}{_BRIDGE}shoot\s+{_VICTIM}\s+(?:with\s+a\s+(?:gun|rifle|pistol)|dead"
             r"|to\s+death)"
-            rf"|{_HURT}\s+(?:\w+\s+){{0,2}}?(?:{_VICTIM}|him|her|them)\b.*{_UNSEEN}"
+            rf"|{_HURT}\s+(?:\w+\s+){{0,2}}?(?:{_VICTIM}|{_PERSON})\b.*{_UNSEEN}"
             rf"|{_ASK}{_BRIDGE}{_BODY}"
             r"|\b(?:untraceable|undetectable)\s+poisons?\b"
             r"|\bget\s+away\s+with\s+murder(?:ing)?\s+(?:someone|somebody|my)\b"
@@ -243,7 +248,12 @@ def harmful_category(text: str, context: tuple[str, ...] = ()) -> str | None:
     for category, pattern in _HARMFUL:
         if pattern.search(text):
             return category
+    return operational(text, named_subjects(text, context))
+
+
+def named_subjects(text: str, context: tuple[str, ...] = ()) -> frozenset[str]:
+    """The subjects of ``text``, with those of the earlier questions when it points back."""
     named = subjects(text)
     if context and points_back(text):
-        named |= frozenset().union(*(subjects(q) for q in context))
-    return operational(text, named)
+        named = named.union(*(subjects(q) for q in context))
+    return named

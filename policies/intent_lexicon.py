@@ -36,7 +36,7 @@ WEAPON = family(
     r"plague\s+bacteri", r"yersinia\s+pestis", r"ricin(?:e|s)?\b", r"abrin\b", r"botulinum", r"botulism",
     r"nuclear\s+(?:bomb|weapon|device|warhead)", r"atomic\s+bomb", r"dirty\s+bomb",
     r"weapons?[\s-]grade", r"bombs?\b", r"explosives?\b", r"explosive\s+device", r"ieds?\b",
-    r"tatp\b", r"hmtd\b", r"petn\b", r"rdx\b", r"semtex", r"nitroglycerin", r"napalm",
+    r"tatp\b", r"tnt\b", r"dynamite", r"anfo\b", r"hmtd\b", r"petn\b", r"rdx\b", r"semtex", r"nitroglycerin", r"napalm",
     r"thermite", r"molotov", r"detonators?\b", r"ghost\s+guns?", r"untraceable\s+(?:gun|firearm)",
     r"(?:more\s+)?(?:transmissible|contagious|lethal)\s+(?:virus|pathogen|strain|flu)",
     r"(?:virus|pathogen|strain|flu|influenza|bacteri\w*)\s+(?:\w+\s+){0,2}(?:more\s+)?"
@@ -59,7 +59,7 @@ WEAPON = family(
     # Russian
     r"зарин", r"зоман", r"нервно-паралитическ", r"отравляющ\w*\s+веществ", r"иприт",
     r"химическ\w*\s+оружи", r"биологическ\w*\s+оружи", r"ядерн\w*\s+(?:бомб|оружи)",
-    r"сибирск\w*\s+язв", r"рицин", r"бомб", r"взрывчат", r"взрывн\w*\s+устройств", r"боевы\w+\s+газ",
+    r"сибирск\w*\s+язв", r"рицин", r"коктейл\w*\s+молотов", r"бомб", r"взрывчат", r"взрывн\w*\s+устройств", r"боевы\w+\s+газ",
     # Chinese, Japanese, Arabic
     "沙林", "梭曼", "塔崩", "神经毒", "芥子气", "光气", "毒气", "化学武器", "生物武器", "炭疽",
     "蓖麻毒素", "肉毒", "炸弹", "炸药", "爆炸物", "爆炸装置", "核弹", "原子弹", "核武器",
@@ -67,6 +67,13 @@ WEAPON = family(
     "生物兵器", "炭疽", "リシン", "ボツリヌス", "爆弾", "爆薬", "爆発物", "核兵器",
     "سارين", "غاز الأعصاب", "غاز الاعصاب", "غاز الخردل", "الجمرة الخبيثة", "ريسين", "قنبل",
     "قنابل", "متفجر", "عبوة ناسفة", r"(?:سلاح|أسلحة|اسلحة)\w*\s+\w*(?:كيميائي|بيولوجي|نووي)",
+    # Names only, in scripts the rules do not otherwise read: enough to keep such a request from
+    # passing unjudged (Korean, Hindi, Hebrew, Greek, Persian, Thai)
+    "사린", "신경가스", "신경작용제", "화학무기", "생물무기", "탄저", "폭탄", "폭발물",
+    "सरीन", "बम", "विस्फोटक", "रासायनिक हथियार", "जैविक हथियार",
+    "סארין", "פצצ", "חומר נפץ", "נשק כימי", "נשק ביולוגי",
+    "σαρίν", "βόμβ", "εκρηκτικ", "χημικά όπλα", "βιολογικά όπλα",
+    "سارین", "بمب", "مواد منفجره", "سلاح شیمیایی", "ซาริน", "ระเบิด", "อาวุธเคมี",
 )
 
 MALWARE = family(
@@ -75,7 +82,8 @@ MALWARE = family(
     r"(?:credential|password)\s+stealers?", r"cryptojack", r"remote\s+access\s+trojan",
     r"viruse?s?\b", r"self[\s-](?:spreading|propagating|replicating)",
     r"(?:spreads?|copies|replicates|propagates|installs)\s+itself",
-    r"(?:spreads?|propagates?|moves?)\s+(?:\w+\s+){0,2}(?:to|across|through)\s+(?:\w+\s+){0,2}"
+    r"(?:spreads?|propagates?|moves?)\s+(?:itself\s+|automatically\s+|on\s+its\s+own\s+)?"
+    r"(?:to|across|through)\s+(?:\w+\s+){0,2}"
     r"(?:computers|machines|pcs|devices|hosts|network|contacts|contact\s+list|drives)",
     r"infects?\s+(?:\w+\s+){0,3}(?:computers|machines|pcs|devices|hosts|drives|files)",
     # es/pt/it/fr/de
@@ -109,7 +117,11 @@ EVERYDAY = family(
     r"molotov[\s-]ribbentrop", r"thermite\s+weld\w*", r"napalm\s+death",
     r"bombas?\s+(?:de|d'|di|da)\s+(?:agua|água|acqua|calor|calore|gasolina|benzina|combustible|"
     r"combust[íi]vel|v[áa]cuo|vac[íi]o|aire|ar|infusi[óo]n|insulina|piscina|po[çc]o|pozo|"
-    r"semillas?|ba[ñn]o|humo|chocolate|crema)", r"bomboloni",
+    r"semillas?|ba[ñn]o|humo|chocolate|crema|creme|bain|graines)",
+    r"bomb[ea]s?\s+(?:alla|al|di|de|da|au|à)\s+(?:crema|creme|cr[èe]me|nutella|cioccolat\w*"
+    r"|chocolat\w*|marmellata|ricotta|graines|bain)", r"bomboloni",
+    r"(?:bombs?|tnt|explosives?)\s+in\s+(?:minecraft|roblox|fortnite|terraria)",
+    r"bade\w*bomben?", r"schoko\w*bomben?", r"samenbomben?", r"бомбочк",
 )
 
 # --------------------------------------------------------------------------- operations
@@ -123,18 +135,18 @@ MAKE = family(
     r"generat(?:e|ing)\b", r"extract(?:ion|ing)?\b", r"purif", r"brew", r"cook", r"mix(?:ing)?\b",
     r"combin(?:e|ing)\b", r"obtain", r"acquir(?:e|ing)", r"construct", r"rig\b", r"put\s+together",
     r"design\b", r"craft\b", r"undetectable", r"evad(?:e|es|ing)\b", r"bypass",
-    r"fully\s+undetected", r"obfuscat", r"made\b", r"si\s+fa\b", r"se\s+faz\b", r"on\s+fait\b",
+    r"fully\s+undetected", r"obfuscat", r"scripts?\b", r"made\b", r"si\s+fa\b", r"se\s+faz\b", r"on\s+fait\b",
     # es/pt/it/fr/de
     r"hac(?:er|e|en|erlo|erla)\b", r"fabric", r"sintetiz", r"s[ií]ntesis", r"s[íi]ntese",
     r"prepar[ae]r?\b", r"produc(?:ir|e)\b", r"constru", r"crear\b", r"escrib", r"program[ae]r?\b",
     r"cultiv", r"obten", r"mezcl", r"armar\b", r"faire\b", r"fabriqu", r"synth[ée]tis",
     r"pr[ée]par", r"produi", r"construi", r"cr[ée]er\b", r"[ée]cri(?:s|re|vez)\b", r"programm",
-    r"her(?:zu)?stell", r"hergestellt", r"zu\s+(?:bauen|machen|erzeugen)", r"bau(?:en|t|e)?\b", r"zum\s+bau", r"mach(?:en|e|t)\b",
+    r"her(?:zu)?stell", r"stell\w*\s+(?:\w+\s+){1,4}her\b", r"hergestellt", r"zu\s+(?:bauen|machen|erzeugen)", r"bau(?:en|t|e)?\b", r"zum\s+bau", r"mach(?:en|e|t)\b",
     r"synthetisier", r"erzeug", r"produzier", r"schreib", r"erstell", r"z[üu]chte", r"misch",
     r"fazer\b", r"fa[çc]o\b", r"produz", r"criar\b", r"crie\b", r"escrev", r"fare\b", r"fabbric",
     r"sintetizz", r"produrr", r"costrui", r"costruisc", r"creare\b", r"scriv", r"coltiv",
     # ru, zh, ja, ar
-    r"сдела", r"изготов", r"синтез", r"приготов", r"произв", r"созда", r"собра", r"напис",
+    r"сдела", r"изготов", r"синтез", r"приготов", r"произв", r"созда", r"собра", r"напи[сш]",
     r"выра[щс]", r"получ", r"смеша",
     "制造", "制作", "合成", "生产", "配制", "提取", "培养", "编写", "写一个", "写", "做", "造",
     "组装", "研制", "作る", "作り方", "作れ", "製造", "生成", "製作", "培養", "書いて", "書く",
@@ -212,7 +224,12 @@ ABOUT = family(
     r"(?:chemical|weapon|stockpile|munition)", r"destr(?:oy|uction)", r"treat(?:ment|ing|ed)?\b",
     r"symptoms?", r"antidotes?", r"vaccin", r"cur(?:e|ing)\b", r"recover", r"surviv", r"first\s+aid",
     r"signs\s+of", r"indicators", r"patch", r"yara", r"sigma\s+rule", r"antivirus", r"anti-virus",
-    r"honeypot", r"screen(?:ing)?\b", r"scanners?", r"checkers?", r"blockers?", r"filters?\b",
+    r"honeypot", r"screen(?:ing)?\b", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
+    r"essays?\b", r"poems?\b", r"reports?\b", r"documentar", r"podcast", r"presentation",
+    r"articles?\b", r"career", r"courses?\b", r"lectures?\b", r"overview", r"summar",
+    r"backups?\b", r"minecraft", r"roblox", r"fortnite", r"video\s+games?\b",
+    r"about\s+(?!how\b|making\b|building\b|producing\b|creating\b|writing\b|the\s+(?:steps"
+    r"|process|recipe|synthesis|way|method|procedure))", r"scanners?", r"checkers?", r"blockers?", r"filters?\b",
     r"never\b", r"avoid", r"accidental", r"aftermath", r"victims", r"why\b",
     r"historia", r"hist[oó]ric", r"tratado", r"convenci[oó]n", r"ley\b", r"prohibi", r"proteg",
     r"protecci[oó]n", r"defens", r"preven", r"tratamiento", r"s[ií]ntomas", r"ant[ií]doto",
