@@ -116,7 +116,8 @@ _HURT = (
 _UNSEEN = (
     r"\b(?:without\s+(?:(?:getting|being)\s+caught|(?:anyone|them|the\s+police|police|anybody)"
     r"\s+(?:knowing|finding\s+out|noticing|suspecting)|leaving\s+(?:any\s+)?(?:evidence|traces?"
-    r"|marks|a\s+trace))|undetected|untraceabl\w*|undetectabl\w*|looks?\s+like\s+(?:an\s+)?"
+    r"|marks|a\s+trace))|leav(?:e|ing)\s+no\s+(?:evidence|traces?|marks|fingerprints|dna)"
+    r"|undetected|untraceabl\w*|undetectabl\w*|looks?\s+like\s+(?:an\s+)?"
     r"(?:accident|natural\s+causes|suicide)|get\s+away\s+with\s+it|never\s+(?:be\s+)?(?:found|caught"
     r"|traced))"
 )

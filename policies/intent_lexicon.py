@@ -127,7 +127,7 @@ EVERYDAY = family(
 # --------------------------------------------------------------------------- operations
 
 MAKE = family(
-    r"make\b", r"making", r"build", r"synthe[st]i[sz]", r"synthesis", r"synthetic\s+route",
+    r"make\b", r"makers?\b", r"making", r"build", r"synthe[st]i[sz]", r"synthesis", r"synthetic\s+route",
     r"produc(?:e|ing|tion)\b", r"manufactur", r"prepar(?:e|ing|ation)\b", r"assembl(?:e|ing|y)\b",
     r"weaponi[sz]", r"cultur(?:e|ing)\b", r"cultivat", r"grow(?:ing)?\b", r"enhanc", r"aerosoli[sz]",
     r"dispers(?:e|al|ing)", r"deploy", r"releas(?:e|ing)\b", r"detonat", r"creat(?:e|ing)\b",
@@ -188,7 +188,8 @@ METHOD = family(
     r"how\b", r"steps?\b", r"instructions?\b", r"procedures?\b", r"protocol", r"recipes?\b",
     r"guide\b", r"tutorial", r"walkthrough", r"walk\s+me", r"blueprints?", r"schematics?",
     r"formula", r"ingredients", r"chemicals\b", r"materials\b", r"method", r"ways?\s+to",
-    r"what\s+do\s+i\s+need", r"c[oó]mo\b", r"pasos", r"instrucciones", r"procedimiento",
+    r"what\s+do\s+i\s+need", r"(?:do|does|would|will)\s+(?:i|one|you|we)\s+need",
+    r"(?:needed|required)\s+(?:to|for)\b", r"c[oó]mo\b", r"pasos", r"instrucciones", r"procedimiento",
     r"receta", r"gu[ií]a", r"ingredientes", r"materiales", r"qu[ií]micos", r"m[ée]todo",
     r"comment\b", r"[ée]tapes", r"instructions", r"proc[ée]d", r"recette", r"tutoriel",
     r"ingr[ée]dients", r"mat[ée]riel", r"produits\s+chimiques", r"m[ée]thode", r"quels?\b",
