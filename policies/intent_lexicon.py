@@ -59,7 +59,7 @@ WEAPON = family(
     # Russian
     r"зарин", r"зоман", r"нервно-паралитическ", r"отравляющ\w*\s+веществ", r"иприт",
     r"химическ\w*\s+оружи", r"биологическ\w*\s+оружи", r"ядерн\w*\s+(?:бомб|оружи)",
-    r"сибирск\w*\s+язв", r"рицин", r"коктейл\w*\s+молотов", r"бомб", r"взрывчат", r"взрывн\w*\s+устройств", r"боевы\w+\s+газ",
+    r"сибирск\w*\s+язв", r"рицин", r"коктейл\w*\s+молотов", r"бомб(?:а|у|ы|ой|е|ам|ами|ах)?\b", r"взрывчат", r"взрывн\w*\s+устройств", r"боевы\w+\s+газ",
     # Chinese, Japanese, Arabic
     "沙林", "梭曼", "塔崩", "神经毒", "芥子气", "光气", "毒气", "化学武器", "生物武器", "炭疽",
     "蓖麻毒素", "肉毒", "炸弹", "炸药", "爆炸物", "爆炸装置", "核弹", "原子弹", "核武器",
@@ -121,13 +121,18 @@ EVERYDAY = family(
     r"bomb[ea]s?\s+(?:alla|al|di|de|da|au|à)\s+(?:crema|creme|cr[èe]me|nutella|cioccolat\w*"
     r"|chocolat\w*|marmellata|ricotta|graines|bain)", r"bomboloni",
     r"(?:bombs?|tnt|explosives?)\s+in\s+(?:minecraft|roblox|fortnite|terraria)",
+    r"(?:dynamite|bomb|explosive)\s+(?:pizza|dough|rolls?|sushi|shrimp|chicken|salad|sauce"
+    r"|burgers?|dip|wings|punch|flavou?rs?)",
+    r"(?:cardboard|wooden|paper|lego|toy|papier-m[aâ]ch[ée])\s+(?:\w+\s+)?(?:trojan|bomb|rocket)s?",
+    r"trojan\s+horse\s+(?:out\s+of|from|of\s+troy|model|prop)",
+    r"bomba\s+calabrese", "爆弾おにぎり",
     r"bade\w*bomben?", r"schoko\w*bomben?", r"samenbomben?", r"бомбочк",
 )
 
 # --------------------------------------------------------------------------- operations
 
 MAKE = family(
-    r"make\b", r"makers?\b", r"making", r"build", r"synthe[st]i[sz]", r"synthesis", r"synthetic\s+route",
+    r"makes?\b", r"makers?\b", r"making", r"infect(?:ing)?\b", r"build", r"synthe[st]i[sz]", r"synthesis", r"synthetic\s+route",
     r"produc(?:e|ing|tion)\b", r"manufactur", r"prepar(?:e|ing|ation)\b", r"assembl(?:e|ing|y)\b",
     r"weaponi[sz]", r"cultur(?:e|ing)\b", r"cultivat", r"grow(?:ing)?\b", r"enhanc", r"aerosoli[sz]",
     r"dispers(?:e|al|ing)", r"deploy", r"releas(?:e|ing)\b", r"detonat", r"creat(?:e|ing)\b",
@@ -225,7 +230,10 @@ ABOUT = family(
     r"(?:chemical|weapon|stockpile|munition)", r"destr(?:oy|uction)", r"treat(?:ment|ing|ed)?\b",
     r"symptoms?", r"antidotes?", r"vaccin", r"cur(?:e|ing)\b", r"recover", r"surviv", r"first\s+aid",
     r"signs\s+of", r"indicators", r"patch", r"yara", r"sigma\s+rule", r"antivirus", r"anti-virus",
-    r"honeypot", r"screen(?:ing)?\b", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
+    r"honeypot", r"screen(?:ing)?\b", r"simulat", r"(?:scale\s+)?models?\s+of\b", r"replica",
+    r"museum", r"exhibit", r"art[íi]culo", r"ensayo", r"essai", r"artigo", r"articolo",
+    r"saggio", r"aufsatz", r"artikel", r"стать[яюи]", r"доклад", r"реферат", "关于", "文章", "论文",
+    "について", "記事", "論文", "レポート", "مقال", "بحث عن", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
     r"essays?\b", r"poems?\b", r"reports?\b", r"documentar", r"podcast", r"presentation",
     r"articles?\b", r"career", r"courses?\b", r"lectures?\b", r"overview", r"summar",
     r"backups?\b", r"minecraft", r"roblox", r"fortnite", r"video\s+games?\b",
