@@ -48,6 +48,7 @@ RUNTIME_MODULES = {
     "aiolimiter": "aiolimiter",
     "mcp": "mcp",
     "markdown-it-py": "markdown_it",
+    "confusable-homoglyphs": "confusable_homoglyphs",
 }
 
 

@@ -24,6 +24,7 @@ from deepresearch.policies.intent_words import (
     THANKS_WORDS,
     VAGUE,
 )
+from deepresearch.policies.subject import in_context, thread_question
 from deepresearch.text import confusables
 
 Outcome = Literal["research", "chitchat", "harmful", "ambiguous", "undecided"]
@@ -138,6 +139,8 @@ def classify(query: str, context: tuple[str, ...] = ()) -> Intent:
         named = intent_harm.named_subjects(text, earlier)
         fallback: Literal["research", "harmful"] = "harmful" if named else "research"
         return Intent("undecided", reason="a language the rules cannot read", unmodelled=fallback)
+    if context:  # "how did it do?" has a topic: the one it points back to
+        text = _normalize(in_context(query, thread_question(list(context))))
     only_talk, thanks = _is_chitchat(text)
     if only_talk:
         reply = THANKS_REPLY if thanks else CHITCHAT_REPLY

@@ -255,5 +255,5 @@ def test_a_follow_up_of_a_follow_up_keeps_the_first_subject() -> None:
 
 def test_the_model_is_shown_the_question_a_follow_up_becomes() -> None:
     llm = ScriptedLLM({"planner": [IntentDraft(intent="research", reply="").model_dump_json()]})
-    decide("what about the gas used?", gate_settings("openai"), llm, ("What happened at Ypres?",))
+    decide("그 가스는?", gate_settings("openai"), llm, ("What happened at Ypres?",))  # "that gas?"
     assert "What happened at Ypres?" in llm.calls[0].messages[1].content
