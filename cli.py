@@ -11,18 +11,22 @@ import dataclasses
 import json
 import os
 import signal
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from deepresearch import STARTED_AT, __version__, cli_plan, driver, follow_up, runs, runtime
+from deepresearch import STARTED_AT, __version__, cli_plan
 from deepresearch.cli_options import choice, config_option
-from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
-from deepresearch.intent_gate import exit_code, gate_summary, screen
-from deepresearch.schemas import RunSummary
 from deepresearch.text.terminal import printable
+
+# Ray, the providers and the text machinery are imported inside the commands that use them:
+# --help, --version and a usage error answer at once (tests/unit/test_cli_imports.py).
+if TYPE_CHECKING:
+    from deepresearch import driver
+    from deepresearch.schemas import RunSummary
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 
@@ -38,10 +42,6 @@ def cli() -> None:
     """A deep-research agent on Ray: plans, searches, reads sources and writes a cited report."""
 
 
-def _state_dir(settings: Settings) -> Path:
-    return settings.resolved_state_dir()
-
-
 def _report(summary: RunSummary, as_json: bool) -> None:
     """Print the outcome; exit 3 for an honest no-answer."""
     if as_json:
@@ -54,6 +54,7 @@ def _report(summary: RunSummary, as_json: bool) -> None:
 
 
 def _execute(prep: driver.Prepared, as_json: bool) -> None:
+    from deepresearch import driver, runs
     from deepresearch.console import ProgressDisplay
 
     try:
@@ -160,6 +161,10 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 )
 def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> None:
     """Research QUERY and write a cited report (Markdown, JSON or HTML)."""
+    from deepresearch import driver, follow_up
+    from deepresearch.config.settings import load_settings, overrides_from_flags
+    from deepresearch.intent_gate import screen
+
     flags: dict[str, Any] = {
         "run.mode": options["mode"],
         "corpus.path": options["corpus"],
@@ -215,6 +220,8 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
 def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
     """A greeting answered (exit 0), a harmful request refused (3), a vague query questioned (2):
     no run started."""
+    from deepresearch.intent_gate import exit_code, gate_summary
+
     if as_json:
         click.echo(gate_summary(gated, query).model_dump_json())
     if gated.outcome == "chitchat":
@@ -232,9 +239,12 @@ def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
 @click.option("--address", default=None, help="Ray address to join (default: the run's own).")
 def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""
+    from deepresearch import driver
+    from deepresearch.config.settings import load_settings
+
     settings = load_settings(config_file)
     prep = dataclasses.replace(
-        driver.prepare_resume(run_id, _state_dir(settings)), started=STARTED_AT
+        driver.prepare_resume(run_id, settings.resolved_state_dir()), started=STARTED_AT
     )
     if address is not None:
         ray_settings = prep.settings.ray.model_copy(update={"address": address})
@@ -262,7 +272,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _main(argv, debug)
     finally:
-        runtime.leave()  # now, not in Ray's exit hook (it sleeps first)
+        # Now, not in Ray's exit hook (it sleeps first); a command that never imported the
+        # runtime joined no cluster.
+        runtime = sys.modules.get("deepresearch.runtime")
+        if runtime is not None:
+            runtime.leave()
 
 
 def _main(argv: list[str] | None, debug: bool) -> None:
