@@ -310,3 +310,25 @@ def test_missing_checkpoint_raises(tmp_path: Path) -> None:
     assert not run.has_checkpoint()
     with pytest.raises(CheckpointCorrupt, match="missing"):
         run.read_checkpoint()
+
+
+def test_a_checkpoint_of_the_wrong_shape_is_refused_by_the_readers_schema(tmp_path: Path) -> None:
+    """Good hashes, wrong content: with the schema check the previous good checkpoint is used,
+    and without one a CheckpointCorrupt names the first wrong field."""
+    from deepresearch.policies import checkpoint as checkpoint_format
+    from deepresearch.policies import lifecycle as lc
+    from deepresearch.schemas import Request, Usage
+
+    good = checkpoint_format.payload(
+        Request(run_id="r", query="q"), lc.initial(2, 3), [], [], Usage(), {}
+    )
+    run = RunDir.create(tmp_path, "r")
+    run.write_checkpoint(good)
+    run.write_checkpoint({**good, "lifecycle": {**good["lifecycle"], "round": "second"}})
+    loaded = run.load_checkpoint(checkpoint_format.problem)
+    assert loaded.used_previous and loaded.data == json.loads(json.dumps(good))
+    run.write_checkpoint({"hello": [1, 2, 3]})  # the wrong-round one is now the previous
+    with pytest.raises(CheckpointCorrupt) as info:
+        run.load_checkpoint(checkpoint_format.problem)
+    assert info.value.reason.startswith("not a checkpoint (request: Field required); previous")
+    assert "previous checkpoint: not a checkpoint (lifecycle.round:" in info.value.reason
