@@ -13,7 +13,7 @@ from deepresearch.policies import lifecycle as lc
 from deepresearch.policies.sufficiency import usable_sources
 from deepresearch.schemas import Request, ResearcherReport, SubTask, Usage
 
-VERSION = 1
+VERSION: Literal[1] = 1
 
 
 def payload(
