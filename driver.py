@@ -177,7 +177,8 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     checkpoint: dict[str, Any] | None = None
     warnings: tuple[tuple[str, str], ...] = ()
     if run_dir.has_checkpoint():  # checked before the index: a bad checkpoint fails fast
-        loaded = run_dir.load_checkpoint()  # a bad hash with no good previous one: exit 2
+        # a bad hash or shape with no good previous one: exit 2, before the crew sees it
+        loaded = run_dir.load_checkpoint(checkpoint_format.problem)
         checkpoint = loaded.data
         if loaded.used_previous:
             warnings += (

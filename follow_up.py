@@ -14,6 +14,7 @@ from pathlib import Path
 from deepresearch import runs
 from deepresearch.config.settings import Settings
 from deepresearch.errors import InputError, StorageError
+from deepresearch.policies import checkpoint as checkpoint_format
 from deepresearch.policies.reuse import EarlierRun, merge_thread
 from deepresearch.policies.subject import in_context, thread_question
 from deepresearch.schemas import FollowUpSeed, ResearcherReport
@@ -27,7 +28,7 @@ def _reports(run_dir: RunDir) -> tuple[ResearcherReport, ...]:
     if not run_dir.has_checkpoint():
         return ()
     try:
-        data = run_dir.read_checkpoint()
+        data = run_dir.read_checkpoint(checkpoint_format.problem)
     except StorageError:
         return ()
     return tuple(ResearcherReport.model_validate(r) for r in data.get("completed", []))

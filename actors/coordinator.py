@@ -21,7 +21,7 @@ from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
 from deepresearch.actors.progress_file import ProgressFile
 from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
-from deepresearch.errors import DeepResearchError
+from deepresearch.errors import DeepResearchError, ProviderError
 from deepresearch.llm_messages import LLMReply
 from deepresearch.policies import checkpoint, evaluation, progress, reuse, sufficiency, synthesis
 from deepresearch.policies import lifecycle as lc
@@ -173,6 +173,9 @@ class Coordinator:
                 self._result = await self._synthesize(limited_by, decline)
                 self._events.put_nowait(lc.Synthesized())
             case lc.Stop(reason):
+                unreachable = synthesis.model_failure(self._ordered())
+                if unreachable is not None:  # the same ending as a planner that cannot reach it
+                    raise ProviderError("llm", unreachable.removeprefix("llm: "))
                 self._result = await self._synthesize(state.limited_by, True, reason)
 
     def _adopt(self, commands: Sequence[lc.Command]) -> None:

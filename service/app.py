@@ -73,6 +73,39 @@ def _unavailable(exc: OSError) -> web.Response:
     return response
 
 
+def _http_error_message(exc: web.HTTPException, request: web.Request) -> str:
+    """What aiohttp's own 404, 405 and 413 say, in words a client can act on."""
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        allowed = ", ".join(sorted(exc.allowed_methods))
+        return f"method {request.method} is not allowed on {request.path} (allowed: {allowed})"
+    if isinstance(exc, web.HTTPNotFound):
+        return f"no such resource: {request.path}"
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        return f"the body is larger than {request.client_max_size} bytes"
+    return exc.reason
+
+
+@web.middleware
+async def _json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every error the API answers is JSON, as README promises: aiohttp's router (404, 405) and
+    body limit (413) raise plain-text errors, and an unexpected exception would be a text 500."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400 or exc.content_type == "application/json":
+            raise
+        response = _error(exc.status, _http_error_message(exc, request))
+        for name in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if name in exc.headers:
+                response.headers[name] = exc.headers[name]
+        return response
+    except Exception as exc:  # a bug: the client gets JSON, the log gets the traceback
+        if request.writer.output_size > 0:
+            raise  # a stream already under way cannot become an error reply
+        log.exception("%s %s failed", request.method, request.path)
+        return _error(500, f"internal error ({type(exc).__name__})")
+
+
 @web.middleware
 async def _short_of_resources(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Out of descriptors (or space, or memory) is a 503 the client can retry, not a 500."""
@@ -323,7 +356,7 @@ async def static(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     types = {".js": "text/javascript", ".css": "text/css"}
     kind = types.get(Path(name).suffix)
-    if kind is None or "/" in name or name.startswith("."):
+    if kind is None or "/" in name or "\x00" in name or name.startswith("."):
         raise web.HTTPNotFound()
     try:
         body = _static(name)
@@ -333,10 +366,10 @@ async def static(request: web.Request) -> web.Response:
 
 
 def _middlewares(settings: Settings, token: SecretStr | None, hosts: Iterable[str]) -> list[Any]:
-    """Outermost first: 503 when short of resources, Host, cross-origin writes and content
+    """Outermost first: errors as JSON, 503 when short of resources, Host, cross-origin writes and content
     type, then the token."""
     names = guard.allowed_names(hosts, settings.service.allowed_hosts)
-    chain = [_short_of_resources, guard.host_middleware(names), guard.check_writes]
+    chain = [_json_errors, _short_of_resources, guard.host_middleware(names), guard.check_writes]
     if token is not None:
         chain.append(_auth_middleware(token))
     return chain
