@@ -382,13 +382,17 @@ def finish_in(order: tuple[str, ...], max_parallel: int = 2) -> dict[str, tuple[
 def test_what_a_later_sub_task_is_given_does_not_depend_on_who_finished_first() -> None:
     """A sibling's report steers the queries of the sub-tasks started after it: were it the
     first to finish rather than a fixed one, a run (and its resume) would depend on timing."""
-    assert finish_in(tuple("abcde")) == finish_in(tuple("acbed")) == {
-        "a": (),
-        "b": (),
-        "c": ("a",),
-        "d": ("a", "b"),
-        "e": ("a", "b", "c"),
-    }
+    assert (
+        finish_in(tuple("abcde"))
+        == finish_in(tuple("acbed"))
+        == {
+            "a": (),
+            "b": (),
+            "c": ("a",),
+            "d": ("a", "b"),
+            "e": ("a", "b", "c"),
+        }
+    )
 
 
 def test_a_free_slot_waits_for_the_sub_task_whose_report_the_next_one_is_given() -> None:
