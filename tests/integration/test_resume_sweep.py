@@ -4,15 +4,17 @@ says ``completed`` for a run whose report is not on disk.
 
 Through the CLI the driver is killed (SIGKILL, a real ``deep-research run --address`` process
 joined to this session's Ray): its run host notices through the run's lease and stops the run.
-Through the service, whose driver is a thread of the service process, the run is cancelled
-(``DELETE /runs/{id}``), the service's own way of losing a run's driver. Runs are slowed with
+Through the service the ``deep-research serve`` process is killed likewise: it holds its runs'
+leases, so its runs are stopped the same way. Runs are slowed with
 injected provider latency; the tests wait on the run's own files, never on a fixed sleep.
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,13 +23,11 @@ from typing import Any
 import httpx
 import pytest
 import ray
-from aiohttp import web
 from cli_env import EXE, cli_env
 
 from deepresearch import driver
 from deepresearch.config.settings import Settings
 from deepresearch.report import body_of
-from deepresearch.service.app import create_app
 
 pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]
 QUERY = "Compare ACME Corp sales, Globex Inc revenue and ACME dividend"
@@ -101,11 +101,21 @@ def kill_cli_at(k: int, args: list[str], env: dict[str, str], cwd: Path) -> tupl
     )
     try:
         run_dir: Path = until(lambda: next(iter(set(runs.iterdir()) - known), None), "a run")
+    except BaseException:
+        proc.kill()
+        raise
+    kill_once_logged(proc, run_dir, k)
+    assert proc.stderr is not None
+    return run_dir, proc.stderr.read().decode(errors="replace")
+
+
+def kill_once_logged(proc: subprocess.Popen[Any], run_dir: Path, k: int) -> None:
+    """SIGKILL ``proc`` (no handler of it runs) once its run has logged ``k`` events."""
+    try:
         until(lambda: len(events_of(run_dir)) >= k or proc.poll() is not None, f"event {k}")
     finally:
-        proc.kill()  # SIGKILL: no handler of the driver runs
-        _, err = proc.communicate(timeout=60)
-    return run_dir, err.decode(errors="replace")
+        proc.kill()
+        proc.wait(timeout=60)
 
 
 def test_a_run_whose_cli_is_killed_at_any_event_resumes_to_the_same_report(
@@ -136,61 +146,56 @@ def test_a_run_whose_cli_is_killed_at_any_event_resumes_to_the_same_report(
     assert [status for *_, status in outcomes].count("interrupted") >= 2, outcomes
 
 
-async def test_a_service_run_stopped_at_any_event_resumes_to_the_same_report(
+def serve_and_post(args: list[str], env: dict[str, str], cwd: Path) -> tuple[Any, str]:
+    """A ``deep-research serve`` process (its stderr drained) and the run it was asked for."""
+    proc = subprocess.Popen(
+        [EXE, "serve", "--port", "0", *args], cwd=cwd, env=env, stderr=subprocess.PIPE, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put("")  # the process ended
+
+    threading.Thread(target=drain, daemon=True).start()
+    url = ""
+    while not url:
+        line = lines.get(timeout=120)
+        assert line, "serve exited before it listened"
+        url = line.split("serving on ", 1)[1].strip() if "serving on " in line else ""
+    created = httpx.post(f"{url}/runs", json={"query": QUERY, "mode": "deep"}, timeout=60)
+    assert created.status_code == 202, created.text
+    return proc, str(created.json()["run_id"])
+
+
+def test_a_service_killed_at_any_event_of_a_run_resumes_it_to_the_same_report(
     small_corpus: Path, make_settings: Any, tmp_path: Path
 ) -> None:
+    """The service process itself killed (SIGKILL) mid-run: it held the run's lease, so the run
+    host stops the run; ``resume`` continues it to the uninterrupted run's report."""
     settings = make_settings(small_corpus, **FLAGS)
-    runner = web.AppRunner(create_app(settings))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    expected, total = reference(settings)
+    address = ray.get_runtime_context().gcs_address
+    env = cli_env(tmp_path, {"DEEP_RESEARCH_RUN__OUTPUT_DIR": str(tmp_path / "out")})
+    env.update({"DEEP_RESEARCH_" + k.upper().replace(".", "__"): str(v) for k, v in FLAGS.items()})
+    args = ["--corpus", str(small_corpus), "--address", address]
     runs = tmp_path / "state" / "runs"
-    try:
-        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-
-            async def started() -> Path:
-                created = await client.post("/runs", json={"query": QUERY, "mode": "deep"})
-                assert created.status_code == 202, created.text
-                return runs / created.json()["run_id"]
-
-            async def ended(run_dir: Path) -> str:
-                while True:  # the service's own view of the run, polled
-                    status = (await client.get(f"/runs/{run_dir.name}")).json()["status"]
-                    if status != "running":
-                        return str(status)
-                    await _pause()
-
-            first = await started()
-            assert await ended(first) == "completed"
-            expected = (await client.get(f"/runs/{first.name}/report")).text
-            expected = body_of(expected)
-            outcomes = []
-            for k in kill_points(len(events_of(first))):
-                run_dir = await started()
-                while len(events_of(run_dir)) < k and not (run_dir / "summary.json").exists():
-                    await _pause()
-                await client.delete(f"/runs/{run_dir.name}")
-                status = await ended(run_dir)
-                check_ending(run_dir)
-                outcomes.append((k, status))
-                if status == "completed":
-                    got = body_of((await client.get(f"/runs/{run_dir.name}/report")).text)
-                else:
-                    got = await _in_thread(resumed_body, settings, run_dir.name)
-                    check_ending(run_dir)
-                assert got == expected, f"stopped after event {k}"
-            assert [s for _, s in outcomes].count("interrupted") >= 2, outcomes
-    finally:
-        await runner.cleanup()
-
-
-async def _pause() -> None:
-    import asyncio
-
-    await asyncio.sleep(0.05)
-
-
-async def _in_thread(work: Callable[..., str], *args: Any) -> str:
-    import asyncio
-
-    return await asyncio.to_thread(work, *args)
+    outcomes: list[tuple[int, int, str]] = []
+    for k in kill_points(total):
+        proc, run_id = serve_and_post(args, env, tmp_path)
+        run_dir = runs / run_id
+        kill_once_logged(proc, run_dir, k)
+        at_kill = len(events_of(run_dir))
+        summary_file = run_dir / "summary.json"
+        until(summary_file.exists, "the run's ending recorded", 90)
+        summary = check_ending(run_dir)
+        if summary["status"] == "completed":
+            got = body_of(Path(summary["report_path"]).read_text())
+        else:
+            got = resumed_body(settings, run_id)
+            check_ending(run_dir)
+        outcomes.append((k, at_kill, summary["status"]))
+        assert got == expected, f"killed after {at_kill} events"
+    assert [status for *_, status in outcomes].count("interrupted") >= 2, outcomes
