@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from deepresearch import assembly, follow_up, intent_gate, runs, runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
@@ -260,6 +262,9 @@ def execute(
         summary = finish(prep, result, time.monotonic() - research_started)
         text = summary.model_dump_json(indent=2)
         ray.get(host.log.remote(run_id, "write_text", "summary.json", text))
+        # Said only now, with the report and summary on disk: a driver that dies before this
+        # leaves a run its host records as interrupted (``driver_lost``), never as completed.
+        ray.get(host.finished.remote(run_id, finished_event(result)))
         if on_events is not None:
             on_events(ray.get(host.log.remote(run_id, "wait", last, 0.0)))
         ray.get(host.close.remote(run_id))
@@ -274,6 +279,15 @@ def execute(
             _close_quietly(host, run_id)
         if connection is not None:
             runtime.disconnect(connection)
+
+
+def finished_event(result: RunResult) -> dict[str, JsonValue]:
+    """``run_finished``'s payload: the run's ending, once its report is on disk."""
+    return {
+        "status": result.status,
+        "sources": len(result.report.sources),
+        "limited_by": result.limited_by,
+    }
 
 
 def _close_quietly(host: Any, run_id: str, timeout_s: float = 70.0) -> None:

@@ -126,15 +126,9 @@ class Coordinator:
         assert self._result is not None
         self._partial.settle()  # the progress file covers every finished report
         try:
-            await self._sink.flush()  # every checkpoint, file and note landed before the end
-            await self._sink.emit(
-                "run_finished",
-                {
-                    "status": self._result.status,
-                    "sources": len(self._result.report.sources),
-                    "limited_by": self._result.limited_by,
-                },
-            )
+            # Every checkpoint, file and note landed before the end. ``run_finished`` is not the
+            # coordinator's to say: only whoever wrote the report file does (``driver.execute``),
+            # so the log never says a run completed whose report is not on disk.
             await self._sink.flush()
         finally:  # stopping the researchers' processes takes CPU: only once the run has ended
             self._spawner.close()
