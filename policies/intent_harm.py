@@ -227,13 +227,14 @@ def operational(text: str, named: frozenset[str]) -> str | None:
         return None
     category = "weapons" if "weapons" in named else "malware"
     masked = lexicon.EVERYDAY.sub(" ", text)
-    if not (lexicon.MAKE.search(masked) or lexicon.INGREDIENTS.search(masked)):
+    named_detail = lexicon.MAKER_NOUNS.search(masked)
+    if not (named_detail or lexicon.MAKE.search(masked)):
         return None
     if lexicon.DETAIL.search(masked) or ("malware" in named and lexicon.EVADE.search(masked)):
         return category
     if lexicon.ABOUT.search(masked) or lexicon.THIRD_PARTY.search(masked):
         return None
-    return category if lexicon.METHOD.search(masked) else None
+    return category if named_detail or lexicon.METHOD.search(masked) else None
 
 
 def points_back(text: str) -> bool:
