@@ -52,7 +52,8 @@ WEAPON = family(
     r"esplosiv[oi]\b", r"iprite", r"artefactos?\s+explosivos?", r"ordigno",
     r"grado\s+(?:armament[íi]stico|militar|b[ée]lico|de\s+armas|per\s+armi)", r"apto\s+para\s+armas",
     r"calidad\s+militar", r"altamente\s+enriquecido", r"grau\s+(?:de\s+armas?|militar|b[ée]lico)",
-    r"qualidade\s+militar", r"(?:uranio|plutonio)\s+(?:\w+\s+){0,4}?(?:militare|bellico)",
+    r"qualidade\s+militar", r"waffen(?:qualit|grad)",
+    r"(?:uranio|plutonio|ur[âa]nio|plut[ôo]nio)\s+(?:[\w']+\s+){0,4}?(?:militar[e]?|b[ée]lico|armas?)\b",
     r"altamente\s+arricchito",
     # French
     r"agents?\s+neurotoxiques?", r"gaz\s+(?:neurotoxique|moutarde|sarin|toxique|de\s+combat)",
@@ -156,7 +157,8 @@ MAKE = family(
     # es/pt/it/fr/de
     r"hac(?:er|e|en|erlo|erla)\b", r"fabric", r"sintetiz", r"s[ií]ntesis", r"s[íi]ntese",
     r"prepar[ae]r?\b", r"produc(?:ir|e)\b", r"constru", r"crear\b", r"escrib", r"program[ae]r?\b",
-    r"cultiv", r"obten", r"mezcl", r"armar\b", r"enriquec", r"anreicher", r"arricch", r"faire\b", r"fabriqu", r"synth[ée]tis",
+    r"cultiv", r"obten", r"mezcl", r"armar\b", r"enriquec", r"anreicher", r"arricch",
+    r"reicher\w*\s+(?:\w+\s+){0,4}?an\b", r"faire\b", r"fabriqu", r"synth[ée]tis",
     r"pr[ée]par", r"produi", r"construi", r"cr[ée]er\b", r"[ée]cri(?:s|re|vez)\b", r"programm",
     r"her(?:zu)?stell", r"stell\w*\s+(?:\w+\s+){1,4}her\b", r"hergestellt", r"zu\s+(?:bauen|machen|erzeugen)", r"bau(?:en|t|e)?\b", r"zum\s+bau", r"mach(?:en|e|t)\b",
     r"synthetisier", r"erzeug", r"produzier", r"schreib", r"erstell", r"z[üu]chte", r"misch",
@@ -196,7 +198,7 @@ MAKER_NOUNS = family(
     r"composants", r"formule", r"proc[ée]d[ée]\s+de\s+(?:fabrication|production|synth[èe]se)",
     r"voie\s+de\s+synth[èe]se", r"reagenzien", r"vorstufen", r"ausgangsstoffe", r"rezept",
     r"zutaten", r"materialien", r"materialliste", r"bauteile", r"komponenten", r"baupl[äa]n",
-    r"schaltplan", r"herstellungs\w*", r"synthese\w*", r"quellcode",
+    r"schaltplan", r"\w*anleitung", r"herstellungs\w*", r"synthese\w*", r"quellcode",
     # ru, zh, ja, ar
     r"реагент", r"прекурсор", r"рецепт", r"ингредиент", r"материал", r"компонент", r"чертеж",
     r"чертёж", r"технологи\w+\s+(?:производства|изготовления|синтеза)",
@@ -271,11 +273,8 @@ ABOUT = family(
     r"symptoms?", r"antidotes?", r"vaccin", r"cur(?:e|ing)\b", r"recover", r"surviv", r"first\s+aid",
     r"signs\s+of", r"indicators", r"patch", r"yara", r"sigma\s+rule", r"antivirus", r"anti-virus",
     r"honeypot", r"screen(?:ing)?\b", r"simulat", r"(?:scale\s+)?models?\s+of\b", r"replica",
-    r"museum", r"exhibit", r"art[íi]culo", r"ensayo", r"essai", r"artigo", r"articolo",
-    r"saggio", r"aufsatz", r"artikel", r"стать[яюи]", r"доклад", r"реферат", "关于", "文章", "论文",
-    "について", "記事", "論文", "レポート", "مقال", "بحث عن", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
-    r"essays?\b", r"poems?\b", r"reports?\b", r"documentar", r"podcast", r"presentation",
-    r"articles?\b", r"career", r"courses?\b", r"lectures?\b", r"overview", r"summar",
+    r"museum", r"exhibit", "关于", "について", "بحث عن", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
+    r"career", r"courses?\b", r"lectures?\b", r"overview", r"summar",
     r"backups?\b", r"minecraft", r"roblox", r"fortnite", r"video\s+games?\b",
     r"about\s+(?!how\b|making\b|building\b|producing\b|creating\b|writing\b|the\s+(?:steps"
     r"|process|recipe|synthesis|way|method|procedure))", r"scanners?", r"checkers?", r"blockers?", r"filters?\b",
@@ -283,7 +282,7 @@ ABOUT = family(
     r"historia", r"hist[oó]ric", r"tratado", r"convenci[oó]n", r"ley\b", r"prohibi", r"proteg",
     r"protecci[oó]n", r"defens", r"preven", r"tratamiento", r"s[ií]ntomas", r"ant[ií]doto",
     r"vacuna", r"recuper", r"eliminar", r"histoire", r"historique", r"trait[ée]\b", r"loi\b",
-    r"interdi", r"d[ée]tect", r"prot[ée]g", r"d[ée]fen", r"pr[ée]ven", r"traitement", r"sympt[oô]mes",
+    r"interdi", r"d[ée]tect", r"prot[ée]g", r"d[ée]fen(?!der)", r"pr[ée]ven", r"traitement", r"sympt[oô]mes",
     r"r[ée]cup[ée]r", r"supprimer", r"geschichte", r"historisch", r"vertrag", r"abkommen",
     r"[üu]bereinkommen", r"konvention", r"gesetz", r"verbot", r"erkenn", r"sch[üu]tz",
     r"\w*schutz", r"abwehr", r"verhinder", r"behandl", r"symptome", r"gegenmittel", r"impf",
@@ -298,6 +297,15 @@ ABOUT = family(
     "清除", "歴史", "条約", "検出", "検知", "防御", "防護", "予防", "治療", "解毒", "ワクチン",
     "復旧", "駆除", "تاريخ", "معاهدة", "اتفاقية", "قانون", "حظر", "كشف", "حماية", "الوقاية",
     "علاج", "أعراض", "ترياق", "لقاح", "استعادة", "إزالة",
+)
+
+# A piece of writing asked for ("write an essay about ..."): it makes "write" an author's verb, not
+# a coder's, but a maker's noun inside it ("a poem that lists the precursors") is still asked for.
+DOCUMENTS = family(
+    r"essays?\b", r"poems?\b", r"reports?\b", r"documentar", r"podcast", r"presentation",
+    r"articles?\b", r"art[íi]culo", r"ensayo", r"essai", r"artigo", r"articolo", r"saggio",
+    r"aufsatz", r"artikel", r"стать[яюи]", r"доклад", r"реферат", "文章", "论文", "記事", "論文",
+    "レポート", "مقال",
 )
 
 # Hiding code from defenders is operational whatever the frame ("make it undetectable by AV"),
@@ -320,20 +328,26 @@ _GETS_PAST = (
     r"|sfugg\w*|aggir\w*|disattiv\w*|[ée]chapp\w*|d[ée]sactiv\w*|[ée]vit\w*|umgeh\w*"
     r"|umgang\w*|entgeh\w*|deaktivier\w*|austrickst|обход\w*|обойт\w*|отключ\w*|скрыва\w*"
 )
-EVADE = family(
-    r"undetect(?:able|ed)", r"evad(?:e|es|ing)\b", r"evasion", r"bypass", r"fud\b", r"obfuscat",
-    r"indetectable", r"unerkannt", r"незаметн",
+# Code that gets past a named defender is malware, whatever it is called ("code that slips by
+# Kaspersky"): evasion names the subject as well as asking for operational detail.
+PASSES_DEFENDER = family(
     rf"(?:{_GETS_PAST})\s+(?:(?!with\b|using\b|via\b|and\b|or\b)[\w'-]+\s+){{0,3}}?"
-    rf"(?:{_DEFENDERS})",
+    rf"(?:l'|d'|all'|dell'|al\s+|à\s+l'|a\s+l'|die\s+|den\s+)?(?:{_DEFENDERS})",
+    rf"(?:{_DEFENDERS})\s+(?:\w+\s+){{0,2}}?(?:umgeh|umgeht|entgeht|austrickst|deaktiviert"
+    r"|ausschaltet|abschaltet)",
     rf"(?:{_DEFENDERS})\s+(?:will\s+not|won't|wouldn't|would\s+not|can't|cannot|can\s+not"
     r"|doesn't|does\s+not|never|fails?\s+to)\s+(?:\w+\s+)?(?:flag|detect|catch|see|notice|find"
     r"|block|stop)",
-    "免杀", "绕过", "躲避", "规避", "検出されない", "回避", "すり抜け", "تجاوز", "تفادي",
+    "免杀", "绕过", "躲避", "规避", "検出されない", "すり抜け", "تجاوز", "تفادي",
+)
+EVADE = family(
+    r"undetect(?:able|ed)", r"evad(?:e|es|ing)\b", r"evasion", r"bypass", r"fud\b", r"obfuscat",
+    r"indetectable", r"unerkannt", r"незаметн", "回避",
 )
 
 # Someone else's deed, past or hypothetical ("how did the cult make", "how could Iran build").
 THIRD_PARTY = re.compile(
-    r"\bhow\s+(?:did|was|were|had)\b"
+    r"\bhow\s+(?:did|was|were|had)\b|\b(?:was|were|had\s+been)\s+used\b"
     r"|\bhow\s+(?:do|does|could|would|can|might|will)\s+(?!i\b|we\b|you\b|u\b|one\b"
     r"|someone|somebody|anyone|people\b|a\s+person\b)"
     r"|\bhow\s+(?!i\b|we\b|you\b|u\b|one\b|to\b|someone|somebody|anyone|people\b)(?:the\s+)?"
