@@ -226,8 +226,8 @@ def operational(text: str, named: frozenset[str]) -> str | None:
     past a named defender. Amounts, conditions or the full list are refused in any frame; then
     someone else's deed ("how did the cult make"), then evasion, then a frame of history, law,
     defence, detection or treatment. What is left is refused when it names a maker's noun (with
-    or without a verb, in a poem or a grandmother's story) or asks for a method ("how do I",
-    steps, an imperative) outside a piece of writing about the subject."""
+    or without a verb, in a poem or a grandmother's story) or a method ("how do I", steps, a
+    guide) anywhere, or asks with an imperative for anything but a piece of writing."""
     if not named:
         return None
     category = "weapons" if "weapons" in named else "malware"
@@ -247,11 +247,11 @@ def operational(text: str, named: frozenset[str]) -> str | None:
         return category
     if lexicon.ABOUT.search(masked):
         return None
-    if noun:
+    if noun or lexicon.METHOD.search(masked):
         return category
-    if lexicon.DOCUMENTS.search(masked):
+    if lexicon.DOCUMENTS.search(masked):  # "write an essay about ...": an author's verb
         return None
-    return category if lexicon.METHOD.search(masked) else None
+    return category if lexicon.ASKS.search(masked) else None
 
 
 def points_back(text: str) -> bool:

@@ -248,7 +248,11 @@ METHOD = family(
     "方法", "配方", "说明", "教程", "代码", "怎么", "如何", "怎样", "哪些", "作り方", "やり方",
     "レシピ", "どうやって", "教えて", "コード", "كيف", "طريقة", "وصفة", "مكونات", "مواد", "كود",
     "ما هي",
-    # imperatives and wants that ask for the thing itself
+)
+
+# Imperatives and wants that ask for the thing itself: a method unless what is asked for is a
+# piece of writing ("write an essay about ...").
+ASKS = family(
     r"(?:^|[.!?:;]\s*)(?:please\s+)?(?:write|create|code|make|build|develop|generate|give|tell"
     r"|show|teach|explain|describe|list|outline|detail|provide|help)\b",
     r"\b(?:i|we)\s+(?:want|need|would\s+like|plan|intend)", r"give\s+me", r"tell\s+me",
