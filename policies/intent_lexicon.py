@@ -19,8 +19,9 @@ _SPACED = re.compile(r"[a-z\u00c0-\u024f\u0400-\u04ff]")
 
 
 def family(*entries: str) -> re.Pattern[str]:
-    """One pattern for entries that are regex fragments; word-initial where words are spaced."""
-    parts = [rf"(?<![^\W\d_]){e}" if _SPACED.match(e) else e for e in entries]
+    """One pattern for entries that are regex fragments; word-initial where words are spaced
+    (judged by the first letter, so a group "(?:a|hasta) ..." starts at a word too)."""
+    parts = [rf"(?<![^\W\d_]){e}" if _SPACED.match(e.lstrip("(?:")) else e for e in entries]
     return re.compile("(?:" + "|".join(parts) + ")")
 
 
@@ -35,7 +36,7 @@ WEAPON = family(
     r"biological\s+weapon", r"anthrax", r"bacillus\s+anthracis", r"smallpox", r"variola",
     r"plague\s+bacteri", r"yersinia\s+pestis", r"ricin(?:e|s)?\b", r"abrin\b", r"botulinum", r"botulism",
     r"nuclear\s+(?:bomb|weapon|device|warhead)", r"atomic\s+bomb", r"dirty\s+bomb",
-    r"weapons?[\s-]grade", r"bomb[\s-]grade", r"weapons?[\s-]usable", r"highly[\s-]enriched",
+    r"weapons?[\s-]grade", r"bomb[\s-]grade", r"plutonium\s+pits?\b", r"weapons?[\s-]usable", r"highly[\s-]enriched",
     r"heu\b", r"(?:uranium|plutonium|u-?235|pu-?239)\b[^.?!;]{0,40}?\b(?:[89]\d|100)\s*(?:%|percent|per\s+cent)",
     r"(?:[89]\d|100)\s*(?:%|percent|per\s+cent)\s+(?:enriched\s+)?(?:uranium|u-?235)", r"bombs?\b", r"explosives?\b", r"explosive\s+device", r"ieds?\b",
     r"tatp\b", r"tnt\b", r"dynamite", r"anfo\b", r"hmtd\b", r"petn\b", r"rdx\b", r"semtex", r"nitroglycerin", r"napalm",
@@ -113,8 +114,10 @@ MALWARE = family(
     "برمجية خبيثة", "برنامج خبيث", "فيروس", "دودة", "فدية",
 )
 
-# Words of an everyday sense that would otherwise read as a subject: masked before judging.
+# Words of an everyday sense that would otherwise read as a subject or an operation: masked
+# before judging.
 EVERYDAY = family(
+    r"code\s+(?:of\s+(?:conduct|practice|ethics|honou?r)|names?|words?)\b",
     r"(?:bath|seed|smoke|stink|glitter|confetti|paint|flavou?r|hot\s+chocolate|cocoa|chocolate"
     r"|cake|shower|fizz|photo|truth|water|love|f|time|cherry|calorie|salt|tea)[\s-]?bombs?\b",
     r"viruse?s?[\s-]free", r"bomb[\s-]?proof",
@@ -151,7 +154,13 @@ MAKE = family(
     r"dispers(?:e|al|ing)", r"deploy", r"releas(?:e|ing)\b", r"detonat", r"creat(?:e|ing)\b",
     r"write\b", r"writing", r"code\b", r"coding", r"develop", r"program\b", r"programming",
     r"generat(?:e|ing)\b", r"extract(?:ion|ing)?\b", r"purif", r"brew", r"cook", r"mix(?:ing)?\b",
-    r"combin(?:e|ing)\b", r"enrich", r"obtain", r"acquir(?:e|ing)", r"construct", r"rig\b", r"put\s+together",
+    r"combin(?:e|ing)\b", r"enrich", r"obtain",
+    # bringing a material to weapons grade is the operation, whatever the verb
+    r"(?:to|up\s+to)\s+(?:weapons?|bomb)[\s-](?:grade|usable)",
+    r"(?:a|hasta|até)\s+(?:grado|grau)\s+(?:armament|militar|b[ée]lico|de\s+armas)",
+    r"(?:à|a)\s+(?:la\s+)?qualit[ée]\s+militaire", r"auf\s+waffen(?:f[äa]hig|qualit|grad)",
+    r"a\s+(?:livello|grado)\s+(?:militare|bellico)", r"до\s+оружейн", "到武器级", "至武器级",
+    "兵器級まで", "兵器級に", r"إلى\s+درجة\s+(?:صنع\s+)?(?:الأسلحة|الاسلحة)", r"acquir(?:e|ing)", r"construct", r"rig\b", r"put\s+together",
     r"design\b", r"craft\b", r"undetectable", r"evad(?:e|es|ing)\b", r"bypass",
     r"fully\s+undetected", r"obfuscat", r"scripts?\b", r"made\b", r"si\s+fa\b", r"se\s+faz\b", r"on\s+fait\b",
     # es/pt/it/fr/de
@@ -182,6 +191,12 @@ MAKER_NOUNS = family(
     r"equipment\s+(?:list|needed|required|for)\b", r"formulas?\b", r"formulations?\b",
     r"blueprints?", r"schematics?", r"(?:wiring|circuit|assembly|construction)\s+diagrams?",
     r"(?:build|construction|assembly)\s+plans\b", r"set[\s-]?up\s+(?:for|to|of)\b",
+    r"designs?\s+(?:for|of)\s+an?\b", r"(?:growth|culture)\s+(?:media|medium)",
+    # what a maker asks before starting: "what do I need for ...", in the ten languages
+    r"what\s+(?:do|does|would|will|should)\s+(?:i|one|you|we)\s+need",
+    r"what(?:'s|\s+is|\s+are)\s+(?:needed|required)", r"qu[ée]\s+necesito", r"que\s+faut-il",
+    r"was\s+brauch(?:e|t)", r"o\s+que\s+(?:eu\s+)?preciso", r"cosa\s+(?:mi\s+)?serve",
+    r"что\s+(?:мне\s+)?нужно", "需要什么", "何が必要", "ماذا أحتاج",
     r"(?:synthesis|synthetic|production|manufacturing|preparation|extraction|purification"
     r"|enrichment|assembly|weaponi[sz]ation|culturing|culture|growth|cooking)\s+"
     r"(?:routes?|pathways?|process(?:es)?|procedures?|protocols?|methods?|steps|instructions)\b",
@@ -280,6 +295,10 @@ ABOUT = family(
     r"museum", r"exhibit", "关于", "について", "بحث عن", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
     r"career", r"courses?\b", r"lectures?\b", r"overview", r"summar",
     r"backups?\b", r"minecraft", r"roblox", r"fortnite", r"video\s+games?\b",
+    r"absorb", r"withstand", r"r[ée]sist", r"blast[\s-]?(?:proof|resistant)", r"widerst",
+    r"halten\s+(?:\w+\s+){0,3}?stand\b", r"выдерж", "抵御", "耐え", "مقاومة",
+    r"sobre\s+(?!c[oó]mo\b)", r"[üu]ber\s+(?!wie\b)", r"[àa]\s+propos\s+d", r"au\s+sujet\s+d",
+    r"riguardo", r"(?:о|об|про)\s+(?!том\b|как\b)",
     r"about\s+(?!how\b|making\b|building\b|producing\b|creating\b|writing\b|the\s+(?:steps"
     r"|process|recipe|synthesis|way|method|procedure))", r"scanners?", r"checkers?", r"blockers?", r"filters?\b",
     r"never\b", r"avoid", r"accidental", r"aftermath", r"victims", r"why\b",
@@ -324,21 +343,24 @@ _DEFENDERS = (
 _GETS_PAST = (
     r"hid(?:e|es|ing)\s+(?:itself\s+)?from|evad(?:e|es|ing)|avoid(?:s|ing)?|bypass(?:es|ing)?"
     r"|gets?\s+(?:past|around|by)|slip(?:s|ping)?\s+(?:past|by|through)|sneaks?\s+(?:past|by)"
-    r"|invisible\s+to|undetected\s+by|unseen\s+by|stays?\s+hidden\s+from|disabl(?:e|es|ing)"
-    r"|turns?\s+off|switch(?:es)?\s+off|kills?|blinds?|tamper(?:s|ing)?\s+with|fool(?:s|ing)?"
+    r"|invisible\s+to|undetected\s+by|unseen\s+by|stays?\s+hidden\s+from|fool(?:s|ing)?"
     r"|without\s+(?:triggering|alerting|tripping|being\s+(?:detected|flagged|caught)\s+by)"
     # es, pt, it, fr, de, ru
-    r"|evad\w*|elud\w*|esquiv\w*|burl\w*|desactiv\w*|desativ\w*|contorn\w*|escap\w*"
-    r"|sfugg\w*|aggir\w*|disattiv\w*|[ée]chapp\w*|d[ée]sactiv\w*|[ée]vit\w*|umgeh\w*"
-    r"|umgang\w*|entgeh\w*|deaktivier\w*|austrickst|обход\w*|обойт\w*|отключ\w*|скрыва\w*"
+    r"|evad\w*|elud\w*|esquiv\w*|burl\w*|contorn\w*|escap\w*|sfugg\w*|aggir\w*|[ée]chapp\w*"
+    r"|[ée]vit\w*|umgeh\w*|entgeh\w*|austrickst|обход\w*|обойт\w*|скрыва\w*"
+)
+# Switching a defender off is evasion once malware is named, but alone it is an admin's chore
+# ("how to disable Windows Defender notifications").
+_SWITCHES_OFF = (
+    r"disabl(?:e|es|ing)|turns?\s+off|switch(?:es)?\s+off|kills?|blinds?|tamper(?:s|ing)?\s+with"
+    r"|desactiv\w*|desativ\w*|disattiv\w*|d[ée]sactiv\w*|deaktivier\w*|отключ\w*"
 )
 # Code that gets past a named defender is malware, whatever it is called ("code that slips by
 # Kaspersky"): evasion names the subject as well as asking for operational detail.
 PASSES_DEFENDER = family(
     rf"(?:{_GETS_PAST})\s+(?:(?!with\b|using\b|via\b|and\b|or\b)[\w'-]+\s+){{0,3}}?"
     rf"(?:l'|d'|all'|dell'|al\s+|à\s+l'|a\s+l'|die\s+|den\s+)?(?:{_DEFENDERS})",
-    rf"(?:{_DEFENDERS})\s+(?:\w+\s+){{0,2}}?(?:umgeh|umgeht|entgeht|austrickst|deaktiviert"
-    r"|ausschaltet|abschaltet)",
+    rf"(?:{_DEFENDERS})\s+(?:\w+\s+){{0,2}}?(?:umgeh|umgeht|entgeht|austrickst)",
     rf"(?:{_DEFENDERS})\s+(?:will\s+not|won't|wouldn't|would\s+not|can't|cannot|can\s+not"
     r"|doesn't|does\s+not|never|fails?\s+to)\s+(?:\w+\s+)?(?:flag|detect|catch|see|notice|find"
     r"|block|stop)",
@@ -347,11 +369,18 @@ PASSES_DEFENDER = family(
 EVADE = family(
     r"undetect(?:able|ed)", r"evad(?:e|es|ing)\b", r"evasion", r"bypass", r"fud\b", r"obfuscat",
     r"indetectable", r"unerkannt", r"незаметн", "回避",
+    rf"(?:{_SWITCHES_OFF})\s+(?:[\w'-]+\s+){{0,3}}?(?:l'|d'|all'|dell'|die\s+|den\s+)?"
+    rf"(?:{_DEFENDERS})",
+    rf"(?:{_DEFENDERS})\s+(?:\w+\s+){{0,2}}?(?:deaktiviert|ausschaltet|abschaltet)",
 )
 
-# Someone else's deed, past or hypothetical ("how did the cult make", "how could Iran build").
+# Someone else's deed, past or hypothetical ("how did the cult make", "how could Iran build",
+# "what did the bomb use"), or a yes/no question about it ("does ransomware evade Defender?").
 THIRD_PARTY = re.compile(
     r"\bhow\s+(?:did|was|were|had)\b|\b(?:was|were|had\s+been)\s+used\b"
+    r"|\bdid\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,3}?\s+use\b"
+    r"|^(?:does|do|did|can|could|is|are|were|will|would)\s+(?!i\b|we\b|you\b|u\b|one\b"
+    r"|someone|somebody|anyone|people\b|a\s+person\b|there\b|it\b)"
     r"|\bhow\s+(?:do|does|could|would|can|might|will)\s+(?!i\b|we\b|you\b|u\b|one\b"
     r"|someone|somebody|anyone|people\b|a\s+person\b)"
     r"|\bhow\s+(?!i\b|we\b|you\b|u\b|one\b|to\b|someone|somebody|anyone|people\b)(?:the\s+)?"
