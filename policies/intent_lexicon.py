@@ -2,9 +2,11 @@
 
 A request is judged by what it asks for, a subject times an operation (``policies.intent_harm``),
 so the vocabulary is kept as families rather than sentences: the mass-harm subjects (chemical,
-biological, nuclear and explosive weapons; self-spreading or evasive malware), the operations
-that make an answer operational (make, synthesize, write; steps, quantities, reagents), and the
-frames that make it a question *about* the subject (history, law, detection, treatment). Each
+biological, nuclear and explosive weapons, weapons-grade material; self-spreading or evasive
+malware), the operations that make an answer operational (make, synthesize, enrich, write; a
+maker's nouns such as a materials list, a synthesis route or the code; getting past a named
+defender), and the frames that make it a question *about* the subject (history, law, detection,
+treatment). Each
 family covers English, Spanish, French, German, Portuguese, Italian, Russian, Chinese, Japanese
 and Arabic, written as they read after ``text.confusables.normalize`` (case folded, "ß" as
 "ss"). Latin and Cyrillic entries start at a word; Chinese, Japanese and Arabic ones match
