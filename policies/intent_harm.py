@@ -214,26 +214,44 @@ def subjects(text: str) -> frozenset[str]:
         for c, family in (("weapons", lexicon.WEAPON), ("malware", lexicon.MALWARE))
         if family.search(masked)
     }
+    if lexicon.PASSES_DEFENDER.search(masked):  # "code that slips by Kaspersky"
+        found.add("malware")
     return frozenset(found)
 
 
 def operational(text: str, named: frozenset[str]) -> str | None:
     """The category when ``text`` asks for operational detail about one of the ``named``
-    subjects: an operation (make, synthesize, write; reagents, a recipe) with amounts, conditions, reagents or the
-    full code, or hiding code from defenders, in any frame; or an operation asked as a method
-    ("how do I", steps, a recipe, an imperative) that no frame of history, law, defence,
-    detection or treatment, and no one else's deed, turns into a question about it."""
+    subjects. An operation is a verb of making (make, synthesize, enrich, write), a noun only a
+    maker needs (materials, precursors, a synthesis route, the code) or, for malware, getting
+    past a named defender. Amounts, conditions or the full list are refused in any frame; then
+    someone else's deed ("how did the cult make"), then evasion, then a frame of history, law,
+    defence, detection or treatment. What is left is refused when it names a maker's noun (with
+    or without a verb, in a poem or a grandmother's story) or a method ("how do I", steps, a
+    guide) anywhere, or asks with an imperative for anything but a piece of writing."""
     if not named:
         return None
     category = "weapons" if "weapons" in named else "malware"
     masked = lexicon.EVERYDAY.sub(" ", text)
-    if not (lexicon.MAKE.search(masked) or lexicon.INGREDIENTS.search(masked)):
+    noun = lexicon.MAKER_NOUNS.search(masked)
+    makes = noun or lexicon.MAKE.search(masked)
+    evades = "malware" in named and (
+        lexicon.EVADE.search(masked) or lexicon.PASSES_DEFENDER.search(masked)
+    )
+    if not (makes or evades):
         return None
-    if lexicon.DETAIL.search(masked) or ("malware" in named and lexicon.EVADE.search(masked)):
+    if makes and lexicon.DETAIL.search(masked):
         return category
-    if lexicon.ABOUT.search(masked) or lexicon.THIRD_PARTY.search(masked):
+    if lexicon.THIRD_PARTY.search(masked):
         return None
-    return category if lexicon.METHOD.search(masked) else None
+    if evades:
+        return category
+    if lexicon.ABOUT.search(masked):
+        return None
+    if noun or lexicon.METHOD.search(masked):
+        return category
+    if lexicon.DOCUMENTS.search(masked):  # "write an essay about ...": an author's verb
+        return None
+    return category if lexicon.ASKS.search(masked) else None
 
 
 def points_back(text: str) -> bool:

@@ -2,9 +2,11 @@
 
 A request is judged by what it asks for, a subject times an operation (``policies.intent_harm``),
 so the vocabulary is kept as families rather than sentences: the mass-harm subjects (chemical,
-biological, nuclear and explosive weapons; self-spreading or evasive malware), the operations
-that make an answer operational (make, synthesize, write; steps, quantities, reagents), and the
-frames that make it a question *about* the subject (history, law, detection, treatment). Each
+biological, nuclear and explosive weapons, weapons-grade material; self-spreading or evasive
+malware), the operations that make an answer operational (make, synthesize, enrich, write; a
+maker's nouns such as a materials list, a synthesis route or the code; getting past a named
+defender), and the frames that make it a question *about* the subject (history, law, detection,
+treatment). Each
 family covers English, Spanish, French, German, Portuguese, Italian, Russian, Chinese, Japanese
 and Arabic, written as they read after ``text.confusables.normalize`` (case folded, "ß" as
 "ss"). Latin and Cyrillic entries start at a word; Chinese, Japanese and Arabic ones match
@@ -19,8 +21,9 @@ _SPACED = re.compile(r"[a-z\u00c0-\u024f\u0400-\u04ff]")
 
 
 def family(*entries: str) -> re.Pattern[str]:
-    """One pattern for entries that are regex fragments; word-initial where words are spaced."""
-    parts = [rf"(?<![^\W\d_]){e}" if _SPACED.match(e) else e for e in entries]
+    """One pattern for entries that are regex fragments; word-initial where words are spaced
+    (judged by the first letter, so a group "(?:a|hasta) ..." starts at a word too)."""
+    parts = [rf"(?<![^\W\d_]){e}" if _SPACED.match(e.lstrip("(?:")) else e for e in entries]
     return re.compile("(?:" + "|".join(parts) + ")")
 
 
@@ -35,7 +38,9 @@ WEAPON = family(
     r"biological\s+weapon", r"anthrax", r"bacillus\s+anthracis", r"smallpox", r"variola",
     r"plague\s+bacteri", r"yersinia\s+pestis", r"ricin(?:e|s)?\b", r"abrin\b", r"botulinum", r"botulism",
     r"nuclear\s+(?:bomb|weapon|device|warhead)", r"atomic\s+bomb", r"dirty\s+bomb",
-    r"weapons?[\s-]grade", r"bombs?\b", r"explosives?\b", r"explosive\s+device", r"ieds?\b",
+    r"weapons?[\s-]grade", r"bomb[\s-]grade", r"plutonium\s+pits?\b", r"weapons?[\s-]usable", r"highly[\s-]enriched",
+    r"heu\b", r"(?:uranium|plutonium|u-?235|pu-?239)\b[^.?!;]{0,40}?\b(?:[89]\d|100)\s*(?:%|percent|per\s+cent)",
+    r"(?:[89]\d|100)\s*(?:%|percent|per\s+cent)\s+(?:enriched\s+)?(?:uranium|u-?235)", r"bombs?\b", r"explosives?\b", r"explosive\s+device", r"ieds?\b",
     r"tatp\b", r"tnt\b", r"dynamite", r"anfo\b", r"hmtd\b", r"petn\b", r"rdx\b", r"semtex", r"nitroglycerin", r"napalm",
     r"thermite", r"molotov", r"detonators?\b", r"ghost\s+guns?", r"untraceable\s+(?:gun|firearm)",
     r"(?:more\s+)?(?:transmissible|contagious|lethal)\s+(?:virus|pathogen|strain|flu)",
@@ -48,25 +53,36 @@ WEAPON = family(
     r"armi\s+(?:chimiche|biologiche)", r"arma\s+(?:chimica|biologica)", r"[aá]ntrax", r"carbunco",
     r"antraz", r"antrace", r"ricin[ae]", r"bombas?\b", r"bombe\b", r"explosiv[oa]s?\b",
     r"esplosiv[oi]\b", r"iprite", r"artefactos?\s+explosivos?", r"ordigno",
+    r"grado\s+(?:armament[íi]stico|militar|b[ée]lico|de\s+armas|per\s+armi)", r"apto\s+para\s+armas",
+    r"calidad\s+militar", r"altamente\s+enriquecido", r"grau\s+(?:de\s+armas?|militar|b[ée]lico)",
+    r"qualidade\s+militar", r"waffen(?:qualit|grad)",
+    r"(?:uranio|plutonio|ur[âa]nio|plut[ôo]nio)\s+(?:[\w']+\s+){0,4}?(?:militar[e]?|b[ée]lico|armas?)\b",
+    r"altamente\s+arricchito",
     # French
     r"agents?\s+neurotoxiques?", r"gaz\s+(?:neurotoxique|moutarde|sarin|toxique|de\s+combat)",
     r"yp[ée]rite", r"armes?\s+(?:chimiques?|biologiques?|nucl[ée]aires?)", r"bombes?\b",
-    r"explosifs?\b", r"engins?\s+explosifs?",
+    r"explosifs?\b", r"engins?\s+explosifs?", r"qualit[ée]\s+(?:militaire|armes?)",
+    r"hautement\s+enrichi",
     # German ("Rohrbombe", "Atombombe": the compound ends in the weapon)
     r"nervenkampfstoff", r"nervengas", r"nervengift", r"senfgas", r"chemiewaffe",
     r"chemischen?\s+waffe", r"biowaffe", r"biologischen?\s+waffe", r"milzbrand", r"rizin",
     r"\w*bomben?\b", r"sprengstoff", r"sprengsatz", r"sprengs[äa]tze", r"sprengk[öo]rper",
+    r"waffenf[äa]hig", r"hoch\s?angereichert",
     # Russian
     r"зарин", r"зоман", r"нервно-паралитическ", r"отравляющ\w*\s+веществ", r"иприт",
     r"химическ\w*\s+оружи", r"биологическ\w*\s+оружи", r"ядерн\w*\s+(?:бомб|оружи)",
     r"сибирск\w*\s+язв", r"рицин", r"коктейл\w*\s+молотов", r"бомб(?:а|у|ы|ой|е|ам|ами|ах)?\b", r"взрывчат", r"взрывн\w*\s+устройств", r"боевы\w+\s+газ",
+    r"оружейн\w*\s+(?:уровн|качеств|класс|уран|плутони|чистот)", r"высокообогащ",
     # Chinese, Japanese, Arabic
     "沙林", "梭曼", "塔崩", "神经毒", "芥子气", "光气", "毒气", "化学武器", "生物武器", "炭疽",
-    "蓖麻毒素", "肉毒", "炸弹", "炸药", "爆炸物", "爆炸装置", "核弹", "原子弹", "核武器",
+    "蓖麻毒素", "肉毒", "炸弹", "炸药", "爆炸物", "爆炸装置", "核弹", "原子弹", "核武器", "武器级",
+    "高浓缩铀",
     "サリン", "ソマン", "タブン", "神経剤", "神経ガス", "マスタードガス", "毒ガス", "化学兵器",
-    "生物兵器", "炭疽", "リシン", "ボツリヌス", "爆弾", "爆薬", "爆発物", "核兵器",
+    "生物兵器", "炭疽", "リシン", "ボツリヌス", "爆弾", "爆薬", "爆発物", "核兵器", "兵器級",
+    "兵器用", "高濃縮ウラン",
     "سارين", "غاز الأعصاب", "غاز الاعصاب", "غاز الخردل", "الجمرة الخبيثة", "ريسين", "قنبل",
-    "قنابل", "متفجر", "عبوة ناسفة", r"(?:سلاح|أسلحة|اسلحة)\w*\s+\w*(?:كيميائي|بيولوجي|نووي)",
+    "قنابل", "متفجر", "عبوة ناسفة", r"درجة\s+(?:صنع\s+)?(?:الأسلحة|الاسلحة|السلاح|عسكرية)",
+    r"عالي\s+التخصيب", r"صالح\w*\s+(?:للأسلحة|للاسلحة|لصنع)", r"(?:سلاح|أسلحة|اسلحة)\w*\s+\w*(?:كيميائي|بيولوجي|نووي)",
     # Names only, in scripts the rules do not otherwise read: enough to keep such a request from
     # passing unjudged (Korean, Hindi, Hebrew, Greek, Persian, Thai)
     "사린", "신경가스", "신경작용제", "화학무기", "생물무기", "탄저", "폭탄", "폭발물",
@@ -100,8 +116,10 @@ MALWARE = family(
     "برمجية خبيثة", "برنامج خبيث", "فيروس", "دودة", "فدية",
 )
 
-# Words of an everyday sense that would otherwise read as a subject: masked before judging.
+# Words of an everyday sense that would otherwise read as a subject or an operation: masked
+# before judging.
 EVERYDAY = family(
+    r"code\s+(?:of\s+(?:conduct|practice|ethics|honou?r)|names?|words?)\b",
     r"(?:bath|seed|smoke|stink|glitter|confetti|paint|flavou?r|hot\s+chocolate|cocoa|chocolate"
     r"|cake|shower|fizz|photo|truth|water|love|f|time|cherry|calorie|salt|tea)[\s-]?bombs?\b",
     r"viruse?s?[\s-]free", r"bomb[\s-]?proof",
@@ -138,13 +156,20 @@ MAKE = family(
     r"dispers(?:e|al|ing)", r"deploy", r"releas(?:e|ing)\b", r"detonat", r"creat(?:e|ing)\b",
     r"write\b", r"writing", r"code\b", r"coding", r"develop", r"program\b", r"programming",
     r"generat(?:e|ing)\b", r"extract(?:ion|ing)?\b", r"purif", r"brew", r"cook", r"mix(?:ing)?\b",
-    r"combin(?:e|ing)\b", r"obtain", r"acquir(?:e|ing)", r"construct", r"rig\b", r"put\s+together",
+    r"combin(?:e|ing)\b", r"enrich", r"obtain",
+    # bringing a material to weapons grade is the operation, whatever the verb
+    r"(?:to|up\s+to)\s+(?:weapons?|bomb)[\s-](?:grade|usable)",
+    r"(?:a|hasta|até)\s+(?:grado|grau)\s+(?:armament|militar|b[ée]lico|de\s+armas)",
+    r"(?:à|a)\s+(?:la\s+)?qualit[ée]\s+militaire", r"auf\s+waffen(?:f[äa]hig|qualit|grad)",
+    r"a\s+(?:livello|grado)\s+(?:militare|bellico)", r"до\s+оружейн", "到武器级", "至武器级",
+    "兵器級まで", "兵器級に", r"إلى\s+درجة\s+(?:صنع\s+)?(?:الأسلحة|الاسلحة)", r"acquir(?:e|ing)", r"construct", r"rig\b", r"put\s+together",
     r"design\b", r"craft\b", r"undetectable", r"evad(?:e|es|ing)\b", r"bypass",
     r"fully\s+undetected", r"obfuscat", r"scripts?\b", r"made\b", r"si\s+fa\b", r"se\s+faz\b", r"on\s+fait\b",
     # es/pt/it/fr/de
     r"hac(?:er|e|en|erlo|erla)\b", r"fabric", r"sintetiz", r"s[ií]ntesis", r"s[íi]ntese",
     r"prepar[ae]r?\b", r"produc(?:ir|e)\b", r"constru", r"crear\b", r"escrib", r"program[ae]r?\b",
-    r"cultiv", r"obten", r"mezcl", r"armar\b", r"faire\b", r"fabriqu", r"synth[ée]tis",
+    r"cultiv", r"obten", r"mezcl", r"armar\b", r"enriquec", r"anreicher", r"arricch",
+    r"reicher\w*\s+(?:\w+\s+){0,4}?an\b", r"faire\b", r"fabriqu", r"synth[ée]tis",
     r"pr[ée]par", r"produi", r"construi", r"cr[ée]er\b", r"[ée]cri(?:s|re|vez)\b", r"programm",
     r"her(?:zu)?stell", r"stell\w*\s+(?:\w+\s+){1,4}her\b", r"hergestellt", r"zu\s+(?:bauen|machen|erzeugen)", r"bau(?:en|t|e)?\b", r"zum\s+bau", r"mach(?:en|e|t)\b",
     r"synthetisier", r"erzeug", r"produzier", r"schreib", r"erstell", r"z[üu]chte", r"misch",
@@ -152,19 +177,53 @@ MAKE = family(
     r"sintetizz", r"produrr", r"costrui", r"costruisc", r"creare\b", r"scriv", r"coltiv",
     # ru, zh, ja, ar
     r"сдела", r"изготов", r"синтез", r"приготов", r"произв", r"созда", r"собра", r"напи[сш]",
-    r"выра[щс]", r"получ", r"смеша",
+    r"выра[щс]", r"получ", r"смеша", r"обогат", r"обогащ", "浓缩", "濃縮", "تخصيب",
     "制造", "制作", "合成", "生产", "配制", "提取", "培养", "编写", "写一个", "写", "做", "造",
     "组装", "研制", "作る", "作り方", "作れ", "製造", "生成", "製作", "培養", "書いて", "書く",
     "組み立て", "作成", "صنع", "أصنع", "اصنع", "تصنيع", "تحضير", "تركيب", "إنتاج", "انتاج",
     "اكتب", "برمجة", "زراعة",
 )
 
-# What only a maker needs: asking for these is asking how it is made.
-INGREDIENTS = family(
-    r"precursors?\b", r"reagents?\b", r"recipes?\b", r"reactivos", r"precursores", r"receta",
-    r"r[ée]actifs", r"pr[ée]curseurs", r"recette", r"reagenzien", r"vorstufen", r"rezept",
-    r"reagentes", r"receita", r"reagenti", r"precursori", r"ricetta", r"реагент", r"прекурсор",
-    r"рецепт", "原料", "试剂", "前体", "配方", "試薬", "原料", "レシピ", "كاشف", "سلائف", "وصفة",
+# What only a maker needs, named as a noun: asking for it is asking how the thing is made, with
+# or without a verb ("materials list for ...", "... synthesis route", "code for a worm that ...").
+MAKER_NOUNS = family(
+    r"precursors?\b", r"reagents?\b", r"recipes?\b", r"ingredients?\b", r"materials?\b",
+    r"components\b", r"supplies\b", r"parts\s+(?:list|needed|required|for|to)\b",
+    r"list\s+of\s+parts", r"(?:bomb|device|detonator)\s+parts", r"shopping\s+list",
+    r"equipment\s+(?:list|needed|required|for)\b", r"formulas?\b", r"formulations?\b",
+    r"blueprints?", r"schematics?", r"(?:wiring|circuit|assembly|construction)\s+diagrams?",
+    r"(?:build|construction|assembly)\s+plans\b", r"set[\s-]?up\s+(?:for|to|of)\b",
+    r"designs?\s+(?:for|of)\s+an?\b", r"(?:growth|culture)\s+(?:media|medium)",
+    # what a maker asks before starting: "what do I need for ...", in the ten languages
+    r"what\s+(?:do|does|would|will|should)\s+(?:i|one|you|we)\s+need",
+    r"what(?:'s|\s+is|\s+are)\s+(?:needed|required)", r"qu[ée]\s+necesito", r"que\s+faut-il",
+    r"was\s+brauch(?:e|t)", r"o\s+que\s+(?:eu\s+)?preciso", r"cosa\s+(?:mi\s+)?serve",
+    r"что\s+(?:мне\s+)?нужно", "需要什么", "何が必要", "ماذا أحتاج",
+    r"(?:synthesis|synthetic|production|manufacturing|preparation|extraction|purification"
+    r"|enrichment|assembly|weaponi[sz]ation|culturing|culture|growth|cooking)\s+"
+    r"(?:routes?|pathways?|process(?:es)?|procedures?|protocols?|methods?|steps|instructions)\b",
+    r"synthes[ei]s\b", r"(?:source\s+)?code\b", r"source\s+(?:for|to)\b", r"scripts?\b", r"payloads?\b", r"binar(?:y|ies)\b",
+    r"executables?\b", r"(?:clients?|builders?|droppers?|loaders?|implants?|stubs?)\b",
+    # es, pt, it, fr, de
+    r"reactivos", r"precursores", r"receta", r"ingredientes", r"materiales", r"componentes",
+    r"f[óo]rmula", r"planos\b", r"proceso\s+de\s+(?:producci[óo]n|fabricaci[óo]n|s[íi]ntesis)",
+    r"ruta\s+de\s+s[íi]ntesis", r"c[óo]digo", r"reagentes", r"receita", r"materiais",
+    r"processo\s+de\s+(?:produ[çc][ãa]o|fabrica[çc][ãa]o|s[íi]ntese)", r"rota\s+de\s+s[íi]ntese",
+    r"reagenti", r"precursori", r"ricetta", r"ingredienti", r"materiali", r"componenti",
+    r"processo\s+di\s+(?:produzione|fabbricazione|sintesi)", r"via\s+di\s+sintesi", r"codice",
+    r"r[ée]actifs", r"pr[ée]curseurs", r"recette", r"ingr[ée]dients", r"mat[ée]riaux",
+    r"composants", r"formule", r"proc[ée]d[ée]\s+de\s+(?:fabrication|production|synth[èe]se)",
+    r"voie\s+de\s+synth[èe]se", r"reagenzien", r"vorstufen", r"ausgangsstoffe", r"rezept",
+    r"zutaten", r"materialien", r"materialliste", r"bauteile", r"komponenten", r"baupl[äa]n",
+    r"schaltplan", r"\w*anleitung", r"herstellungs\w*", r"synthese\w*", r"quellcode",
+    # ru, zh, ja, ar
+    r"реагент", r"прекурсор", r"рецепт", r"ингредиент", r"материал", r"компонент", r"чертеж",
+    r"чертёж", r"технологи\w+\s+(?:производства|изготовления|синтеза)",
+    r"процесс\w*\s+(?:производства|изготовления|синтеза)", r"исходн\w+\s+код", r"код\b",
+    "原料", "试剂", "前体", "配方", "材料", "成分", "图纸", "蓝图", "工艺", "合成路线", "代码",
+    "試薬", "前駆体", "レシピ", "設計図", "製造工程", "製造方法", "合成経路", "コード",
+    "كاشف", "كواشف", "سلائف", "وصفة", "مكونات", "مواد", "مخطط", "عملية الإنتاج", "عملية التصنيع",
+    "كود", "شيفرة",
 )
 
 # Operational detail no frame excuses: amounts, conditions, the full list or the full code.
@@ -206,7 +265,11 @@ METHOD = family(
     "方法", "配方", "说明", "教程", "代码", "怎么", "如何", "怎样", "哪些", "作り方", "やり方",
     "レシピ", "どうやって", "教えて", "コード", "كيف", "طريقة", "وصفة", "مكونات", "مواد", "كود",
     "ما هي",
-    # imperatives and wants that ask for the thing itself
+)
+
+# Imperatives and wants that ask for the thing itself: a method unless what is asked for is a
+# piece of writing ("write an essay about ...").
+ASKS = family(
     r"(?:^|[.!?:;]\s*)(?:please\s+)?(?:write|create|code|make|build|develop|generate|give|tell"
     r"|show|teach|explain|describe|list|outline|detail|provide|help)\b",
     r"\b(?:i|we)\s+(?:want|need|would\s+like|plan|intend)", r"give\s+me", r"tell\s+me",
@@ -225,25 +288,26 @@ ABOUT = family(
     r"histor", r"treat(?:y|ies)\b", r"conventions?\b", r"regulat", r"laws?\b", r"legal",
     r"ban(?:s|ned)?\b", r"prohibit", r"export\s+controls?", r"non-?proliferation",
     r"arms\s+control", r"sanctions", r"verif(?:y|ied|ication)", r"inspect", r"detect",
-    r"protect", r"defen[cs]", r"defend", r"prevent", r"mitigat", r"respond", r"response",
+    r"protect", r"defen[cs]", r"defend(?!er)", r"prevent", r"mitigat", r"respond", r"response",
     r"incident", r"remov", r"clean", r"decontaminat", r"neutrali[sz]", r"dispos(?:e|al)\s+of\s+"
     r"(?:chemical|weapon|stockpile|munition)", r"destr(?:oy|uction)", r"treat(?:ment|ing|ed)?\b",
     r"symptoms?", r"antidotes?", r"vaccin", r"cur(?:e|ing)\b", r"recover", r"surviv", r"first\s+aid",
     r"signs\s+of", r"indicators", r"patch", r"yara", r"sigma\s+rule", r"antivirus", r"anti-virus",
     r"honeypot", r"screen(?:ing)?\b", r"simulat", r"(?:scale\s+)?models?\s+of\b", r"replica",
-    r"museum", r"exhibit", r"art[íi]culo", r"ensayo", r"essai", r"artigo", r"articolo",
-    r"saggio", r"aufsatz", r"artikel", r"стать[яюи]", r"доклад", r"реферат", "关于", "文章", "论文",
-    "について", "記事", "論文", "レポート", "مقال", "بحث عن", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
-    r"essays?\b", r"poems?\b", r"reports?\b", r"documentar", r"podcast", r"presentation",
-    r"articles?\b", r"career", r"courses?\b", r"lectures?\b", r"overview", r"summar",
+    r"museum", r"exhibit", "关于", "について", "بحث عن", r"analy[sz]", r"polic(?:y|ies)", r"ethic", r"trends?\b",
+    r"career", r"courses?\b", r"lectures?\b", r"overview", r"summar",
     r"backups?\b", r"minecraft", r"roblox", r"fortnite", r"video\s+games?\b",
+    r"absorb", r"withstand", r"r[ée]sist", r"blast[\s-]?(?:proof|resistant)", r"widerst",
+    r"halten\s+(?:\w+\s+){0,3}?stand\b", r"выдерж", "抵御", "耐え", "مقاومة",
+    r"sobre\s+(?!c[oó]mo\b)", r"[üu]ber\s+(?!wie\b)", r"[àa]\s+propos\s+d", r"au\s+sujet\s+d",
+    r"riguardo", r"(?:о|об|про)\s+(?!том\b|как\b)",
     r"about\s+(?!how\b|making\b|building\b|producing\b|creating\b|writing\b|the\s+(?:steps"
     r"|process|recipe|synthesis|way|method|procedure))", r"scanners?", r"checkers?", r"blockers?", r"filters?\b",
     r"never\b", r"avoid", r"accidental", r"aftermath", r"victims", r"why\b",
     r"historia", r"hist[oó]ric", r"tratado", r"convenci[oó]n", r"ley\b", r"prohibi", r"proteg",
     r"protecci[oó]n", r"defens", r"preven", r"tratamiento", r"s[ií]ntomas", r"ant[ií]doto",
     r"vacuna", r"recuper", r"eliminar", r"histoire", r"historique", r"trait[ée]\b", r"loi\b",
-    r"interdi", r"d[ée]tect", r"prot[ée]g", r"d[ée]fen", r"pr[ée]ven", r"traitement", r"sympt[oô]mes",
+    r"interdi", r"d[ée]tect", r"prot[ée]g", r"d[ée]fen(?!der)", r"pr[ée]ven", r"traitement", r"sympt[oô]mes",
     r"r[ée]cup[ée]r", r"supprimer", r"geschichte", r"historisch", r"vertrag", r"abkommen",
     r"[üu]bereinkommen", r"konvention", r"gesetz", r"verbot", r"erkenn", r"sch[üu]tz",
     r"\w*schutz", r"abwehr", r"verhinder", r"behandl", r"symptome", r"gegenmittel", r"impf",
@@ -260,16 +324,65 @@ ABOUT = family(
     "علاج", "أعراض", "ترياق", "لقاح", "استعادة", "إزالة",
 )
 
-# Hiding code from defenders is operational whatever the frame ("make it undetectable by AV").
-EVADE = family(
-    r"undetect(?:able|ed)", r"evad(?:e|es|ing)\b", r"evasion", r"bypass", r"fud\b", r"obfuscat",
-    r"hides?\s+(?:itself\s+)?from\s+(?:antivirus|av|edr|defender)", r"indetectable", r"unerkannt", r"незаметн",
-    "免杀", "绕过", "検出されない", "回避",
+# A piece of writing asked for ("write an essay about ..."): it makes "write" an author's verb, not
+# a coder's, but a maker's noun inside it ("a poem that lists the precursors") is still asked for.
+DOCUMENTS = family(
+    r"essays?\b", r"poems?\b", r"reports?\b", r"documentar", r"podcast", r"presentation",
+    r"articles?\b", r"art[íi]culo", r"ensayo", r"essai", r"artigo", r"articolo", r"saggio",
+    r"aufsatz", r"artikel", r"стать[яюи]", r"доклад", r"реферат", "文章", "论文", "記事", "論文",
+    "レポート", "مقال",
 )
 
-# Someone else's deed, past or hypothetical ("how did the cult make", "how could Iran build").
+# Hiding code from defenders is operational whatever the frame ("make it undetectable by AV"),
+# and so is naming the defender it gets past ("hides from Windows Defender", "slips by Norton").
+_DEFENDERS = (
+    r"(?:(?:windows|microsoft|ms)\s+)?defender\b|crowd\s?strike|falcon\b|sentinel\s?one"
+    r"|carbon\s+black|sophos|kaspersky|norton|mcafee|eset\b|bit\s?defender|avast|avg\b"
+    r"|malwarebytes|trend\s?micro|symantec|cylance|cortex\s+xdr|virus\s?total|amsi\b"
+    r"|smart\s?screen|edr\b|xdr\b|anti-?virus\w*|anti-?malware|av\b|virenscanner|virenschutz"
+    r"|антивирус\w*|security\s+(?:software|tools?|products?)|endpoint\s+protection"
+)
+_GETS_PAST = (
+    r"hid(?:e|es|ing)\s+(?:itself\s+)?from|evad(?:e|es|ing)|avoid(?:s|ing)?|bypass(?:es|ing)?"
+    r"|gets?\s+(?:past|around|by)|slip(?:s|ping)?\s+(?:past|by|through)|sneaks?\s+(?:past|by)"
+    r"|invisible\s+to|undetected\s+by|unseen\s+by|stays?\s+hidden\s+from|fool(?:s|ing)?"
+    r"|without\s+(?:triggering|alerting|tripping|being\s+(?:detected|flagged|caught)\s+by)"
+    # es, pt, it, fr, de, ru
+    r"|evad\w*|elud\w*|esquiv\w*|burl\w*|contorn\w*|escap\w*|sfugg\w*|aggir\w*|[ée]chapp\w*"
+    r"|[ée]vit\w*|umgeh\w*|entgeh\w*|austrickst|обход\w*|обойт\w*|скрыва\w*"
+)
+# Switching a defender off is evasion once malware is named, but alone it is an admin's chore
+# ("how to disable Windows Defender notifications").
+_SWITCHES_OFF = (
+    r"disabl(?:e|es|ing)|turns?\s+off|switch(?:es)?\s+off|kills?|blinds?|tamper(?:s|ing)?\s+with"
+    r"|desactiv\w*|desativ\w*|disattiv\w*|d[ée]sactiv\w*|deaktivier\w*|отключ\w*"
+)
+# Code that gets past a named defender is malware, whatever it is called ("code that slips by
+# Kaspersky"): evasion names the subject as well as asking for operational detail.
+PASSES_DEFENDER = family(
+    rf"(?:{_GETS_PAST})\s+(?:(?!with\b|using\b|via\b|and\b|or\b)[\w'-]+\s+){{0,3}}?"
+    rf"(?:l'|d'|all'|dell'|al\s+|à\s+l'|a\s+l'|die\s+|den\s+)?(?:{_DEFENDERS})",
+    rf"(?:{_DEFENDERS})\s+(?:\w+\s+){{0,2}}?(?:umgeh|umgeht|entgeht|austrickst)",
+    rf"(?:{_DEFENDERS})\s+(?:will\s+not|won't|wouldn't|would\s+not|can't|cannot|can\s+not"
+    r"|doesn't|does\s+not|never|fails?\s+to)\s+(?:\w+\s+)?(?:flag|detect|catch|see|notice|find"
+    r"|block|stop)",
+    "免杀", "绕过", "躲避", "规避", "検出されない", "すり抜け", "تجاوز", "تفادي",
+)
+EVADE = family(
+    r"undetect(?:able|ed)", r"evad(?:e|es|ing)\b", r"evasion", r"bypass", r"fud\b", r"obfuscat",
+    r"indetectable", r"unerkannt", r"незаметн", "回避",
+    rf"(?:{_SWITCHES_OFF})\s+(?:[\w'-]+\s+){{0,3}}?(?:l'|d'|all'|dell'|die\s+|den\s+)?"
+    rf"(?:{_DEFENDERS})",
+    rf"(?:{_DEFENDERS})\s+(?:\w+\s+){{0,2}}?(?:deaktiviert|ausschaltet|abschaltet)",
+)
+
+# Someone else's deed, past or hypothetical ("how did the cult make", "how could Iran build",
+# "what did the bomb use"), or a yes/no question about it ("does ransomware evade Defender?").
 THIRD_PARTY = re.compile(
-    r"\bhow\s+(?:did|was|were|had)\b"
+    r"\bhow\s+(?:did|was|were|had)\b|\b(?:was|were|had\s+been)\s+used\b"
+    r"|\bdid\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,3}?\s+use\b"
+    r"|^(?:does|do|did|can|could|is|are|were|will|would)\s+(?!i\b|we\b|you\b|u\b|one\b"
+    r"|someone|somebody|anyone|people\b|a\s+person\b|there\b|it\b)"
     r"|\bhow\s+(?:do|does|could|would|can|might|will)\s+(?!i\b|we\b|you\b|u\b|one\b"
     r"|someone|somebody|anyone|people\b|a\s+person\b)"
     r"|\bhow\s+(?!i\b|we\b|you\b|u\b|one\b|to\b|someone|somebody|anyone|people\b)(?:the\s+)?"
