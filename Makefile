@@ -18,8 +18,9 @@ $(BIN)/deep-research: pyproject.toml
 
 install: $(BIN)/deep-research
 
+# --output-dir .: without it the report-folder rule would pick docs/ (a `docs` sub-directory).
 demo: install
-	$(BIN)/deep-research run "$(QUERY)" --corpus "$(CORPUS)"
+	$(BIN)/deep-research run "$(QUERY)" --corpus "$(CORPUS)" --output-dir .
 
 lint: install
 	$(BIN)/ruff check .

@@ -16,17 +16,20 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from deepresearch import STARTED_AT, __version__, cli_plan, driver, follow_up, runs, runtime
+from deepresearch import STARTED_AT, __version__, cli_plan
 from deepresearch.cli_options import RayAddress, RunId, choice, config_option, folder
-from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
-from deepresearch.intent_gate import exit_code, gate_summary, screen
-from deepresearch.schemas import RunSummary
 from deepresearch.text.terminal import printable
+
+# Ray, the providers and the text machinery are imported inside the commands that use them:
+# --help, --version and a usage error answer at once (tests/unit/test_cli_imports.py).
+if TYPE_CHECKING:
+    from deepresearch import driver
+    from deepresearch.schemas import RunSummary
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
 
@@ -63,10 +66,6 @@ def cli() -> None:
     """A deep-research agent on Ray: plans, searches, reads sources and writes a cited report."""
 
 
-def _state_dir(settings: Settings) -> Path:
-    return settings.resolved_state_dir()
-
-
 def _report(summary: RunSummary, as_json: bool) -> None:
     """Print the outcome; exit 3 for an honest no-answer."""
     if as_json:
@@ -79,6 +78,7 @@ def _report(summary: RunSummary, as_json: bool) -> None:
 
 
 def _execute(prep: driver.Prepared, as_json: bool) -> None:
+    from deepresearch import driver, runs
     from deepresearch.console import ProgressDisplay
 
     try:
@@ -190,6 +190,10 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 )
 def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> None:
     """Research QUERY and write a cited report (Markdown, JSON or HTML)."""
+    from deepresearch import driver, follow_up
+    from deepresearch.config.settings import load_settings, overrides_from_flags
+    from deepresearch.intent_gate import screen
+
     flags: dict[str, Any] = {
         "run.mode": options["mode"],
         "corpus.path": options["corpus"],
@@ -218,12 +222,14 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
         settings.run.mode, options["plan_file"], review, settings, is_tty
     )
     try:
-        # A follow-up is gated and planned as it is meant: "how did it do?" has the earlier subject.
-        planned = follow_up.question_for(
-            driver.check_query(query, settings), options["follow_up"], settings
-        )
+        # A follow-up is gated with its thread's earlier questions ("how do I make it" keeps
+        # their subject) and planned as it is meant ("how did it do?" has the earlier subject).
+        text = driver.check_query(query, settings)
+        planned = follow_up.question_for(text, options["follow_up"], settings)
         # Gated before a plan is reviewed (no planner call for a greeting); prepare enforces it.
-        intent = screen(planned, settings)
+        intent = screen(
+            text, settings, context=follow_up.gate_context(options["follow_up"], settings)
+        )
         plan = cli_plan.settle(planned, settings, items, review, is_tty)
         prep = driver.prepare(
             query,
@@ -243,6 +249,8 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
 def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
     """A greeting answered (exit 0), a harmful request refused (3), a vague query questioned (2):
     no run started."""
+    from deepresearch.intent_gate import exit_code, gate_summary
+
     if as_json:
         click.echo(gate_summary(gated, query).model_dump_json())
     if gated.outcome == "chitchat":
@@ -265,9 +273,12 @@ def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
 )
 def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""
+    from deepresearch import driver
+    from deepresearch.config.settings import load_settings
+
     settings = load_settings(config_file)
     prep = dataclasses.replace(
-        driver.prepare_resume(run_id, _state_dir(settings)), started=STARTED_AT
+        driver.prepare_resume(run_id, settings.resolved_state_dir()), started=STARTED_AT
     )
     if address is not None:
         ray_settings = prep.settings.ray.model_copy(update={"address": address})
@@ -295,7 +306,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _main(argv, debug)
     finally:
-        runtime.leave()  # now, not in Ray's exit hook (it sleeps first)
+        # Now, not in Ray's exit hook (it sleeps first); a command that never imported the
+        # runtime joined no cluster.
+        runtime = sys.modules.get("deepresearch.runtime")
+        if runtime is not None:
+            runtime.leave()
 
 
 def _main(argv: list[str] | None, debug: bool) -> None:

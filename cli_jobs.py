@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,10 +26,11 @@ from deepresearch.cli_options import (
     config_option,
     folder,
 )
-from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
-from deepresearch.schemas import Event
 from deepresearch.text.terminal import printable
+
+if TYPE_CHECKING:  # settings and messages load inside the commands: --help answers at once
+    from deepresearch.schemas import Event
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 
@@ -57,6 +58,8 @@ _config = config_option()
 
 
 def _auth_mode(config_file: Path | None, auth_mode: str | None) -> str:
+    from deepresearch.config.settings import load_settings
+
     return auth_mode or load_settings(config_file).ray.auth_mode
 
 
@@ -162,6 +165,7 @@ def _finish(
 @_config
 def submit_cmd(query: str, address: str, **o: Any) -> None:
     """Submit QUERY as a Ray Job; prints the job id and the run id."""
+    from deepresearch.config.settings import load_settings, overrides_from_flags
     from deepresearch.driver import check_query
     from deepresearch.output_dir import check_output_dir
     from deepresearch.policies.report_path import default_directory
@@ -334,6 +338,7 @@ def report_cmd(
     config_file: Path | None,
 ) -> None:
     """Download a finished job's report into the output directory."""
+    from deepresearch.config.settings import load_settings
     from deepresearch.policies.report_path import default_directory
 
     settings = load_settings(config_file)
@@ -379,6 +384,7 @@ def _print_event(events: list[Event]) -> None:
 def job_run_cmd(query: str, run_id: str, **o: Any) -> None:
     """Inside a Ray Job: join the job's cluster, run, and print the report block."""
     from deepresearch import driver
+    from deepresearch.config.settings import load_settings, overrides_from_flags
 
     auth = os.environ.get("RAY_AUTH_MODE")
     flags = {

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from deepresearch.cli_options import RayAddress, config_option, folder
-from deepresearch.config.settings import load_settings, overrides_from_flags
 
 
 @click.command("mcp")
@@ -30,6 +29,7 @@ def mcp_cmd(
     corpus_roots: tuple[Path, ...],
 ) -> None:
     """Serve a `research` tool over stdio for MCP clients (coding agents, chat apps)."""
+    from deepresearch.config.settings import load_settings, overrides_from_flags
     from deepresearch.mcp_server import serve_stdio
 
     flags = {

@@ -10,15 +10,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from deepresearch import intent_gate, planning
 from deepresearch.cli_options import config_option
-from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import InputError, QueryGated, StorageError
 from deepresearch.policies.plan_file import check_items, dump_plan, parse_plan
 from deepresearch.text.terminal import printable
+
+if TYPE_CHECKING:  # the planner and the settings load only when a command needs them
+    from deepresearch.config.settings import Settings
 
 Ask = Callable[[str, str], str]
 Echo = Callable[[str], None]
@@ -127,6 +129,8 @@ def settle(
     """The agenda the run researches: the file's, or the planner's after the user reviewed it."""
     if not review_plan or not is_tty:
         return items
+    from deepresearch import planning
+
     proposed = list(items) or planning.propose_now(query, settings)
     return review(proposed, _ask, _echo, max_items(settings))
 
@@ -151,6 +155,8 @@ def register(cli: click.Group) -> None:
         model: str | None,
     ) -> None:
         """Print the deep-mode agenda for QUERY as YAML, to edit and pass to --plan-file."""
+        from deepresearch import intent_gate, planning
+        from deepresearch.config.settings import load_settings, overrides_from_flags
         from deepresearch.driver import check_query
 
         flags = {"llm.provider": llm, "llm.model": model}

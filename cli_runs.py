@@ -6,18 +6,21 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from deepresearch import runs
 from deepresearch.cli_options import RunId, config_option
-from deepresearch.config.settings import load_settings
 from deepresearch.errors import InputError
-from deepresearch.schemas import Event
 from deepresearch.text.terminal import printable
+
+if TYPE_CHECKING:  # run files and settings load inside the commands: --help answers at once
+    from deepresearch.schemas import Event
 
 
 def _state_dir(config_file: Path | None) -> Path:
+    from deepresearch.config.settings import load_settings
+
     return load_settings(config_file).resolved_state_dir()
 
 
@@ -33,6 +36,8 @@ def runs_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @_config
 def list_cmd(as_json: bool, config_file: Path | None) -> None:
+    from deepresearch import runs
+
     rows = runs.list_runs(_state_dir(config_file))
     for row in rows:
         if as_json:
@@ -65,6 +70,8 @@ def list_cmd(as_json: bool, config_file: Path | None) -> None:
 def show_cmd(run_id: str, tail: int, as_json: bool, config_file: Path | None) -> None:
     """A run's status, summary and last events, as JSON (indented for reading; ``--json``: one
     line, like the other commands' ``--json``)."""
+    from deepresearch import runs
+
     shown = runs.show(_state_dir(config_file), run_id, tail)
     click.echo(json.dumps(shown) if as_json else json.dumps(shown, indent=2))
 
@@ -83,6 +90,8 @@ def prune_cmd(older_than: str, dry_run: bool, yes: bool, config_file: Path | Non
     cron) nothing is deleted without --yes: the count is printed and the exit code is 2.
     --dry-run lists the runs that would go.
     """
+    from deepresearch import runs
+
     state_dir = _state_dir(config_file)
     rows = runs.prunable(state_dir, runs.parse_age(older_than), time.time())
     if not rows:
@@ -122,6 +131,8 @@ def _print_event(event: Event) -> None:
 @_config
 def attach_cmd(run_id: str, config_file: Path | None) -> None:
     """Follow a run's events from another terminal until it ends."""
+    from deepresearch import runs
+
     status = runs.follow(_state_dir(config_file), run_id, _print_event)
     click.echo(f"run {run_id}: {status}", err=True)
 

@@ -14,14 +14,16 @@ import ipaddress
 import os
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import SecretStr
 
-from deepresearch import runtime
 from deepresearch.cli_options import RayAddress, config_option, folder
-from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+
+if TYPE_CHECKING:  # pydantic's models, the service and Ray load when `serve` runs, not for --help
+    from pydantic import SecretStr
+
+    from deepresearch.config.settings import Settings
 
 TOKEN_ENV = "DEEP_RESEARCH_API_TOKEN"
 
@@ -46,7 +48,7 @@ async def serve(
     """Join Ray, listen, and serve until ``stop`` is set (or SIGINT/SIGTERM)."""
     from aiohttp import web
 
-    from deepresearch import crew
+    from deepresearch import crew, runtime
     from deepresearch.service.app import ACCESS_LOGGER, create_app
     from deepresearch.service.connections import (
         ConnectionGate,
@@ -138,6 +140,10 @@ def serve_cmd(
     address: str | None,
 ) -> None:
     """Serve the research API and web page (bearer token from DEEP_RESEARCH_API_TOKEN)."""
+    from pydantic import SecretStr
+
+    from deepresearch.config.settings import load_settings, overrides_from_flags
+
     secret = os.environ.get(TOKEN_ENV, "").strip()
     token = SecretStr(secret) if secret else None
     if token is None and not is_loopback(host):

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from deepresearch import assembly, follow_up, intent_gate, runs, runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
@@ -117,8 +119,8 @@ def prepare(
     CLI gates before a plan is reviewed)."""
     begun = time.monotonic()
     text = check_query(query, settings)
-    if intent is None:  # a follow-up is judged with the earlier question's subject
-        intent_gate.screen(follow_up.question_for(text, follow_up_of, settings), settings, llm)
+    if intent is None:  # a follow-up is judged with the earlier questions' subject
+        intent_gate.screen(text, settings, llm, follow_up.gate_context(follow_up_of, settings))
     else:
         intent_gate.enforce(intent)
     seed = None
@@ -177,7 +179,8 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     checkpoint: dict[str, Any] | None = None
     warnings: tuple[tuple[str, str], ...] = ()
     if run_dir.has_checkpoint():  # checked before the index: a bad checkpoint fails fast
-        loaded = run_dir.load_checkpoint()  # a bad hash with no good previous one: exit 2
+        # a bad hash or shape with no good previous one: exit 2, before the crew sees it
+        loaded = run_dir.load_checkpoint(checkpoint_format.problem)
         checkpoint = loaded.data
         if loaded.used_previous:
             warnings += (
@@ -259,6 +262,9 @@ def execute(
         summary = finish(prep, result, time.monotonic() - research_started)
         text = summary.model_dump_json(indent=2)
         ray.get(host.log.remote(run_id, "write_text", "summary.json", text))
+        # Said only now, with the report and summary on disk: a driver that dies before this
+        # leaves a run its host records as interrupted (``driver_lost``), never as completed.
+        ray.get(host.finished.remote(run_id, finished_event(result)))
         if on_events is not None:
             on_events(ray.get(host.log.remote(run_id, "wait", last, 0.0)))
         ray.get(host.close.remote(run_id))
@@ -273,6 +279,15 @@ def execute(
             _close_quietly(host, run_id)
         if connection is not None:
             runtime.disconnect(connection)
+
+
+def finished_event(result: RunResult) -> dict[str, JsonValue]:
+    """``run_finished``'s payload: the run's ending, once its report is on disk."""
+    return {
+        "status": result.status,
+        "sources": len(result.report.sources),
+        "limited_by": result.limited_by,
+    }
 
 
 def _close_quietly(host: Any, run_id: str, timeout_s: float = 70.0) -> None:

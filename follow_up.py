@@ -14,6 +14,7 @@ from pathlib import Path
 from deepresearch import runs
 from deepresearch.config.settings import Settings
 from deepresearch.errors import InputError, StorageError
+from deepresearch.policies import checkpoint as checkpoint_format
 from deepresearch.policies.reuse import EarlierRun, merge_thread
 from deepresearch.policies.subject import in_context, thread_question
 from deepresearch.schemas import FollowUpSeed, ResearcherReport
@@ -27,7 +28,7 @@ def _reports(run_dir: RunDir) -> tuple[ResearcherReport, ...]:
     if not run_dir.has_checkpoint():
         return ()
     try:
-        data = run_dir.read_checkpoint()
+        data = run_dir.read_checkpoint(checkpoint_format.problem)
     except StorageError:
         return ()
     return tuple(ResearcherReport.model_validate(r) for r in data.get("completed", []))
@@ -53,6 +54,14 @@ def thread_of(state_dir: Path, run_id: str, settings: Settings) -> list[str]:
         questions.append(request.query)
         current = request.follow_up
     return questions[::-1]
+
+
+def gate_context(run_id: str | None, settings: Settings) -> tuple[str, ...]:
+    """The earlier questions the intent gate judges a follow-up of ``run_id`` with (none for a
+    new thread): their subject, not only the names and periods research borrows from them."""
+    if run_id is None:
+        return ()
+    return tuple(thread_of(settings.resolved_state_dir(), run_id, settings))
 
 
 def question_for(query: str, run_id: str | None, settings: Settings) -> str:

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deepresearch.errors import ClusterError, InputError
-from deepresearch.schemas import GateSummary, Mode, RunSummary
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the message models load when a job's output is read, not for `--help`
     from deepresearch.config.settings import Settings
     from deepresearch.driver import Prepared
+    from deepresearch.schemas import GateSummary, Mode, RunSummary
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 BEGIN = "=====BEGIN DEEP-RESEARCH REPORT====="
@@ -192,6 +192,8 @@ def parse_report_block(logs: str, run_id: str) -> JobReport | None:
         if hashlib.sha256(payload).hexdigest() != digest:
             raise ClusterError("", f"the report block of run {run_id} failed its hash check")
         data = json.loads(payload)
+        from deepresearch.schemas import RunSummary
+
         return JobReport(
             RunSummary.model_validate(data["summary"]), data["report"], data["filename"]
         )
@@ -206,6 +208,8 @@ def gate_line(run_id: str, summary: GateSummary) -> str:
 
 def parse_gate_line(logs: str, run_id: str) -> GateSummary | None:
     """The gate's answer for ``run_id`` in ``logs``, or ``None`` when the job ran (or is running)."""
+    from deepresearch.schemas import GateSummary
+
     prefix = f"{GATED} {run_id} "
     for line in reversed(logs.splitlines()):
         if line.startswith(prefix):

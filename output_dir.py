@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from deepresearch.errors import StorageError
+from deepresearch.private_files import make_private_dirs
 
 
 def _nearest_existing(directory: Path) -> Path:
@@ -30,7 +31,7 @@ def check_output_dir(directory: Path, create: bool = False) -> Path:
     directory = directory.expanduser().absolute()
     if create and not directory.is_dir():
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(directory)  # what it creates is 0700, whatever the umask
         except OSError as exc:
             raise StorageError(
                 str(directory), f"cannot create output directory ({exc.strerror or exc})"

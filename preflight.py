@@ -47,6 +47,8 @@ RUNTIME_MODULES = {
     "ddgs": "ddgs",
     "aiolimiter": "aiolimiter",
     "mcp": "mcp",
+    "markdown-it-py": "markdown_it",
+    "confusable-homoglyphs": "confusable_homoglyphs",
 }
 
 

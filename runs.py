@@ -148,8 +148,8 @@ def list_runs(state_dir: Path) -> list[RunRow]:
 
 def check_run_id(run_id: str) -> str:
     """``run_id`` when it can name a folder under ``runs/`` (not empty, no path, no dot names)."""
-    if not run_id.strip() or "/" in run_id or "\0" in run_id or run_id in (".", ".."):
-        raise InputError(f"not a run id: {run_id!r}")
+    if not run_id.strip() or "/" in run_id or "\x00" in run_id or run_id in (".", ".."):
+        raise InputError(f"not a run id: {run_id[:64]!r}")
     return run_id
 
 
@@ -158,7 +158,8 @@ def open_run(state_dir: Path, run_id: str) -> RunDir:
     try:
         return RunDir.existing(state_dir, run_id)
     except StorageError:
-        raise InputError(f"no run {run_id} under {state_dir}") from None
+        shown = run_id if len(run_id) <= 64 else run_id[:64] + "..."
+        raise InputError(f"no run {shown} under {state_dir}") from None
 
 
 def show(state_dir: Path, run_id: str, tail: int = 10) -> dict[str, Any]:

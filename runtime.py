@@ -7,11 +7,14 @@ explicitly (``ray.auth_mode``), never inherited from whatever process ran on the
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
+import signal
 import socket
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +68,26 @@ def connect(settings: RaySettings) -> Connection:
     if ray.is_initialized():  # the running Ray's auth mode is already decided
         return Connection(started_here=False, address="existing")
     set_auth_mode(settings.auth_mode)
+    with _keeping_sigterm():
+        return _connect(settings)
+
+
+@contextlib.contextmanager
+def _keeping_sigterm() -> Iterator[None]:
+    """Keep the process's own SIGTERM handler across ``ray.init``. Ray replaces it with
+    ``sys.exit`` and its core worker with a C++ failure handler that dumps stacks ("*** SIGTERM
+    received ... PC: @") and exits 1 or 134; the CLI's handler stops a run as Ctrl-C does (exit
+    130, the resume line). A process without a handler of its own keeps Ray's."""
+    on_main = threading.current_thread() is threading.main_thread()
+    own = signal.getsignal(signal.SIGTERM) if on_main else None
+    try:
+        yield
+    finally:
+        if callable(own):
+            signal.signal(signal.SIGTERM, own)
+
+
+def _connect(settings: RaySettings) -> Connection:
     common: dict[str, Any] = {
         "log_to_driver": False,
         "logging_level": logging.WARNING,

@@ -165,6 +165,11 @@ class ResearcherReport(Message):
     hits_filtered: int = 0  # hits not fetched: below the source-scoring thresholds
     findings_filtered: int = 0  # findings dropped as not about its question
     authors_read: tuple[str, ...] = ()  # who the documents read are by, as their covers say
+    sources_read: int = 0  # documents fetched and read, cited or not
+    claims_dropped: int = (
+        0  # the model's findings dropped: a bogus citation, unsupported, off topic
+    )
+    model_unavailable: bool = False  # failed because no model tier answered (not the sources)
 
 
 class Evaluation(Message):

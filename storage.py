@@ -14,6 +14,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -52,6 +53,7 @@ CHECKPOINT = "checkpoint.json"
 CHECKPOINT_PREV = "checkpoint.prev.json"
 _TAIL_BLOCK = 64 * 1024  # bytes read at a time back from a file's end to its last line break
 M = TypeVar("M", bound=BaseModel)
+ShapeCheck = Callable[[Mapping[str, Any]], str | None]  # why a checkpoint is unusable, or None
 
 
 def _sha256_line(data: bytes, name: str) -> bytes:
@@ -109,8 +111,13 @@ class RunDir:
     @classmethod
     def existing(cls, state_dir: Path, run_id: str) -> RunDir:
         root = state_dir / "runs" / run_id
-        if not root.is_dir():
-            raise StorageError(str(root), "no such run")
+        try:
+            found = root.is_dir()
+        except (OSError, ValueError):  # a name too long for the filesystem, a NUL byte
+            found = False
+        if not found:
+            shown = run_id if len(run_id) <= 64 else run_id[:64] + "..."
+            raise StorageError(str(state_dir / "runs" / shown), "no such run")
         return cls(root)
 
     def path(self, name: str) -> Path:
@@ -297,20 +304,28 @@ class RunDir:
             return "not a JSON object"
         return payload
 
-    def load_checkpoint(self) -> LoadedCheckpoint:
-        """The newest checkpoint that verifies, saying whether the previous one had to be used."""
+    def _usable(self, path: Path, problem: ShapeCheck | None) -> bytes | str:
+        """``_verified``, and the JSON passes ``problem`` (None: no complaint)."""
+        payload = self._verified(path)
+        if isinstance(payload, bytes) and problem is not None:
+            return problem(json.loads(payload)) or payload
+        return payload
+
+    def load_checkpoint(self, problem: ShapeCheck | None = None) -> LoadedCheckpoint:
+        """The newest checkpoint that verifies (and that ``problem``, the reader's schema check,
+        finds nothing wrong with), saying whether the previous one had to be used."""
         main = self.path(CHECKPOINT)
-        first = self._verified(main)
+        first = self._usable(main, problem)
         if isinstance(first, bytes):
             return LoadedCheckpoint(json.loads(first), main, used_previous=False)
         prev = self.path(CHECKPOINT_PREV)
-        second = self._verified(prev)
+        second = self._usable(prev, problem)
         if isinstance(second, bytes):
             return LoadedCheckpoint(json.loads(second), prev, used_previous=True)
         raise CheckpointCorrupt(str(main), f"{first}; previous checkpoint: {second}")
 
-    def read_checkpoint(self) -> dict[str, Any]:
-        return self.load_checkpoint().data
+    def read_checkpoint(self, problem: ShapeCheck | None = None) -> dict[str, Any]:
+        return self.load_checkpoint(problem).data
 
 
 def _read_lines(path: Path, model: type[M]) -> list[M]:

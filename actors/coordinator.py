@@ -21,7 +21,7 @@ from deepresearch.actors.ports import EvaluatorPort, ResearcherPort, Spawner
 from deepresearch.actors.progress_file import ProgressFile
 from deepresearch.actors.writer import ReportWriter
 from deepresearch.config.settings import Settings
-from deepresearch.errors import DeepResearchError
+from deepresearch.errors import DeepResearchError, ProviderError
 from deepresearch.llm_messages import LLMReply
 from deepresearch.policies import checkpoint, evaluation, progress, reuse, sufficiency, synthesis
 from deepresearch.policies import lifecycle as lc
@@ -131,15 +131,9 @@ class Coordinator:
         assert self._result is not None
         self._partial.settle()  # the progress file covers every finished report
         try:
-            await self._sink.flush()  # every checkpoint, file and note landed before the end
-            await self._sink.emit(
-                "run_finished",
-                {
-                    "status": self._result.status,
-                    "sources": len(self._result.report.sources),
-                    "limited_by": self._result.limited_by,
-                },
-            )
+            # Every checkpoint, file and note landed before the end. ``run_finished`` is not the
+            # coordinator's to say: only whoever wrote the report file does (``driver.execute``),
+            # so the log never says a run completed whose report is not on disk.
             await self._sink.flush()
         finally:  # stopping the researchers' processes takes CPU: only once the run has ended
             self._spawner.close()
@@ -178,6 +172,9 @@ class Coordinator:
                 self._result = await self._synthesize(limited_by, decline)
                 self._events.put_nowait(lc.Synthesized())
             case lc.Stop(reason):
+                unreachable = synthesis.model_failure(self._ordered())
+                if unreachable is not None:  # the same ending as a planner that cannot reach it
+                    raise ProviderError("llm", unreachable.removeprefix("llm: "))
                 self._result = await self._synthesize(state.limited_by, True, reason)
 
     def _adopt(self, commands: Sequence[lc.Command]) -> None:

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from deepresearch import runs
 from deepresearch.errors import RunInterrupted
 from deepresearch.schemas import Request
@@ -48,3 +50,18 @@ async def abandoned(run_dir: str, request: Request, duration_s: float) -> None:
         duration_s,
         RunInterrupted(request.run_id),
     )
+
+
+def written_ending(run_dir: str) -> dict[str, JsonValue] | None:
+    """``run_finished``'s payload when the dead driver had written the run's report and summary
+    but died before saying so in the log (the host says it then); None otherwise."""
+    summary = runs.read_summary(RunDir(Path(run_dir)))
+    if summary is None or summary.status not in ("completed", "no_answer"):
+        return None
+    if not summary.report_path or not Path(summary.report_path).is_file():
+        return None
+    return {
+        "status": summary.status,
+        "sources": len(summary.sources),
+        "limited_by": summary.limited_by,
+    }

@@ -26,7 +26,12 @@ from deepresearch.actors.event_log import EventSink
 from deepresearch.actors.ports import GatewayPort, PoolPort
 from deepresearch.actors.scraping import Scraping
 from deepresearch.config.settings import Settings
-from deepresearch.errors import BudgetExceeded, DeepResearchError, SearchUnavailable
+from deepresearch.errors import (
+    BudgetExceeded,
+    DeepResearchError,
+    LLMUnavailable,
+    SearchUnavailable,
+)
 from deepresearch.llm_messages import (
     FindingsDraft,
     FindingsTask,
@@ -38,6 +43,7 @@ from deepresearch.llm_messages import (
 from deepresearch.policies import findings, unsourced
 from deepresearch.policies.merge import reformulate
 from deepresearch.policies.progress import expected_steps
+from deepresearch.policies.query_check import checked_queries
 from deepresearch.policies.ranking import batch_count, fuse
 from deepresearch.policies.source_scoring import select_hits
 from deepresearch.policies.sufficiency import check_findings
@@ -167,7 +173,8 @@ class Researcher(Scraping):
             report = await self._report(self._docs)
         except DeepResearchError as exc:
             self._emit("researcher_failed", error=str(exc))
-            return self._report_of(status="failed", error=str(exc))
+            unavailable = isinstance(exc, LLMUnavailable)
+            return self._report_of(status="failed", error=str(exc), model_unavailable=unavailable)
         if stopped:
             self._emit("researcher_failed", error=stopped, partial=len(report.findings))
             return report.model_copy(update={"status": "failed", "error": stopped})
@@ -217,9 +224,9 @@ class Researcher(Scraping):
             self._llm, build_request("researcher", task, QueryList), QueryList
         )
         self._add_llm_usage(replies)
-        # Queries are shown (events, the could-not-research report): none may assert beyond the
-        # question (``policies.unsourced``); an invented figure or citation drops the query.
-        queries = list(dict.fromkeys(unsourced.vet_all(plan.queries, self._task.question)))
+        # Queries are shown (events, the could-not-research report): only those about the
+        # question that assert nothing beyond it are run (``policies.query_check``).
+        queries = checked_queries(plan.queries, self._task.question, self._s.scoring)
         queries = queries[: rs.tool_budget] or [self._task.question]
         self._emit("queries_planned", queries=len(queries))
         self._keep(queries=queries)
@@ -335,7 +342,11 @@ class Researcher(Scraping):
         cited_urls = {u for f in kept for u in f.citations}
         sources = tuple(d.source() for d in docs if d.url in cited_urls)
         return self._report_of(
-            summary=summary, findings=tuple(kept), sources=sources, findings_filtered=check.dropped
+            summary=summary,
+            findings=tuple(kept),
+            sources=sources,
+            findings_filtered=check.dropped,
+            claims_dropped=len(draft.findings) - len(kept),
         )
 
     def _report_of(self, **fields: Any) -> ResearcherReport:
@@ -350,5 +361,6 @@ class Researcher(Scraping):
             hits_found=self._found,
             hits_filtered=self._filtered,
             authors_read=tuple(dict.fromkeys(d.by for d in self._docs if d.by)),
+            sources_read=len(self._docs),
             **fields,
         )

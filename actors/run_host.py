@@ -30,7 +30,7 @@ from pydantic import JsonValue
 from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.event_log import EventLog
 from deepresearch.actors.hosted import RunModels
-from deepresearch.actors.lease import abandoned, watch_lease
+from deepresearch.actors.lease import abandoned, watch_lease, written_ending
 from deepresearch.actors.log_sinks import LocalSink, LogDocs
 from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContext
 from deepresearch.actors.url_pool import UrlPool
@@ -237,6 +237,7 @@ class HostedRun:
     closed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     watch: asyncio.Task[None] | None = field(default=None, repr=False)
     opened: float = field(default_factory=time.monotonic)
+    finished: bool = False  # ``run_finished`` is in its log: the report is on disk
 
 
 class RunHost:
@@ -301,11 +302,26 @@ class RunHost:
         run = self._runs.get(run_id)
         if run is None:
             return
+        ending = None if run.finished else await asyncio.to_thread(written_ending, run.spec.run_dir)
+        if run.finished or ending is not None:  # its report is on disk: the run ended
+            if ending is not None:  # the driver died before saying so
+                with contextlib.suppress(Exception):
+                    await self.finished(run_id, ending)
+            await self.close(run_id)
+            return
         log.warning("the driver of run %s is gone: stopping the run", run_id)
         with contextlib.suppress(Exception):  # the files matter more than the note
             await run.events.append("driver_lost", {"resume": f"deep-research resume {run_id}"})
         await self.close(run_id)
         await abandoned(run.spec.run_dir, run.spec.request, time.monotonic() - run.opened)
+
+    async def finished(self, run_id: str, ending: dict[str, JsonValue]) -> None:
+        """``run_finished``, said by whoever wrote the run's report once it is on disk (never
+        the coordinator: a run whose driver died first is interrupted, not completed)."""
+        run = self._run(run_id)
+        if not run.finished:
+            run.finished = True
+            await run.events.append("run_finished", ending)
 
     def _close_later(self, run_id: str) -> None:
         run = self._runs.get(run_id)

@@ -15,17 +15,27 @@
    second, so with a small ``--latency`` the run may end before it can be interrupted: use
    ``--latency 0.4``.
 
-    python bench/durability.py [--latency 0.1] [--repeat 3] [--json]
+3. A kill sweep: the same deep run, its driver (a ``deep-research run --address`` process joined
+   to this Ray) killed with SIGKILL after k events, for ``--kill-points`` values of k spread over
+   the whole run, each then resumed; prints how many resumed reports equal the uninterrupted
+   run's above the footer (target: all), how many kills left an interrupted run (the rest came
+   after the run had ended, its report written), and how many logs said ``run_finished`` for a
+   run with no report (target: 0). ``--kill-points 0`` skips it.
+
+    python bench/durability.py [--latency 0.1] [--repeat 3] [--kill-points 10] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 QUERY = "Compare the revenue of Apple, Amazon, Intel, Microsoft and Nvidia in 2023"
 
 
-def settings_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> Any:
-    from deepresearch.config.settings import load_settings, overrides_from_flags
-
-    flags = {
+def flags_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> dict[str, Any]:
+    return {
         "corpus.path": docs,
         "corpus.cache_dir": root / "cache",
         "state_dir": root / "state",
@@ -48,6 +56,12 @@ def settings_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> A
         "run.checkpoints": checkpoints,
         "deep.max_parallel": 2,
     }
+
+
+def settings_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> Any:
+    from deepresearch.config.settings import load_settings, overrides_from_flags
+
+    flags = flags_for(root, docs, latency, checkpoints)
     return load_settings(None, overrides_from_flags(flags), env={})
 
 
@@ -87,43 +101,132 @@ def interrupted_then_resumed(settings: Any, at_percent: int) -> tuple[float, flo
     return first, time.perf_counter() - start, state[0].percent
 
 
+def events_in(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "events.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(x) for x in lines if x.strip().endswith("}")]
+
+
+def wait_for(check: Callable[[], Any], timeout_s: float = 300.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise SystemExit("the run did not get there in time")
+
+
+def killed_at(k: int, flags: dict[str, Any], address: str) -> Path:
+    """A ``deep-research run --address`` of the query, SIGKILLed once its run logged ``k``
+    events; its run folder once its run host recorded the ending."""
+    env = {key: v for key, v in os.environ.items() if not key.startswith("DEEP_RESEARCH_")}
+    env.update({"DEEP_RESEARCH_" + f.upper().replace(".", "__"): str(v) for f, v in flags.items()})
+    env["RAY_AUTH_MODE"] = "disabled"
+    runs = Path(flags["state_dir"]) / "runs"
+    known = set(runs.iterdir())
+    exe = Path(sys.executable).parent / "deep-research"
+    args = [str(exe), "run", QUERY, "--address", address, "--json"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        run_dir: Path = wait_for(lambda: next(iter(set(runs.iterdir()) - known), None))
+        wait_for(lambda: len(events_in(run_dir)) >= k or proc.poll() is not None)
+    finally:
+        proc.kill()
+        proc.wait()
+    wait_for(lambda: (run_dir / "summary.json").exists())  # the host saw its driver die
+    return run_dir
+
+
+def kill_sweep(root: Path, docs: Path, latency: float, points: int) -> dict[str, int]:
+    """Kill a run's driver after k events for ``points`` values of k over the whole run,
+    resume each, and count the resumed reports equal to the uninterrupted one."""
+    import ray
+
+    from deepresearch import driver
+    from deepresearch.report import body_of
+
+    flags = flags_for(root, docs, latency, True)
+    settings = settings_for(root, docs, latency, True)
+    full = driver.execute(driver.prepare(QUERY, "deep", settings))
+    expected = body_of(Path(full.report_path or "").read_text())
+    total = len(events_in(settings.resolved_state_dir() / "runs" / full.run_id))
+    address = ray.get_runtime_context().gcs_address
+    counts = {"kill_points": points, "matched": 0, "interrupted": 0, "finished_without_report": 0}
+    for i in range(1, points + 1):
+        k = 2 + (total - 2) * i // (points + 1)
+        run_dir = killed_at(k, flags, address)
+        summary = json.loads((run_dir / "summary.json").read_text())
+        said = any(e["type"] == "run_finished" for e in events_in(run_dir))
+        report = summary.get("report_path")
+        if said and not (report and Path(report).is_file()):
+            counts["finished_without_report"] += 1
+        if summary["status"] == "interrupted":
+            counts["interrupted"] += 1
+            resumed = driver.execute(driver.prepare_resume(run_dir.name, root / "state"))
+            report = resumed.report_path
+        same = bool(report) and body_of(Path(report).read_text()) == expected
+        counts["matched"] += same
+        print(
+            f"killed after {k} of {total} events: {summary['status']}, "
+            f"resumed report {'equal' if same else 'DIFFERENT'}",
+            file=sys.stderr,
+        )
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=REPO.parent / "shared/data/sec-10q/docs")
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--kill-points", type=int, default=10)
+    parser.add_argument("--sweep-only", action="store_true", help="only the kill sweep (3.)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["RAY_AUTH_MODE"] = "disabled"
     from deepresearch import driver, runtime
 
+    result: dict[str, Any] = {"latency_s": args.latency}
     with tempfile.TemporaryDirectory(prefix="dr-durability-") as tmp:
         root = Path(tmp)
         (root / "out").mkdir()
         on = settings_for(root, args.docs, args.latency, True)
-        off = settings_for(root, args.docs, args.latency, False)
         driver.build_index(on)
         conn = runtime.connect(on.ray)
         try:
-            timed_run(on)  # warm-up: worker processes, caches
-            with_cp, without_cp = [], []
-            for i in range(args.repeat):
-                with_cp.append(timed_run(on))
-                without_cp.append(timed_run(off))
-                print(
-                    f"round {i + 1}: checkpoints on {with_cp[-1]:.2f}s, off {without_cp[-1]:.2f}s",
-                    file=sys.stderr,
-                )
-            first, resume_s, pct = interrupted_then_resumed(on, 80)
-            print(
-                f"interrupted at {pct}% after {first:.2f}s; resume took {resume_s:.2f}s",
-                file=sys.stderr,
-            )
+            if not args.sweep_only:
+                result.update(overhead_and_resume(root, args.docs, args.latency, args.repeat))
+            if args.kill_points > 0:
+                result["kill_sweep"] = kill_sweep(root, args.docs, args.latency, args.kill_points)
         finally:
             runtime.disconnect(conn)
+    result["targets"] = {
+        "checkpoint_overhead_ratio": 1.05,
+        "resume_over_full_run": 0.25,
+        "kill_sweep.matched": "= kill_points",
+        "kill_sweep.finished_without_report": 0,
+    }
+    show(result, args.json)
+
+
+def overhead_and_resume(root: Path, docs: Path, latency: float, repeat: int) -> dict[str, Any]:
+    """Parts 1 and 2: checkpoint overhead, and a resume from 80 %."""
+    on = settings_for(root, docs, latency, True)
+    off = settings_for(root, docs, latency, False)
+    timed_run(on)  # warm-up: worker processes, caches
+    with_cp, without_cp = [], []
+    for i in range(repeat):
+        with_cp.append(timed_run(on))
+        without_cp.append(timed_run(off))
+        print(
+            f"round {i + 1}: checkpoints on {with_cp[-1]:.2f}s, off {without_cp[-1]:.2f}s",
+            file=sys.stderr,
+        )
+    first, resume_s, pct = interrupted_then_resumed(on, 80)
+    print(f"interrupted at {pct}% after {first:.2f}s; resume took {resume_s:.2f}s", file=sys.stderr)
     full = statistics.median(with_cp)
-    result = {
-        "latency_s": args.latency,
+    return {
         "run_with_checkpoints_s": round(full, 3),
         "run_without_checkpoints_s": round(statistics.median(without_cp), 3),
         "checkpoint_overhead_ratio": round(full / statistics.median(without_cp), 3),
@@ -134,9 +237,7 @@ def main() -> None:
         # near 1 when the resume redoes nothing the checkpoint holds
         "resume_over_time_left": round(resume_s / max(full - first, 1e-9), 3),
         "stopped_at_share_of_run": round(first / full, 3),  # when the percent reached 80
-        "targets": {"checkpoint_overhead_ratio": 1.05, "resume_over_full_run": 0.25},
     }
-    show(result, args.json)
 
 
 if __name__ == "__main__":

@@ -157,6 +157,7 @@ def inprocess_run(settings: Any) -> dict[str, float]:
         )
         request = Request(run_id="inprocess", query=QUERY, mode="deep")
         await Coordinator(settings, request, sink, llm, spawner, Evaluator(llm)).run()
+        await sink.emit("run_finished")  # the driver's word once the report is written
         return sink.events
 
     events = asyncio.run(go())

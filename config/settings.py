@@ -31,7 +31,7 @@ from pydantic_settings import (
 )
 
 from deepresearch.config.files import default_data, user_data
-from deepresearch.config.section import Section
+from deepresearch.config.section import FsPath, Section
 from deepresearch.config.trust import (
     FollowUpSettings,
     GateSettings,
@@ -46,7 +46,7 @@ ENV_PREFIX = "DEEP_RESEARCH_"
 class RunSettings(Section):
     mode: Literal["quick", "deep"] = "quick"
     max_query_chars: int = Field(2000, ge=10, le=100_000)
-    output_dir: Path | None = None
+    output_dir: FsPath | None = None
     max_time_s: float = Field(1800.0, gt=0)
     checkpoints: bool = True
     format: Literal["md", "json", "html"] = "md"  # --format: the report file's format
@@ -176,7 +176,7 @@ class SearchSettings(Section):
     hits_per_query: int = Field(8, ge=1, le=100)
     breaker: BreakerSettings = BreakerSettings()
     retry: RetrySettings = RetrySettings()
-    code_dir: Path | None = None  # --code DIR: the folder the ``grep`` provider searches
+    code_dir: FsPath | None = None  # --code DIR: the folder the ``grep`` provider searches
     timeout_s: float = Field(20.0, gt=0)  # per web search request
     stackexchange_site: str = "stackoverflow"
     # requests per minute per provider (a leaky bucket in the gateway); unlisted: no limit
@@ -199,8 +199,8 @@ class SearchSettings(Section):
 
 
 class CorpusSettings(Section):
-    path: Path | None = None
-    cache_dir: Path | None = None
+    path: FsPath | None = None
+    cache_dir: FsPath | None = None
     passage_chars: int = Field(1000, ge=200, le=20_000)
     extract_workers: int = Field(2, ge=1, le=64)
     extract_timeout_s: float = Field(120.0, gt=0)
@@ -256,9 +256,9 @@ class ServiceSettings(Section):
     max_runs: int = Field(16, ge=1, le=256)
     heartbeat_s: float = Field(10.0, gt=0)
     retry_after_s: int = Field(10, ge=1)
-    corpus_roots: tuple[Path, ...] = ()  # a client's corpus must lie under one; none: refused
+    corpus_roots: tuple[FsPath, ...] = ()  # a client's corpus must lie under one; none: refused
     allowed_hosts: tuple[str, ...] = ()  # Host names answered besides loopback and the bound one
-    output_dir: Path | None = None  # reports of service runs; default: <state_dir>/reports
+    output_dir: FsPath | None = None  # reports of service runs; default: <state_dir>/reports
     max_connections: int = Field(256, ge=1, le=65_536)
     request_timeout_s: float = Field(30.0, gt=0)  # headers, then a body, must arrive this fast
     prepare_timeout_s: float = Field(300.0, gt=0)  # checking input and indexing the corpus
@@ -270,7 +270,7 @@ class Settings(BaseSettings):
         extra="forbid", frozen=True, env_prefix=ENV_PREFIX, env_nested_delimiter="__"
     )
 
-    state_dir: Path | None = None
+    state_dir: FsPath | None = None
     run: RunSettings = RunSettings()
     ray: RaySettings = RaySettings()
     llm: LLMSettings = LLMSettings()

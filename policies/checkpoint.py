@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deepresearch.policies import lifecycle as lc
 from deepresearch.policies.sufficiency import usable_sources
 from deepresearch.schemas import Request, ResearcherReport, SubTask, Usage
 
-VERSION = 1
+VERSION: Literal[1] = 1
 
 
 def payload(
@@ -43,6 +45,34 @@ class Restored:
     usage: Usage
     providers: dict[str, str]
     plan_limits: tuple[str, ...] = ()
+
+
+class CheckpointShape(BaseModel):
+    """What ``payload`` writes, as a schema: a file whose hash is right but whose content is not
+    a checkpoint (edited by hand, written by another program) is refused before the run starts,
+    not in the crew half-way through restoring it. Unknown keys are tolerated (a newer writer)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    version: Literal[1] = VERSION
+    request: Request
+    lifecycle: lc.LifecycleState
+    subtasks: list[SubTask] = Field(default_factory=list)
+    completed: list[ResearcherReport] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    providers: dict[str, str] = Field(default_factory=dict)
+    plan_limits: list[str] = Field(default_factory=list)
+
+
+def problem(data: Mapping[str, Any]) -> str | None:
+    """Why ``data`` is not a checkpoint ``restore`` can use (the first error), or None."""
+    try:
+        CheckpointShape.model_validate(dict(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "checkpoint"
+        return f"not a checkpoint ({where}: {first['msg']})"
+    return None
 
 
 def completed_ids(data: Mapping[str, Any] | None) -> set[str]:

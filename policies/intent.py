@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from deepresearch.policies import intent_harm, unsourced
+from deepresearch.policies.intent_lexicon import READABLE_SCRIPTS
 from deepresearch.policies.intent_words import (
     CHITCHAT_PHRASES,
     CHITCHAT_WORDS,
@@ -23,6 +24,8 @@ from deepresearch.policies.intent_words import (
     THANKS_WORDS,
     VAGUE,
 )
+from deepresearch.policies.subject import in_context, thread_question
+from deepresearch.text import confusables
 
 Outcome = Literal["research", "chitchat", "harmful", "ambiguous", "undecided"]
 
@@ -34,6 +37,9 @@ class Intent:
     outcome: Outcome
     reply: str = ""
     reason: str = ""
+    # What an undecided verdict becomes when no model is configured: research, or a refusal for
+    # a request the rules cannot read that names a mass-harm subject.
+    unmodelled: Literal["research", "harmful"] = "research"
 
     @property
     def gated(self) -> bool:
@@ -74,17 +80,25 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")  # any script: a Chinese query
 
 
 def _normalize(query: str) -> str:
-    text = query.lower().replace("’", "'")
-    return " ".join(text.split())
+    return confusables.normalize(query)
 
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def harmful_category(query: str) -> str | None:
-    """The harmful-request category the query falls into, or None (``policies.intent_harm``)."""
-    return intent_harm.harmful_category(_normalize(query))
+def harmful_category(query: str, context: tuple[str, ...] = ()) -> str | None:
+    """The harmful-request category the query falls into, or None (``policies.intent_harm``);
+    ``context`` is a follow-up's thread of earlier questions, oldest first."""
+    return intent_harm.harmful_category(_normalize(query), tuple(_normalize(q) for q in context))
+
+
+def readable(text: str) -> bool:
+    """Whether the rules can read the text: most of its letters are in a script their word
+    families cover (Latin, Cyrillic, Chinese, Japanese, Arabic)."""
+    letters = [c for c in text if c.isalpha()]
+    known = sum(1 for c in letters if READABLE_SCRIPTS.match(c))
+    return known * 2 >= len(letters)
 
 
 def _is_chitchat(text: str) -> tuple[bool, bool]:
@@ -110,13 +124,23 @@ def content_words(query: str) -> list[str]:
     ]
 
 
-def classify(query: str) -> Intent:
-    """The rule verdict. ``undecided`` means short but possibly real: research, unless a configured
-    model says otherwise. Order matters: a harmful request wrapped in a greeting is still refused."""
+def classify(query: str, context: tuple[str, ...] = ()) -> Intent:
+    """The rule verdict. ``undecided`` means short but possibly real, or unreadable: research
+    (unless it names a mass-harm subject the rules cannot judge), unless a configured model says
+    otherwise. Order matters: a harmful request wrapped in a greeting is still refused.
+    ``context`` is a follow-up's thread of earlier questions: a follow-up that points back is
+    judged with their subject ("how do I make it" after a question about a nerve agent)."""
     text = _normalize(query)
-    category = harmful_category(text)
+    earlier = tuple(_normalize(q) for q in context)
+    category = intent_harm.harmful_category(text, earlier)
     if category is not None:
         return Intent("harmful", HARMFUL_REPLIES[category], f"harmful request ({category})")
+    if not readable(text):
+        named = intent_harm.named_subjects(text, earlier)
+        fallback: Literal["research", "harmful"] = "harmful" if named else "research"
+        return Intent("undecided", reason="a language the rules cannot read", unmodelled=fallback)
+    if context:  # "how did it do?" has a topic: the one it points back to
+        text = _normalize(in_context(query, thread_question(list(context))))
     only_talk, thanks = _is_chitchat(text)
     if only_talk:
         reply = THANKS_REPLY if thanks else CHITCHAT_REPLY
@@ -127,6 +151,16 @@ def classify(query: str) -> Intent:
     if len(content) >= 3 or any(any(c.isdigit() for c in w) for w in content):
         return Intent("research", reason="a research question")
     return Intent("undecided", reason="a short query")
+
+
+def without_model(intent: Intent) -> Intent:
+    """An undecided verdict when no model is there to ask: research, or a refusal of an
+    unreadable request that names a mass-harm subject."""
+    if intent.outcome != "undecided":
+        return intent
+    if intent.unmodelled == "harmful":
+        return Intent("harmful", HARMFUL_REPLIES["other"], f"{intent.reason}, naming a harm")
+    return Intent("research", reason=intent.reason)
 
 
 def from_model(outcome: str, reply: str, query: str = "") -> Intent:

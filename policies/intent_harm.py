@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from deepresearch.policies import intent_lexicon as lexicon
+
 # --------------------------------------------------------------------------- the request shape
 
 _POLITE = r"(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?"
@@ -106,6 +108,28 @@ _ADULTS = (
     r"|colleague|teacher|classmate|friend|roommate|sister|brother|mother|father|mom|dad|landlord)"
 )
 _VICTIM = rf"(?:{_ADULTS}|a\s+child|children|kids|my\s+(?:son|daughter|kids?))"  # of violence
+# Hurting a person unseen: the evasion makes any phrasing a request to do it.
+_HURT = (
+    r"\b(?:kill|killing|murder|murdering|poison|poisoning|strangle|stab|stabbing|kidnap|torture"
+    r"|hurt|hurting|harm|harming|injure|beat\s+up|drown|suffocate|shoot|shooting)"
+)
+_UNSEEN = (
+    r"\b(?:without\s+(?:(?:getting|being)\s+caught|(?:anyone|them|the\s+police|police|anybody)"
+    r"\s+(?:knowing|finding\s+out|noticing|suspecting)|leaving\s+(?:any\s+)?(?:evidence|traces?"
+    r"|marks|a\s+trace))|leav(?:e|ing)\s+no\s+(?:evidence|traces?|marks|fingerprints|dna)"
+    r"|undetected|untraceabl\w*|undetectabl\w*|looks?\s+like\s+(?:an\s+)?"
+    r"(?:accident|natural\s+causes|suicide)|get\s+away\s+with\s+it|never\s+(?:be\s+)?(?:found|caught"
+    r"|traced))"
+)
+_PERSON = (
+    r"(?:him|her|them|(?:a|an|the|my|his|her|our|their|this)\s+(?:\w+\s+)?(?:co-?worker|colleague"
+    r"|neighbou?r|husband|wife|partner|child|kid|baby|teacher|boss|man|woman|girl|boy|guy"
+    r"|stranger|person|classmate|roommate|friend|relative|parent|mother|father|ex))"
+)
+_BODY = (
+    r"(?:get\s+rid\s+of|dispose\s+of|hide|dissolve|bury)\s+(?:a|the|his|her)\s+"
+    r"(?:dead\s+)?(?:body|corpse)"
+)
 _SPIED = rf"(?:{_ADULTS})(?:'s|s')?"  # whose devices are not one's own (a parent's care aside)
 _DEVICE = (
     r"(?:accounts?|e-?mails?|phones?|computers?|laptops?|pcs?|instagram|facebook|snapchat"
@@ -168,8 +192,12 @@ _HARMFUL: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "violence",
         re.compile(
-            rf"{_ASK}{_BRIDGE}(?:kill|murder|poison|strangle|stab|kidnap|torture|shoot|hurt)\s+"
+            rf"{_ASK}{_BRIDGE}(?:kill|murder|poison|strangle|stab|kidnap|torture|hurt)\s+"
             rf"{_VICTIM}(?:\s|$|[.,?!])(?!\s*(?:process|task|thread|job|session)\b)"
+            rf"|{_ASK}{_BRIDGE}shoot\s+{_VICTIM}\s+(?:with\s+a\s+(?:gun|rifle|pistol)|dead"
+            r"|to\s+death)"
+            rf"|{_HURT}\s+(?:\w+\s+){{0,2}}?(?:{_VICTIM}|{_PERSON})\b.*{_UNSEEN}"
+            rf"|{_ASK}{_BRIDGE}{_BODY}"
             r"|\b(?:untraceable|undetectable)\s+poisons?\b"
             r"|\bget\s+away\s+with\s+murder(?:ing)?\s+(?:someone|somebody|my)\b"
         ),
@@ -177,9 +205,74 @@ _HARMFUL: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-def harmful_category(text: str) -> str | None:
-    """The harm category of a normalized (lower-case) query, or None."""
+def subjects(text: str) -> frozenset[str]:
+    """The mass-harm subjects a normalized text names ("weapons", "malware"), everyday senses
+    ("bath bomb", "worm farm") aside."""
+    masked = lexicon.EVERYDAY.sub(" ", text)
+    found = {
+        c
+        for c, family in (("weapons", lexicon.WEAPON), ("malware", lexicon.MALWARE))
+        if family.search(masked)
+    }
+    if lexicon.PASSES_DEFENDER.search(masked):  # "code that slips by Kaspersky"
+        found.add("malware")
+    return frozenset(found)
+
+
+def operational(text: str, named: frozenset[str]) -> str | None:
+    """The category when ``text`` asks for operational detail about one of the ``named``
+    subjects. An operation is a verb of making (make, synthesize, enrich, write), a noun only a
+    maker needs (materials, precursors, a synthesis route, the code) or, for malware, getting
+    past a named defender. Amounts, conditions or the full list are refused in any frame; then
+    someone else's deed ("how did the cult make"), then evasion, then a frame of history, law,
+    defence, detection or treatment. What is left is refused when it names a maker's noun (with
+    or without a verb, in a poem or a grandmother's story) or a method ("how do I", steps, a
+    guide) anywhere, or asks with an imperative for anything but a piece of writing."""
+    if not named:
+        return None
+    category = "weapons" if "weapons" in named else "malware"
+    masked = lexicon.EVERYDAY.sub(" ", text)
+    noun = lexicon.MAKER_NOUNS.search(masked)
+    makes = noun or lexicon.MAKE.search(masked)
+    evades = "malware" in named and (
+        lexicon.EVADE.search(masked) or lexicon.PASSES_DEFENDER.search(masked)
+    )
+    if not (makes or evades):
+        return None
+    if makes and lexicon.DETAIL.search(masked):
+        return category
+    if lexicon.THIRD_PARTY.search(masked):
+        return None
+    if evades:
+        return category
+    if lexicon.ABOUT.search(masked):
+        return None
+    if noun or lexicon.METHOD.search(masked):
+        return category
+    if lexicon.DOCUMENTS.search(masked):  # "write an essay about ...": an author's verb
+        return None
+    return category if lexicon.ASKS.search(masked) else None
+
+
+def points_back(text: str) -> bool:
+    """Whether a follow-up leans on the earlier question for its subject ("how do I make it")."""
+    return bool(lexicon.POINTS_BACK.search(text)) or len(text.split()) <= 3
+
+
+def harmful_category(text: str, context: tuple[str, ...] = ()) -> str | None:
+    """The harm category of a normalized (case-folded) query, or None. ``context`` holds the
+    earlier questions of a follow-up's thread (normalized): their subjects are the follow-up's
+    when it points back to them."""
+    text = lexicon.EVERYDAY.sub(" ", text)
     for category, pattern in _HARMFUL:
         if pattern.search(text):
             return category
-    return None
+    return operational(text, named_subjects(text, context))
+
+
+def named_subjects(text: str, context: tuple[str, ...] = ()) -> frozenset[str]:
+    """The subjects of ``text``, with those of the earlier questions when it points back."""
+    named = subjects(text)
+    if context and points_back(text):
+        named = named.union(*(subjects(q) for q in context))
+    return named

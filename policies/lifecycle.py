@@ -147,16 +147,27 @@ def _conclude(state: LifecycleState, limited_by: Limit | None) -> tuple[Lifecycl
 
 
 def _fill(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
-    """Start pending sub-tasks while there is room under ``max_parallel``."""
+    """Start pending sub-tasks, in plan order, while there is room under ``max_parallel`` and
+    each one's predecessors (``_ahead``) have ended.
+
+    A sub-task is given the reports of the earlier rounds and of its predecessors, never of
+    whichever siblings happened to finish first: its notes shape its queries, so an injection
+    that followed arrival order would make the report depend on timing, and a resumed run,
+    whose restarted sub-tasks finish in another order, would write another report."""
     commands: list[Command] = []
     pending, running, spawned = list(state.pending), list(state.running), state.spawned
     injected = dict(state.injected)
+    ended = set(state.ok) | set(state.failed)
     while pending and len(running) < state.max_parallel:
+        ahead = _ahead(state, pending[0].id)
+        if not ended.issuperset(ahead):  # a slot is free, but not yet this one's turn
+            break
         task = pending.pop(0)
         running.append(task.id)
         spawned += 1
         # A sub-task re-run after a resume gets exactly the reports it got the first time.
-        inject = injected.setdefault(task.id, tuple(sorted(state.ok, key=_order)))
+        earlier = [i for i in state.ok if i not in state.round_ids or i in ahead]
+        inject = injected.setdefault(task.id, tuple(sorted(earlier, key=_order)))
         commands.append(SpawnResearcher(task, inject))
     state = replace(
         state,
@@ -166,6 +177,16 @@ def _fill(state: LifecycleState) -> tuple[LifecycleState, list[Command]]:
         injected=tuple(injected.items()),
     )
     return state, commands
+
+
+def _ahead(state: LifecycleState, subtask_id: str) -> tuple[str, ...]:
+    """The sub-tasks of the round a sub-task waits for: those ``max_parallel`` or more places
+    before it in plan order. With ``max_parallel`` slots it would have got a slot after as many
+    had ended anyway; waiting for these ones makes what it is given the same in every run."""
+    if subtask_id not in state.round_ids:
+        return ()
+    place = state.round_ids.index(subtask_id)
+    return state.round_ids[: max(0, place - state.max_parallel + 1)]
 
 
 def _order(subtask_id: str) -> tuple[int, str]:

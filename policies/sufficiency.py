@@ -225,11 +225,19 @@ def could_not_research(
 ) -> Report:
     """The honest report: no findings, no sources, no citations; what was tried and what next."""
     usable = len(usable_sources(reports))
-    why = stop_reason or (
-        f"{usable} usable source(s) found, fewer than the {min_sources} required"
-        if usable
-        else "no source relevant to the question was found"
-    )
+    read = sum(r.sources_read for r in reports)
+    dropped = sum(r.claims_dropped for r in reports)
+    if stop_reason:
+        why = stop_reason
+    elif usable:
+        why = f"{usable} usable source(s) found, fewer than the {min_sources} required"
+    elif read and dropped:  # the sources were there; what the model said of them was not
+        why = (
+            f"{read} source(s) were read, but the model's {dropped} claim(s) about them were "
+            "dropped as unsupported by what they say"
+        )
+    else:
+        why = "no source relevant to the question was found"
     queries = list(dict.fromkeys(q for r in reports for q in r.queries))
     searched = (
         ", ".join(_quote(q) for q in queries[:MAX_LISTED_QUERIES]) or "nothing (no query ran)"

@@ -244,3 +244,13 @@ def failed_report(subtask: SubTask, reason: str) -> ResearcherReport:
     return ResearcherReport(
         subtask_id=subtask.id, question=subtask.question, status="failed", error=reason
     )
+
+
+def model_failure(reports: Sequence[ResearcherReport]) -> str | None:
+    """The error when every researcher failed because no model tier answered, else None.
+
+    That is a failed run (exit 1, resumable once the model answers again), as when deep mode's
+    planner cannot reach the model, not a question the sources could not answer (no_answer)."""
+    if reports and all(r.status == "failed" and r.model_unavailable for r in reports):
+        return reports[0].error
+    return None

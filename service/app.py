@@ -1,7 +1,8 @@
 """The HTTP API and web page: routes, bearer-token auth, and JSON errors a client can act on.
 
 ``POST /runs`` · ``GET /runs`` · ``GET /runs/{id}`` · ``GET /runs/{id}/events`` (SSE) ·
-``GET /runs/{id}/report`` · ``DELETE /runs/{id}`` · ``GET /`` (the page).
+``GET /runs/{id}/report`` (the file as saved) · ``GET /runs/{id}/report/rendered`` (JSON:
+the Markdown and its sanitized HTML, what the page shows) · ``DELETE /runs/{id}`` · ``GET /``.
 """
 
 from __future__ import annotations
@@ -70,6 +71,39 @@ def _unavailable(exc: OSError) -> web.Response:
     response = _error(503, f"the service is short of resources ({exc.strerror}); try again later")
     response.headers["Retry-After"] = "10"
     return response
+
+
+def _http_error_message(exc: web.HTTPException, request: web.Request) -> str:
+    """What aiohttp's own 404, 405 and 413 say, in words a client can act on."""
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        allowed = ", ".join(sorted(exc.allowed_methods))
+        return f"method {request.method} is not allowed on {request.path} (allowed: {allowed})"
+    if isinstance(exc, web.HTTPNotFound):
+        return f"no such resource: {request.path}"
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        return f"the body is larger than {request.client_max_size} bytes"
+    return exc.reason
+
+
+@web.middleware
+async def _json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every error the API answers is JSON, as README promises: aiohttp's router (404, 405) and
+    body limit (413) raise plain-text errors, and an unexpected exception would be a text 500."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400 or exc.content_type == "application/json":
+            raise
+        response = _error(exc.status, _http_error_message(exc, request))
+        for name in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if name in exc.headers:
+                response.headers[name] = exc.headers[name]
+        return response
+    except Exception as exc:  # a bug: the client gets JSON, the log gets the traceback
+        if request.writer.output_size > 0:
+            raise  # a stream already under way cannot become an error reply
+        log.exception("%s %s failed", request.method, request.path)
+        return _error(500, f"internal error ({type(exc).__name__})")
 
 
 @web.middleware
@@ -247,23 +281,53 @@ async def run_events(request: web.Request) -> web.StreamResponse:
     )
 
 
-async def get_report(request: web.Request) -> web.Response:
+async def _report_text(request: web.Request) -> tuple[Path, str] | web.Response:
+    """The finished run's report file and its text, or the error reply saying why there is none."""
     run_dir = _run_dir(request)
     summary = runs.read_summary(run_dir)
     if summary is None or not summary.report_path:
         status = summary.status if summary else "running"
         return _error(404, "this run has no report (yet)", status=status)
+    path = Path(summary.report_path)
     try:
-        text = await asyncio.to_thread(Path(summary.report_path).read_text, "utf-8")
+        return path, await asyncio.to_thread(path.read_text, "utf-8")
     except OSError as exc:
         return _error(410, f"the report file is gone ({exc.strerror})")
-    kind = REPORT_TYPES.get(Path(summary.report_path).suffix.lower(), "text/markdown")
+
+
+async def get_report(request: web.Request) -> web.Response:
+    found = await _report_text(request)
+    if isinstance(found, web.Response):
+        return found
+    path, text = found
+    kind = REPORT_TYPES.get(path.suffix.lower(), "text/markdown")
     response = web.Response(text=text, content_type=kind, charset="utf-8")
     if kind == "text/html":  # the page is self-contained: it may load and run nothing
         response.headers["Content-Security-Policy"] = (
             "default-src 'none'; style-src 'unsafe-inline'"
         )
     return response
+
+
+def rendered(run_id: str, path: Path, text: str) -> dict[str, Any]:
+    """The report as the web page shows it: sanitized HTML (``markdown_html``) beside the Markdown.
+    A report saved as JSON or HTML has no Markdown to render; the HTML then says where it is."""
+    from deepresearch.markdown_html import to_html
+
+    kind = path.suffix.lower().lstrip(".")
+    if kind not in ("json", "html"):  # as ``GET /runs/{id}/report``: anything else is Markdown
+        return {"run_id": run_id, "format": "md", "markdown": text, "html": to_html(text)}
+    note = f"This run's report was saved as {kind.upper()}: `GET /runs/{run_id}/report` returns it."
+    return {"run_id": run_id, "format": kind, "markdown": None, "html": to_html(note)}
+
+
+async def get_rendered_report(request: web.Request) -> web.Response:
+    found = await _report_text(request)
+    if isinstance(found, web.Response):
+        return found
+    path, text = found
+    run_id = request.match_info["run_id"]
+    return web.json_response(await asyncio.to_thread(rendered, run_id, path, text))
 
 
 async def cancel_run(request: web.Request) -> web.Response:
@@ -292,7 +356,7 @@ async def static(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     types = {".js": "text/javascript", ".css": "text/css"}
     kind = types.get(Path(name).suffix)
-    if kind is None or "/" in name or name.startswith("."):
+    if kind is None or "/" in name or "\x00" in name or name.startswith("."):
         raise web.HTTPNotFound()
     try:
         body = _static(name)
@@ -302,10 +366,10 @@ async def static(request: web.Request) -> web.Response:
 
 
 def _middlewares(settings: Settings, token: SecretStr | None, hosts: Iterable[str]) -> list[Any]:
-    """Outermost first: 503 when short of resources, Host, cross-origin writes and content
+    """Outermost first: errors as JSON, 503 when short of resources, Host, cross-origin writes and content
     type, then the token."""
     names = guard.allowed_names(hosts, settings.service.allowed_hosts)
-    chain = [_short_of_resources, guard.host_middleware(names), guard.check_writes]
+    chain = [_json_errors, _short_of_resources, guard.host_middleware(names), guard.check_writes]
     if token is not None:
         chain.append(_auth_middleware(token))
     return chain
@@ -338,6 +402,7 @@ def create_app(
             web.get("/runs/{run_id}", get_run),
             web.get("/runs/{run_id}/events", run_events),
             web.get("/runs/{run_id}/report", get_report),
+            web.get("/runs/{run_id}/report/rendered", get_rendered_report),
             web.delete("/runs/{run_id}", cancel_run),
         ]
     )

@@ -18,9 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+
+from deepresearch.service.guard import SECURITY_HEADERS
+
+_BUSY_BODY = b'{"error": "too many connections; try again shortly"}'
 BUSY = (
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-    b"Retry-After: 1\r\nConnection: close\r\n\r\n"
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    b"Content-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\n\r\n" + _BUSY_BODY
 )
 END_OF_HEADERS = b"\r\n\r\n"
 
@@ -38,6 +45,39 @@ class ConnectionGate:
 
     def __call__(self) -> asyncio.Protocol:
         return _Guarded(self)
+
+
+class JsonErrorHandler(RequestHandler):
+    """aiohttp's request handler, except that a request it cannot parse (no ``Host`` on
+    HTTP/1.1, a bad method or header) is answered with a JSON error and the security headers,
+    like every other error: those replies never reach the application's middlewares."""
+
+    __slots__ = ()  # same layout as RequestHandler, so a handler can be switched to this class
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        plain = super().handle_error(request, status, exc, message)  # logs, checks the writer
+        if status >= 500:
+            text = "internal error"
+        else:
+            text = str(getattr(exc, "message", "") or message or "bad request")
+        text = " ".join(text.split())[:200]  # the parser's message may quote the raw request
+        response = web.json_response({"error": text}, status=plain.status)
+        response.headers.update(SECURITY_HEADERS)
+        response.force_close()
+        return response
+
+
+def answer_errors_in_json(protocol: asyncio.Protocol) -> asyncio.Protocol:
+    """``protocol`` (made by aiohttp's server) answering unparsable requests in JSON."""
+    if type(protocol) is RequestHandler:
+        protocol.__class__ = JsonErrorHandler
+    return protocol
 
 
 class _Guarded(asyncio.Protocol):
@@ -59,7 +99,7 @@ class _Guarded(asyncio.Protocol):
         self.gate.open += 1
         loop = asyncio.get_running_loop()
         self.timer = loop.call_later(self.gate.request_timeout_s, self._expire)
-        self.inner = self.gate.inner()
+        self.inner = answer_errors_in_json(self.gate.inner())
         self.inner.connection_made(transport)
 
     def _expire(self) -> None:

@@ -31,6 +31,8 @@ def check_corpus(requested: str, roots: Iterable[Path]) -> Path:
         raise CorpusRefused(
             requested, "this server accepts no corpus from clients (service.corpus_roots is empty)"
         )
+    if "\x00" in requested:  # in no file name; every os call would raise ValueError on it
+        raise CorpusError(requested.replace("\x00", "\\x00"), "a path cannot contain a NUL byte")
     path = Path(requested)
     if not path.is_absolute():
         raise CorpusRefused(requested, "give an absolute path under one of the corpus roots")

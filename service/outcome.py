@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -20,6 +19,7 @@ from typing import TypeVar
 from deepresearch import driver, runs
 from deepresearch.config.settings import Settings
 from deepresearch.errors import StorageError
+from deepresearch.private_files import make_private_dir
 from deepresearch.schemas import RunSummary
 
 log = logging.getLogger(__name__)
@@ -62,8 +62,7 @@ def service_settings(settings: Settings) -> Settings:
     if chosen is None:
         chosen = settings.resolved_state_dir() / "reports"
         try:
-            chosen.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(chosen, 0o700)
+            make_private_dir(chosen)  # and the state folder, if missing: 0700, whatever the umask
         except OSError as exc:
             raise StorageError(
                 str(chosen), f"cannot make the report folder ({exc.strerror})"

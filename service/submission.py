@@ -35,6 +35,14 @@ class RunCreate(BaseModel):
     max_cost_usd: float | None = Field(None, gt=0)
     format: Literal["md", "json", "html"] | None = None  # the report file's format (--format)
 
+    @field_validator("corpus")
+    @classmethod
+    def _a_possible_path(cls, value: str | None) -> str | None:
+        """A NUL byte is in no file name (every os call would raise ValueError on it)."""
+        if value is not None and "\x00" in value:
+            raise ValueError("a path cannot contain a NUL byte")
+        return value
+
     @field_validator("format", mode="before")
     @classmethod
     def _any_case(cls, value: object) -> object:

@@ -27,12 +27,13 @@ def ctrl_c_reaches_children() -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def no_foreign_ray() -> Iterator[None]:
-    """No test may join a Ray it did not start: ``RAY_ADDRESS`` set in the user's shell would send
-    every CLI the tests start (they inherit this environment) to that cluster."""
-    saved = os.environ.pop("RAY_ADDRESS", None)
+    """No test may join a Ray it did not start: ``RAY_ADDRESS`` (or, for ``jobs`` and ``submit``,
+    ``RAY_API_SERVER_ADDRESS``) set in the user's shell would send every CLI the tests start
+    (they inherit this environment) to that cluster. tests/e2e/test_foreign_head.py checks it."""
+    names = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")
+    saved = {name: os.environ.pop(name) for name in names if name in os.environ}
     yield
-    if saved is not None:
-        os.environ["RAY_ADDRESS"] = saved
+    os.environ.update(saved)
 
 
 def build_small_corpus(root: Path) -> Path:

@@ -84,10 +84,11 @@
     redraw();
     $("cancel").hidden = true;
     setStatus("Run " + runId + ": " + status);
-    var res = await fetch("/runs/" + encodeURIComponent(runId) + "/report", { headers: headers() });
+    // The service renders the report (tables, lists, code, citation links) and sanitizes it.
+    var res = await fetch("/runs/" + encodeURIComponent(runId) + "/report/rendered", { headers: headers() });
     if (!res.ok) return;
-    var text = await res.text();
-    $("report").innerHTML = window.renderMarkdown(text);
+    var body = await res.json();
+    $("report").innerHTML = body.html;
     $("report").dataset.run = runId;
   }
 

@@ -278,3 +278,42 @@ def test_a_value_given_to_pass_env_is_never_echoed(tmp_path: Path) -> None:
         proc = cli("submit", QUERY, "--pass-env", typed, cwd=tmp_path, timeout=60)
         assert_one_line(proc, "variable's name")
         assert secret not in proc.stderr + proc.stdout
+
+
+def test_a_config_path_with_a_nul_byte_starts_nothing(tmp_path: Path) -> None:
+    """It used to start Ray and the run, then end in ``internal error: ValueError``."""
+    config = tmp_path / "nul.yaml"
+    config.write_text('run:\n  output_dir: "out\\0x"\n')
+    proc = cli("run", QUERY, "--no-gate", "--config", str(config), cwd=tmp_path)
+    assert_one_line(proc, "run.output_dir: a path cannot contain a NUL byte")
+    assert run_dirs(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", [("resume",), ("runs", "show"), ("attach",)])
+def test_a_run_id_too_long_for_a_file_name(command: tuple[str, ...], tmp_path: Path) -> None:
+    """ENAMETOOLONG escaped as ``internal error: OSError`` (exit 1) quoting all 5000 digits."""
+    proc = cli(*command, "9" * 5000, cwd=tmp_path)
+    assert_one_line(proc, "9" * 64)  # "no run 99...9..." or "./runs/99...9...: no such run"
+    assert len(proc.stderr) < 300
+
+
+def test_a_checkpoint_with_good_hashes_but_the_wrong_shape(
+    small_corpus: Path, tmp_path: Path
+) -> None:
+    """Checked against the checkpoint's schema before Ray starts: it was exit 1 with a Ray
+    traceback (full of terminal colour codes) from the crew restoring it."""
+    from deepresearch import runs
+    from deepresearch.config.settings import load_settings
+    from deepresearch.schemas import Request
+    from deepresearch.storage import RunDir
+
+    run_id = "20261128-030000-abcdef"
+    flags = {"corpus": {"path": small_corpus}, "search": {"providers": ["local"]}}
+    settings = load_settings(None, flags, env={})
+    run_dir = RunDir.create(tmp_path / "state", run_id)
+    request = Request(run_id=run_id, query=QUERY, mode="deep", created_at=0.0)
+    runs.write_record(run_dir, request, settings, tmp_path)
+    run_dir.write_checkpoint({"hello": [1, 2, 3]})  # its .sha256 is right
+    proc = cli("resume", run_id, cwd=tmp_path)
+    assert_one_line(proc, "not a checkpoint (request: Field required)")
+    assert "\x1b[" not in proc.stderr

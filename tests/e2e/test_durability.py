@@ -108,3 +108,18 @@ def test_kill_9_of_the_cli_then_resume_and_a_corrupted_checkpoint(
     resumed = cli("resume", run_id, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["status"] == "completed"
+
+
+def test_sigterm_ends_a_run_like_ctrl_c(small_corpus: Path, tmp_path: Path) -> None:
+    """``kill`` (SIGTERM) of a run: exit 130 with the resume line, the checkpoint kept, and no
+    stack dump from Ray's C++ failure handler ("*** SIGTERM received ... PC: @")."""
+    proc = start(tmp_path, small_corpus)
+    run_id, _ = wait_for_event(tmp_path, "researcher_started")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert f"deep-research resume {run_id}" in err
+    assert "SIGTERM received" not in err and "PC: @" not in err and "Traceback" not in err
+    assert json.loads(out)["status"] == "interrupted"
+    summary = json.loads((tmp_path / "state" / "runs" / run_id / "summary.json").read_text())
+    assert summary["status"] == "interrupted"

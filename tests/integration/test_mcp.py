@@ -124,3 +124,22 @@ def test_the_tool_refuses_a_corpus_outside_the_roots(
     for corpus in ("/etc", str(secret), str(root / "escape")):
         with pytest.raises(CorpusRefused, match="corpus roots"):
             run_research(rooted, "What?", "quick", corpus, lambda events: None)
+
+
+async def test_a_corpus_path_with_a_nul_byte_is_a_clear_tool_error(tmp_path: Path) -> None:
+    """It was ``internal error: ValueError: embedded null byte``; no run starts either way."""
+    from mcp import Client
+
+    from deepresearch.config.settings import load_settings
+    from deepresearch.mcp_server import build_server
+
+    root = tmp_path / "root"
+    root.mkdir()
+    flags = {"state_dir": tmp_path / "state", "service": {"corpus_roots": [root]}}
+    server = build_server(load_settings(None, flags, env={}))
+    async with Client(server) as client:
+        result = await client.call_tool("research", {"query": "What?", "corpus": f"{root}/a\0b"})
+    assert result.is_error
+    text = result.content[0].text
+    assert "cannot contain a NUL byte" in text and "internal error" not in text
+    assert not (tmp_path / "state").exists()

@@ -13,6 +13,7 @@ from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
+from deepresearch.driver import finished_event
 from deepresearch.errors import FetchError, SearchUnavailable
 from deepresearch.llm_messages import DraftFinding, FindingsDraft, LLMReply, QueryList
 from deepresearch.providers.llm.extractive import ExtractiveLLM
@@ -208,10 +209,12 @@ async def test_progress_reaches_100_only_at_the_end(mode: str) -> None:
     from deepresearch.schemas import Event
 
     coord, sink, _, _ = coordinator(mode, ExtractiveLLM(), "Widget sales and plant gadgets in 2024")
-    await coord.run()
+    result = await coord.run()
+    # ``run_finished`` is the driver's, once the report is on disk: never the coordinator's
+    assert "run_finished" not in [t for t, _ in sink.events]
     state = ProgressState()
     seen = []
-    for i, (t, p) in enumerate(sink.events):
+    for i, (t, p) in enumerate([*sink.events, ("run_finished", finished_event(result))]):
         state = advance(state, Event(seq=i + 1, ts=0.0, run_id="r1", type=t, payload=p))
         seen.append(state.percent)
     assert seen == sorted(seen)  # never goes backwards

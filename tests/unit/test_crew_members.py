@@ -36,7 +36,7 @@ from deepresearch.providers.llm.registry import LLMKeys
 from deepresearch.providers.llm.router import Router
 from deepresearch.providers.llm.structured import build_request
 from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.schemas import FetchedDoc, Request, SearchHit
+from deepresearch.schemas import FetchedDoc, Request, RunSummary, SearchHit
 from deepresearch.storage import RunDir
 
 PRICES = {"gpt-x": ModelPrice(input_per_mtok=1000.0, output_per_mtok=1000.0)}
@@ -287,6 +287,51 @@ async def test_a_run_whose_driver_died_is_stopped_released_and_left_resumable(
         await running["b"]
     assert await host.held() == []
     assert not (runs_dir / "b" / "summary.json").exists()
+
+
+class Done:
+    """A coordinator whose run has ended: its driver has the result."""
+
+    async def run(self) -> Any:
+        return "result"
+
+
+async def test_a_driver_that_died_after_writing_the_report_leaves_its_run_finished(
+    tmp_path: Path,
+) -> None:
+    """The report and summary were on disk when the driver died, before it said
+    ``run_finished``: the host says it, and the run stays completed. Without the report it is
+    ``driver_lost`` and interrupted; a run its driver had said finished gets nothing more."""
+    from ray.exceptions import OwnerDiedError
+
+    crew = [mock.MagicMock(name="researcher"), mock.MagicMock(name="gateway")]
+    host = RunHost()
+    report = tmp_path / "report.md"
+    report.write_text("# The report\n")
+    for run_id, path in (("wrote", report), ("lost", tmp_path / "never-written.md")):
+        await host.open(open_spec(tmp_path, run_id, crew))
+        host._runs[run_id].coordinator = Done()  # type: ignore[assignment]
+        summary = RunSummary(
+            run_id=run_id, status="completed", mode="quick", query="q", report_path=str(path)
+        )
+        (tmp_path / "runs" / run_id / "summary.json").write_text(summary.model_dump_json())
+    await host.open(open_spec(tmp_path, "said", crew))
+    host._runs["said"].coordinator = Done()  # type: ignore[assignment]
+    await host.finished("said", {"status": "completed", "sources": 1, "limited_by": None})
+    for run_id in ("wrote", "lost", "said"):
+        lease: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        assert await host.run(run_id, [lease]) == "result"
+        watch = host._runs[run_id].watch
+        lease.set_exception(OwnerDiedError("ab" * 28, None, ""))
+        await watch  # type: ignore[misc]
+    assert await host.held() == []
+
+    def types(run_id: str) -> list[str]:
+        lines = (tmp_path / "runs" / run_id / "events.jsonl").read_text().splitlines()
+        return [json.loads(x)["type"] for x in lines]
+
+    assert types("wrote") == types("said") == ["run_finished"]
+    assert types("lost") == ["driver_lost"]
 
 
 def test_a_context_is_pickled_once_and_decoded_once_per_run_until_released() -> None:

@@ -357,3 +357,63 @@ def test_no_event_sequence_leaves_it_stuck_or_over_budget(env: Env) -> None:
         else:
             state, commands = reduce(state, Synthesized())
     assert state.terminal, f"not finished after 600 steps: {state.status}"
+
+
+# --------------------------------------------------------------------------- order independence
+
+
+def spawns(commands: list) -> dict[str, tuple[str, ...]]:  # type: ignore[type-arg]
+    return {c.subtask.id: c.inject for c in commands if isinstance(c, SpawnResearcher)}
+
+
+def finish_in(order: tuple[str, ...], max_parallel: int = 2) -> dict[str, tuple[str, ...]]:
+    """Every sub-task of a five-item plan, each finishing as soon as it runs and ``order``
+    allows; what each was started with."""
+    s, cmds = reduce(initial(max_parallel, 1, evaluate=False), PlanReady(tasks(*"abcde")))
+    given = spawns(cmds)
+    for sid in order:
+        assert sid in s.running, (sid, s.running)
+        s, cmds = reduce(s, ResearcherFinished(sid, CITED))
+        given.update(spawns(cmds))
+    assert s.status == "synthesizing"
+    return given
+
+
+def test_what_a_later_sub_task_is_given_does_not_depend_on_who_finished_first() -> None:
+    """A sibling's report steers the queries of the sub-tasks started after it: were it the
+    first to finish rather than a fixed one, a run (and its resume) would depend on timing."""
+    assert (
+        finish_in(tuple("abcde"))
+        == finish_in(tuple("acbed"))
+        == {
+            "a": (),
+            "b": (),
+            "c": ("a",),
+            "d": ("a", "b"),
+            "e": ("a", "b", "c"),
+        }
+    )
+
+
+def test_a_free_slot_waits_for_the_sub_task_whose_report_the_next_one_is_given() -> None:
+    s, _ = reduce(initial(2, 1, evaluate=False), PlanReady(tasks("a", "b", "c")))
+    s, cmds = reduce(s, ResearcherFinished("b", CITED))
+    assert spawned(cmds) == [] and s.running == ("a",)  # c is given a's report: it waits
+    s, cmds = reduce(s, ResearcherFinished("a", CITED))
+    assert spawns(cmds) == {"c": ("a",)}
+
+
+def checkpoint_of(s: LifecycleState) -> dict[str, object]:
+    return checkpoint.payload(Request(run_id="r", query="q"), s, tasks(*"abcde"), [], Usage(), {})
+
+
+def test_a_resume_gives_the_sub_tasks_left_what_the_uninterrupted_run_gave_them() -> None:
+    s, _ = reduce(initial(2, 1, evaluate=False), PlanReady(tasks(*"abcde")))
+    s, _ = reduce(s, ResearcherFinished("a", CITED))  # c starts; b and c are in flight
+    plan = {t.id: t for t in tasks(*"abcde")}
+    s, cmds = resume(checkpoint.restore(checkpoint_of(s)).state, plan)
+    given = spawns(cmds)
+    for sid in ("c", "b", "d", "e"):  # restarted c (its prior work reused) ends before b
+        s, cmds = reduce(s, ResearcherFinished(sid, CITED))
+        given.update(spawns(cmds))
+    assert given == {"b": (), "c": ("a",), "d": ("a", "b"), "e": ("a", "b", "c")}

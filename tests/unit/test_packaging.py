@@ -18,7 +18,7 @@ import pytest
 from deepresearch.policies.report_path import report_name
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_SHIPPED = {"tests", "bench", "build", "dist", ".venv", ".git", "__pycache__"}
+NOT_SHIPPED = {"tests", "bench", "docs", "build", "dist", ".venv", ".git", "__pycache__"}
 
 
 def shipped_folders() -> list[str]:

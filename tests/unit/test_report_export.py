@@ -176,3 +176,22 @@ def test_exports_carry_cited_passages_and_the_verifier_counts() -> None:
     page = render_html(report, FOOTER)
     assert "cited: p. 4" in page and 'href="https://news.example/apple#:~:text=Net%20sales"' in page
     assert "Claims: 3 · cited: 3 · verified: 2 · rewritten: 1 · dropped: 0" in page
+
+
+def test_html_renders_the_answers_table_lists_and_code_as_such() -> None:
+    table = (
+        f"| Quarter | Total net sales |\n| --- | ---: |\n| Q2 2023 | 94,836 {cite_marker(B)}\n"
+        f"| Q3 2023 | 81,797 {cite_marker(A)}\n\n    <b>indented code</b>\n\nNotes:\n\n"
+        "- one\n  - nested\n"
+    )
+    report = REPORT.model_copy(update={"answer": table, "answer_citations": ()})
+    page = render_html(report, FOOTER)
+    checker = _Checker()
+    checker.feed(page)
+    assert checker.errors == [] and checker.stack == []
+    assert {"table", "thead", "tbody", "th", "td", "pre"} <= checker.tags
+    row = re.search(r"<tr>\s*<td>Q3 2023</td>\s*<td class=\"align-right\">81,797 (.*?)</td>", page)
+    assert row and re.findall(r'href="#source-(\d)"', row.group(1)) == ["2"]
+    assert "| Q2 2023 |" not in page  # no raw pipes
+    assert "<pre><code>&lt;b&gt;indented code&lt;/b&gt;" in page
+    assert re.search(r"<li>one\s*<ul>\s*<li>nested</li>", page)

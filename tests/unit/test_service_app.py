@@ -100,6 +100,36 @@ async def test_a_finished_run_streams_all_events_then_end_and_resumes(
     assert str(tmp_path) not in missing.text  # the server's paths are not the client's business
 
 
+async def test_the_page_gets_the_report_rendered_and_sanitized(
+    serve: Serve, tmp_path: Path
+) -> None:
+    settings = settings_in(tmp_path)
+    client = await serve(settings)
+    unfinished = await client.get(f"/runs/{RUN}/report/rendered")
+    assert unfinished.status_code == 404
+    make_run(settings, 3, finished=True)
+    markdown = (
+        "# Title\n\n## Answer\n\n| Quarter | Sales |\n| --- | ---: |\n| Q1 | 1,234 [1] |\n\n"
+        "<script>alert(1)</script> [x](javascript:alert(1))\n\n## Sources\n\n1. Doc\n"
+    )
+    (tmp_path / "out" / "report.md").write_text(markdown)
+    response = await client.get(f"/runs/{RUN}/report/rendered")
+    assert response.status_code == 200 and response.headers["content-type"].startswith(
+        "application/json"
+    )
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    body = response.json()
+    assert body["run_id"] == RUN and body["format"] == "md" and body["markdown"] == markdown
+    page = body["html"]
+    assert '<td class="align-right">1,234 <a class="cite" href="#source-1">[1]</a></td>' in page
+    assert '<li id="source-1">Doc</li>' in page
+    assert "<script" not in page and "&lt;script&gt;" in page and 'href="javascript' not in page
+    raw = await client.get(f"/runs/{RUN}/report")  # the file as saved, unchanged
+    assert raw.text == markdown and raw.headers["content-type"].startswith("text/markdown")
+    (tmp_path / "out" / "report.md").unlink()
+    assert (await client.get(f"/runs/{RUN}/report/rendered")).status_code == 410
+
+
 async def test_heartbeats_while_idle_then_new_events_and_the_end(
     serve: Serve, tmp_path: Path
 ) -> None:
@@ -200,6 +230,15 @@ async def test_the_report_comes_in_the_format_asked_for(
     assert report.text.startswith(starts)
     if content_type == "text/html":
         assert "default-src 'none'" in report.headers["content-security-policy"]
+    shown = (await client.get(f"/runs/{run_id}/report/rendered")).json()
+    assert shown["format"] == {"application/json": "json", "text/html": "html"}.get(
+        content_type, "md"
+    )
+    if shown["format"] == "md":
+        assert shown["markdown"] == report.text and shown["html"].startswith("<h1>T</h1>")
+    else:  # no Markdown to render: the page says where the report is instead
+        assert shown["markdown"] is None
+        assert f"<code>GET /runs/{run_id}/report</code>" in shown["html"]
 
 
 async def test_a_bad_format_is_422_and_starts_nothing(serve: Serve, tmp_path: Path) -> None:

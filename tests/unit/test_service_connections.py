@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -76,6 +77,45 @@ async def test_a_request_trickling_its_headers_is_cut_off(
     writer.close()
     assert gate.expired == 1 and gate.open == 0
     assert (await get_runs(port)).startswith(b"HTTP/1.1 200")
+
+
+async def raw_request(port: int, request: bytes) -> tuple[bytes, bytes]:
+    """(head, body) of the answer to ``request`` sent as is."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    data = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head, body
+
+
+async def test_requests_the_parser_refuses_are_answered_in_json(
+    gated: tuple[int, ConnectionGate],
+) -> None:
+    """A request aiohttp cannot parse (HTTP/1.1 without Host, a junk method) never reaches the
+    app's middlewares; its 400 was plain text without the security headers."""
+    port, _gate = gated
+    for request, needle in (
+        (b"GET /runs HTTP/1.1\r\n\r\n", "Host"),
+        (b"GARBAGE\r\n\r\n", "method"),
+    ):
+        head, body = await raw_request(port, request)
+        assert head.startswith(b"HTTP/1.0 400") or head.startswith(b"HTTP/1.1 400"), head
+        assert b"Content-Type: application/json" in head and b"nosniff" in head
+        assert needle in json.loads(body)["error"]
+    assert (await get_runs(port)).startswith(b"HTTP/1.1 200")  # and it goes on serving
+
+
+async def test_a_connection_past_the_cap_gets_a_json_503(
+    gated: tuple[int, ConnectionGate],
+) -> None:
+    port, _gate = gated
+    idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
+    head, body = await raw_request(port, b"")
+    assert head.startswith(b"HTTP/1.1 503") and b"Content-Type: application/json" in head
+    assert "connections" in json.loads(body)["error"]
+    for _reader, writer in idle:
+        writer.close()
 
 
 def test_repeated_records_pass_once_per_window_with_a_count() -> None:

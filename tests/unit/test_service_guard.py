@@ -117,7 +117,7 @@ def test_the_page_works_under_the_csp_no_inline_script_or_style() -> None:
     assert scripts and all("src=" in attrs for attrs in scripts)
     assert "<style" not in page and " style=" not in page and "javascript:" not in page
     assert not re.search(r"\son[a-z]+=", page)  # no inline event handlers
-    for name in ("app.js", "markdown.js", "timeline.js"):
+    for name in ("app.js", "timeline.js"):
         code = static.joinpath(name).read_text("utf-8")
         assert "style=" not in code and ".style." not in code and "eval(" not in code, name
 
@@ -180,4 +180,37 @@ async def test_a_client_corpus_outside_the_roots_is_403(serve: Serve, tmp_path: 
         sent = await client.post("/runs", json={"query": "What is the code?", "corpus": corpus})
         assert sent.status_code == 403, corpus
         assert "corpus roots" in sent.json()["error"]
+    assert no_runs(tmp_path)
+
+
+async def test_every_error_the_service_answers_is_json(serve: Serve, tmp_path: Path) -> None:
+    """aiohttp's own 404 (no route), 405 (no method) and 413 (body over 1 MiB) were plain text,
+    and a NUL byte in a static file name was a text 500: the README says errors are JSON."""
+    client = await serve(settings_in(tmp_path))
+    missing = await client.get("/no/such/route")
+    assert missing.status_code == 404 and "/no/such/route" in missing.json()["error"]
+    method = await client.put("/runs", json={"query": "q"})
+    assert method.status_code == 405 and "PUT" in method.json()["error"]
+    assert "POST" in method.headers["Allow"]
+    big = await client.post(
+        "/runs", content=b" " * (2 << 20), headers={"Content-Type": "application/json"}
+    )
+    assert big.status_code == 413 and "larger than" in big.json()["error"]
+    nul = await client.get("/static/app%00.js")
+    assert nul.status_code == 404 and nul.json()["error"]
+    for response in (missing, method, big, nul):
+        assert response.headers["Content-Type"].startswith("application/json")
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert no_runs(tmp_path)
+
+
+async def test_a_corpus_path_with_a_nul_byte_is_422_not_500(serve: Serve, tmp_path: Path) -> None:
+    root = tmp_path / "corpora"
+    root.mkdir()
+    client = await serve(settings_in(tmp_path, corpus_roots=[root]))
+    sent = await client.post("/runs", json={"query": "What is revenue?", "corpus": f"{root}/a\0b"})
+    assert sent.status_code == 422, sent.text
+    assert sent.json()["details"] == [
+        {"field": "corpus", "message": "Value error, a path cannot contain a NUL byte"}
+    ]
     assert no_runs(tmp_path)

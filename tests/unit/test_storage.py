@@ -310,3 +310,62 @@ def test_missing_checkpoint_raises(tmp_path: Path) -> None:
     assert not run.has_checkpoint()
     with pytest.raises(CheckpointCorrupt, match="missing"):
         run.read_checkpoint()
+
+
+def test_a_checkpoint_of_the_wrong_shape_is_refused_by_the_readers_schema(tmp_path: Path) -> None:
+    """Good hashes, wrong content: with the schema check the previous good checkpoint is used,
+    and without one a CheckpointCorrupt names the first wrong field."""
+    from deepresearch.policies import checkpoint as checkpoint_format
+    from deepresearch.policies import lifecycle as lc
+    from deepresearch.schemas import Request, Usage
+
+    good = checkpoint_format.payload(
+        Request(run_id="r", query="q"), lc.initial(2, 3), [], [], Usage(), {}
+    )
+    run = RunDir.create(tmp_path, "r")
+    run.write_checkpoint(good)
+    run.write_checkpoint({**good, "lifecycle": {**good["lifecycle"], "round": "second"}})
+    loaded = run.load_checkpoint(checkpoint_format.problem)
+    assert loaded.used_previous and loaded.data == json.loads(json.dumps(good))
+    run.write_checkpoint({"hello": [1, 2, 3]})  # the wrong-round one is now the previous
+    with pytest.raises(CheckpointCorrupt) as info:
+        run.load_checkpoint(checkpoint_format.problem)
+    assert info.value.reason.startswith("not a checkpoint (request: Field required); previous")
+    assert "previous checkpoint: not a checkpoint (lifecycle.round:" in info.value.reason
+
+
+def test_folders_made_for_reports_are_private_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    """``--output-dir`` folders were made 0777 & ~umask (0777 under umask 000); and ``serve``'s
+    state folder, made as the parent of its report folder, 0755 under umask 022."""
+    from deepresearch.config.settings import load_settings
+    from deepresearch.output_dir import check_output_dir
+    from deepresearch.service.outcome import service_settings
+
+    made = check_output_dir(tmp_path / "reports" / "2026", create=True)
+    assert [mode(made.parent), mode(made)] == [0o700, 0o700]
+    settings = load_settings(None, {"state_dir": tmp_path / "state"}, env={})
+    chosen = service_settings(settings).run.output_dir
+    assert chosen == tmp_path / "state" / "reports"
+    assert [mode(tmp_path / "state"), mode(chosen)] == [0o700, 0o700]
+
+
+def test_folders_are_made_only_through_private_files() -> None:
+    """One way to make a folder (``private_files.make_private_dir(s)``), so none is made with
+    the umask's mode: no other module calls mkdir or makedirs."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2]
+    skipped = {"tests", "bench", "build"}
+    found = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d not in skipped and not d.startswith(".")]
+        for name in files:
+            path = Path(folder) / name
+            if path.suffix != ".py" or name == "private_files.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr in ("mkdir", "makedirs"):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == []
