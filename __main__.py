@@ -1,4 +1,4 @@
-from deepresearch.preflight import require
+from deepresearch.cluster.dependency_check import require
 
 require()  # a Python without the dependencies gets one line naming them, not an ImportError
 

@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from deepresearch import STARTED_AT, __version__, cli_plan
-from deepresearch.cli_options import RayAddress, RunId, choice, config_option, folder
+from deepresearch import STARTED_AT, __version__
+from deepresearch.commands import plan as cli_plan
+from deepresearch.commands.options import RayAddress, RunId, choice, config_option, folder
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.text.terminal import printable
 
 # Ray, the providers and the text machinery are imported inside the commands that use them:
 # --help, --version and a usage error answer at once (tests/unit/test_cli_imports.py).
 if TYPE_CHECKING:
-    from deepresearch import driver
+    from deepresearch.run import driver
     from deepresearch.schemas import RunSummary
 
 EXIT_OK, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 2, 3, 130
@@ -78,8 +79,9 @@ def _report(summary: RunSummary, as_json: bool) -> None:
 
 
 def _execute(prep: driver.Prepared, as_json: bool) -> None:
-    from deepresearch import driver, runs
-    from deepresearch.console import ProgressDisplay
+    from deepresearch.commands.console import ProgressDisplay
+    from deepresearch.run import driver
+    from deepresearch.storage import runs
 
     try:
         with ProgressDisplay() as display:
@@ -190,9 +192,9 @@ ROLES = ("planner", "researcher", "evaluator", "writer")
 )
 def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> None:
     """Research QUERY and write a cited report (Markdown, JSON or HTML)."""
-    from deepresearch import driver, follow_up
     from deepresearch.config.settings import load_settings, overrides_from_flags
-    from deepresearch.intent_gate import screen
+    from deepresearch.run import driver, follow_up
+    from deepresearch.run.intent_gate import screen
 
     flags: dict[str, Any] = {
         "run.mode": options["mode"],
@@ -249,7 +251,7 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
 def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
     """A greeting answered (exit 0), a harmful request refused (3), a vague query questioned (2):
     no run started."""
-    from deepresearch.intent_gate import exit_code, gate_summary
+    from deepresearch.run.intent_gate import exit_code, gate_summary
 
     if as_json:
         click.echo(gate_summary(gated, query).model_dump_json())
@@ -273,8 +275,8 @@ def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
 )
 def resume(run_id: str, as_json: bool, config_file: Path | None, address: str | None) -> None:
     """Continue an interrupted run; completed sub-tasks are not redone."""
-    from deepresearch import driver
     from deepresearch.config.settings import load_settings
+    from deepresearch.run import driver
 
     settings = load_settings(config_file)
     prep = dataclasses.replace(
@@ -296,7 +298,10 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: every error becomes one line on stderr and an exit code."""
     debug = os.environ.get("DEEP_RESEARCH_DEBUG") == "1"
     signal.signal(signal.SIGTERM, _terminate)  # SIGTERM stops a run like Ctrl-C: checkpoint kept
-    from deepresearch import cli_jobs, cli_mcp, cli_runs, cli_serve
+    from deepresearch.commands import jobs as cli_jobs
+    from deepresearch.commands import mcp as cli_mcp
+    from deepresearch.commands import runs as cli_runs
+    from deepresearch.commands import serve as cli_serve
 
     cli_runs.register(cli)
     cli_plan.register(cli)
@@ -308,7 +313,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         # Now, not in Ray's exit hook (it sleeps first); a command that never imported the
         # runtime joined no cluster.
-        runtime = sys.modules.get("deepresearch.runtime")
+        runtime = sys.modules.get("deepresearch.cluster.runtime")
         if runtime is not None:
             runtime.leave()
 

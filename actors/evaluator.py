@@ -7,7 +7,7 @@ round budget are the lifecycle reducer's. A reply that is not valid JSON counts 
 from __future__ import annotations
 
 from deepresearch.llm_messages import EvaluateTask, LLMReply
-from deepresearch.policies.evaluation import normalize, vetted
+from deepresearch.policies.lifecycle.evaluation import normalize, vetted
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, evaluation_or_synthesize
 from deepresearch.schemas import Evaluation

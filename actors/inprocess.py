@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deepresearch.actors.event_log import EventSink
-from deepresearch.actors.ports import GatewayPort, PoolPort, ResearcherPort
 from deepresearch.actors.researcher import Researcher
 from deepresearch.config.settings import Settings
+from deepresearch.per_run.event_log import EventSink
+from deepresearch.per_run.ports import GatewayPort, PoolPort, ResearcherPort
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.search.base import Fetcher
 

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from deepresearch.config.settings import LLMRateLimit, ModelPrice
 from deepresearch.errors import BudgetExceeded
 from deepresearch.llm_messages import LLMReply
-from deepresearch.policies import breaker
-from deepresearch.policies.ratelimit import Bucket, reserve
+from deepresearch.policies.resilience import breaker
+from deepresearch.policies.resilience.ratelimit import Bucket, reserve
 from deepresearch.providers.llm.pricing import find_price, reply_cost
 from deepresearch.schemas import Role
 
 if TYPE_CHECKING:
-    from deepresearch.actors.run_context import LedgerTerms
+    from deepresearch.per_run.run_context import LedgerTerms
 
 
 class Ledger:

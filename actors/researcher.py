@@ -3,7 +3,7 @@
 gathering — plan search queries and spend a fixed budget of search calls through the gateway;
 scraping  — claim candidate URLs/documents from the shared pool and read them in batches, checking
             before each batch that the prompt would stay under the context budget
-            (``actors/scraping.py``);
+            (``actors/researcher_scraping.py``);
 reporting — ask the model (or the extractive provider) for findings that cite the sources read.
 A finding may cite only a source this researcher actually read: anything else is dropped.
 
@@ -20,11 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from deepresearch import runtime
-from deepresearch.actors.background import Background, Pending
-from deepresearch.actors.event_log import EventSink
-from deepresearch.actors.ports import GatewayPort, PoolPort
-from deepresearch.actors.scraping import Scraping
+from deepresearch.actors.researcher_scraping import Scraping
+from deepresearch.cluster import runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import (
     BudgetExceeded,
@@ -40,13 +37,17 @@ from deepresearch.llm_messages import (
     QueryList,
     SourceText,
 )
-from deepresearch.policies import findings, unsourced
-from deepresearch.policies.merge import reformulate
-from deepresearch.policies.progress import expected_steps
-from deepresearch.policies.query_check import checked_queries
-from deepresearch.policies.ranking import batch_count, fuse
-from deepresearch.policies.source_scoring import select_hits
-from deepresearch.policies.sufficiency import check_findings
+from deepresearch.per_run.event_log import EventSink
+from deepresearch.per_run.latency_hiding import Background, Pending
+from deepresearch.per_run.ports import GatewayPort, PoolPort
+from deepresearch.policies.lifecycle.progress import expected_steps
+from deepresearch.policies.search.merge import reformulate
+from deepresearch.policies.search.query_check import checked_queries
+from deepresearch.policies.search.ranking import batch_count, fuse
+from deepresearch.policies.search.source_scoring import select_hits
+from deepresearch.policies.synthesis import findings
+from deepresearch.policies.synthesis.sufficiency import check_findings
+from deepresearch.policies.verification import unsourced
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured

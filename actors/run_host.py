@@ -27,17 +27,17 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from deepresearch.actors.coordinator import Coordinator
-from deepresearch.actors.event_log import EventLog
-from deepresearch.actors.hosted import RunModels
-from deepresearch.actors.lease import abandoned, watch_lease, written_ending
-from deepresearch.actors.log_sinks import LocalSink, LogDocs
-from deepresearch.actors.run_context import LOG_METHODS, POOL_METHODS, RunContext
-from deepresearch.actors.url_pool import UrlPool
+from deepresearch.actors.members import RunModels
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
-from deepresearch.policies import crew_dispatch, partial_pace
-from deepresearch.policies.crew_dispatch import Ticket, pick_researcher
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import EventLog
+from deepresearch.per_run.lease import abandoned, watch_lease, written_ending
+from deepresearch.per_run.log_sinks import LocalSink, LogDocs
+from deepresearch.per_run.run_context import LOG_METHODS, POOL_METHODS, RunContext
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.lifecycle import crew_dispatch, partial_pace
+from deepresearch.policies.lifecycle.crew_dispatch import Ticket, pick_researcher
 from deepresearch.schemas import (
     Evaluation,
     FetchedDoc,

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 from aiolimiter import AsyncLimiter
 
-from deepresearch.actors.event_log import EventSink
 from deepresearch.errors import CircuitOpen, DeepResearchError, ProviderError, SearchUnavailable
-from deepresearch.policies import breaker
-from deepresearch.policies.merge import merge_hits
-from deepresearch.policies.retry import RetryPolicy
+from deepresearch.per_run.event_log import EventSink
+from deepresearch.policies.resilience import breaker
+from deepresearch.policies.resilience.retry import RetryPolicy
+from deepresearch.policies.search.merge import merge_hits
 from deepresearch.policies.urls import hit_url_problem
 from deepresearch.providers.breakers import Breakers
 from deepresearch.providers.search.base import SearchProvider

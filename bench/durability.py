@@ -8,7 +8,7 @@
    ``serve`` or ``--address``), resume time / the time the run had left (near 1 when the resume
    repeats nothing: an unfinished sub-task reuses its query plan, searches and pages), and when
    the stop came as a share of the full run's time. 80% is the progress users see: the share of
-   the run's time done as ``policies/progress.py`` estimates it (steps of about one call each,
+   the run's time done as ``policies/lifecycle/progress.py`` estimates it (steps of about one call each,
    researchers counted by the span of their steps in ``max_parallel`` slots: with 5 sub-tasks and
    2 slots the last one, running alone, is a third of the research time), so the stop comes at
    about 0.8 of the run (a step later at most, plus the poll). Progress is polled four times a
@@ -66,7 +66,7 @@ def settings_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> A
 
 
 def timed_run(settings: Any) -> float:
-    from deepresearch import driver
+    from deepresearch.run import driver
 
     prep = driver.prepare(QUERY, "deep", settings)
     start = time.perf_counter()
@@ -76,9 +76,9 @@ def timed_run(settings: Any) -> float:
 
 
 def interrupted_then_resumed(settings: Any, at_percent: int) -> tuple[float, float, int]:
-    from deepresearch import driver
     from deepresearch.errors import RunInterrupted
-    from deepresearch.policies.progress import ProgressState, advance
+    from deepresearch.policies.lifecycle.progress import ProgressState, advance
+    from deepresearch.run import driver
     from deepresearch.schemas import Event
 
     prep = driver.prepare(QUERY, "deep", settings)
@@ -143,8 +143,8 @@ def kill_sweep(root: Path, docs: Path, latency: float, points: int) -> dict[str,
     resume each, and count the resumed reports equal to the uninterrupted one."""
     import ray
 
-    from deepresearch import driver
-    from deepresearch.report import body_of
+    from deepresearch.reports.markdown import body_of
+    from deepresearch.run import driver
 
     flags = flags_for(root, docs, latency, True)
     settings = settings_for(root, docs, latency, True)
@@ -185,7 +185,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["RAY_AUTH_MODE"] = "disabled"
-    from deepresearch import driver, runtime
+    from deepresearch.cluster import runtime
+    from deepresearch.run import driver
 
     result: dict[str, Any] = {"latency_s": args.latency}
     with tempfile.TemporaryDirectory(prefix="dr-durability-") as tmp:

@@ -46,7 +46,7 @@ def pool_worker_pids(pool: Any) -> list[int]:
 
 def serve(pages: int, latency: float, conn: Any) -> None:
     """The fake web in its own process, so its CPU does not count against the fetcher's loop."""
-    from deepresearch.providers.testing_web import FakeWeb
+    from deepresearch.providers.testing.fake_web import FakeWeb
 
     async def main() -> None:
         async with FakeWeb(pages=pages, latency_s=latency) as web:
@@ -70,9 +70,9 @@ async def one_pass(fetcher: Any, urls: list[str], extract: bool) -> tuple[float,
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from deepresearch.providers.extract import ExtractionPool
-    from deepresearch.providers.testing_web import static_resolver
-    from deepresearch.providers.web import FetchPolicy, SafeFetcher, make_client
+    from deepresearch.providers.documents.extract import ExtractionPool
+    from deepresearch.providers.testing.fake_web import static_resolver
+    from deepresearch.providers.web.safe_fetcher import FetchPolicy, SafeFetcher, make_client
 
     hosts = [f"site{i}.test" for i in range(args.hosts)]
     resolve = static_resolver({h: ["127.0.0.1"] for h in hosts})

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from printout import show
 
-from deepresearch.policies.intent import classify, without_model
+from deepresearch.policies.gate.intent import classify, without_model
 
 TABLE = Path(__file__).with_name("gate_requests.csv")
 

@@ -1,6 +1,6 @@
 """Overhead per LLM call of our stack (structured helper + router + provider) vs the raw client.
 
-Both sides talk to the same loopback OpenAI-compatible server (``providers/testing_openai.py``)
+Both sides talk to the same loopback OpenAI-compatible server (``providers/testing/openai_server.py``)
 with the same reply, sequentially, interleaved in rounds so machine noise hits both alike. The raw
 side is ``AsyncOpenAI.chat.completions.create`` + ``model_validate_json``; ours is
 ``call_structured(router, build_request(...))``. Prints per-call times and their ratio.
@@ -22,12 +22,12 @@ from printout import show
 from pydantic import SecretStr
 
 from deepresearch.llm_messages import QueriesTask, QueryList
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import RetryPolicy
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.llm.openai_compat import OpenAICompatLLM
 from deepresearch.providers.llm.router import Router
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.providers.testing_openai import ScriptedOpenAIServer, Step
+from deepresearch.providers.testing.openai_server import ScriptedOpenAIServer, Step
 
 REPLY = json.dumps({"queries": ["apple net sales q3 2023", "apple revenue quarter july 2023"]})
 

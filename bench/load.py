@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from parallel import QUERY, analyse  # noqa: E402
 
-LAUNCH = "from deepresearch import cli, cli_serve; cli_serve.register(cli.cli); cli.main()"
+LAUNCH = "from deepresearch import cli; from deepresearch.commands import serve as cli_serve; cli_serve.register(cli.cli); cli.main()"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -112,8 +112,8 @@ def start_service(
             }
         )
     )
-    from deepresearch import driver
     from deepresearch.config.settings import load_settings
+    from deepresearch.run import driver
 
     driver.build_index(load_settings(config, env={}))  # index once, before the clock starts
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEEP_RESEARCH_")}

@@ -50,7 +50,7 @@ def settings_for(
         "simulate.latency_mode": latency_mode,
         "run.mode": "deep",
     }
-    from deepresearch import assembly
+    from deepresearch.providers.assembly import from_settings as assembly
 
     return assembly.with_default_search_chain(
         load_settings(None, overrides_from_flags(flags), env={})
@@ -105,8 +105,8 @@ def analyse(
 
 
 def ray_run(settings: Any) -> dict[str, float]:
-    from deepresearch import driver
-    from deepresearch.storage import RunDir
+    from deepresearch.run import driver
+    from deepresearch.storage.run_dir import RunDir
 
     prep = driver.prepare(QUERY, "deep", settings)
     summary = driver.execute(prep)
@@ -133,14 +133,14 @@ class TimedSink:
 
 
 def inprocess_run(settings: Any) -> dict[str, float]:
-    from deepresearch import assembly
-    from deepresearch.actors.coordinator import Coordinator
     from deepresearch.actors.evaluator import Evaluator
     from deepresearch.actors.inprocess import LocalSpawner
     from deepresearch.actors.search_gateway import SearchGateway
-    from deepresearch.actors.url_pool import UrlPool
-    from deepresearch.policies.breaker import BreakerConfig
-    from deepresearch.policies.retry import RetryPolicy
+    from deepresearch.per_run.coordinator import Coordinator
+    from deepresearch.per_run.url_pool import UrlPool
+    from deepresearch.policies.resilience.breaker import BreakerConfig
+    from deepresearch.policies.resilience.retry import RetryPolicy
+    from deepresearch.providers.assembly import from_settings as assembly
     from deepresearch.schemas import Request
 
     async def go() -> list[tuple[float, str, dict[str, Any]]]:
@@ -180,7 +180,8 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["RAY_AUTH_MODE"] = "disabled"
     ks = [int(x) for x in args.ks.split(",")]
-    from deepresearch import driver, runtime
+    from deepresearch.cluster import runtime
+    from deepresearch.run import driver
 
     results: dict[str, Any] = {
         "latency_s": args.latency,

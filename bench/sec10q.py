@@ -109,7 +109,7 @@ def make_settings(args: argparse.Namespace, tmp: Path) -> Any:
 def run_one(
     row: dict[str, str], settings: Any, mode: str = "quick", keep: Path | None = None
 ) -> Outcome:
-    from deepresearch import driver
+    from deepresearch.run import driver
 
     question = row["Question"].strip()
     started = time.monotonic()
@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = load_rows(Path(args.qna), args.limit)
     if args.lowercase:
         rows = [{**row, "Question": row["Question"].lower()} for row in rows]
-    from deepresearch import runtime
+    from deepresearch.cluster import runtime
     from deepresearch.errors import ConfigError
 
     modes = ["quick", "deep"] if args.mode == "both" else [args.mode]
@@ -266,7 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.llm != "extractive":
                 import os
 
-                from deepresearch import assembly, driver
+                from deepresearch.providers.assembly import from_settings as assembly
+                from deepresearch.run import driver
 
                 # an unknown provider or a missing API key fails here, before any run
                 assembly.build_llm_provider(settings, driver.keys_from_env(os.environ))

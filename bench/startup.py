@@ -44,7 +44,7 @@ QUERY = "What was Apple's total net sales for the quarter ended July 1, 2023?"
 def bare_ray(settings: object) -> float:
     import ray
 
-    from deepresearch import runtime
+    from deepresearch.cluster import runtime
 
     start = time.perf_counter()
     conn = runtime.connect(settings.ray)  # type: ignore[attr-defined]
@@ -81,7 +81,7 @@ def make_settings(docs: Path, cache: Path, state: Path, out: Path) -> object:
 
 def quick_run(settings: object) -> tuple[float, float]:
     """(index time inside prepare, whole run time including Ray start and stop)."""
-    from deepresearch import driver
+    from deepresearch.run import driver
 
     start = time.perf_counter()
     t0 = time.perf_counter()
@@ -96,7 +96,7 @@ def quick_run(settings: object) -> tuple[float, float]:
 
 def index_only(docs: Path, as_json: bool) -> None:
     """Bare pypdfium2 extraction, then our cold index build (tables rebuilt), in one run."""
-    from deepresearch import driver
+    from deepresearch.run import driver
 
     with tempfile.TemporaryDirectory(prefix="dr-bench-") as tmp:
         root = Path(tmp)
@@ -166,7 +166,7 @@ def timer(module, name, key):
             spent[key] = spent.get(key, 0.0) + time.perf_counter() - start
     setattr(module, name, timed)
 
-from deepresearch import cli, crew, driver, runtime
+from deepresearch import cli; from deepresearch.actors import crew; from deepresearch.run import driver; from deepresearch.cluster import runtime
 spent["imports"] = time.perf_counter() - begun
 timer(driver, "prepare", "prepare (gate, settings, record)")
 timer(driver, "build_index", "index check")

@@ -63,7 +63,7 @@ class ActorPlacement(Section):
 
 
 class CrewSettings(Section):
-    """The long-lived actors every run on a Ray cluster shares (``crew.py``)."""
+    """The long-lived actors every run on a Ray cluster shares (``actors/crew.py``)."""
 
     name: str = Field("deep-research-crew", min_length=1, max_length=64, pattern=r"^[\w.-]+$")
     researchers: int = Field(2, ge=1, le=256)  # researcher actors; more on worker nodes: more runs
@@ -244,7 +244,7 @@ class WebSettings(Section):
 
 
 class SimulateSettings(Section):
-    """Injected provider latency for benchmarks and tests (``providers/latency.py``)."""
+    """Injected provider latency for benchmarks and tests (``providers/assembly/simulated_latency.py``)."""
 
     latency_s: float = Field(0.0, ge=0, le=60)
     latency_mode: Literal["floor", "added"] = "floor"

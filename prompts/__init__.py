@@ -26,7 +26,7 @@ from deepresearch.llm_messages import (
     Task,
     WriteTask,
 )
-from deepresearch.policies.answer import compose
+from deepresearch.policies.answers.compose import compose
 from deepresearch.text.question import analyze
 
 USER_SPLIT = "---user---"

@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TypeVar
 
 from deepresearch.errors import CircuitOpen, ProviderError, RateLimited
-from deepresearch.policies import breaker
-from deepresearch.policies.retry import Attempts, RetryPolicy, after_failure
+from deepresearch.policies.resilience import breaker
+from deepresearch.policies.resilience.retry import Attempts, RetryPolicy, after_failure
 
 T = TypeVar("T")
 OnRetry = Callable[[int, float, ProviderError], Awaitable[None]]  # failures so far, delay, error

@@ -23,14 +23,14 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.typedefs import Handler
 from pydantic import SecretStr, ValidationError
 
-from deepresearch import runs
 from deepresearch.config.settings import Settings
 from deepresearch.errors import ConfigError, CorpusRefused, InputError, QueryGated, StorageError
-from deepresearch.policies.progress import ProgressState, advance
+from deepresearch.policies.lifecycle.progress import ProgressState, advance
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.service import guard, sse
 from deepresearch.service.runner import RunManager
 from deepresearch.service.submission import RunCreate, describe_errors, gated_body
+from deepresearch.storage import runs
 
 log = logging.getLogger(__name__)
 MANAGER = web.AppKey("manager", RunManager)
@@ -312,7 +312,7 @@ async def get_report(request: web.Request) -> web.Response:
 def rendered(run_id: str, path: Path, text: str) -> dict[str, Any]:
     """The report as the web page shows it: sanitized HTML (``markdown_html``) beside the Markdown.
     A report saved as JSON or HTML has no Markdown to render; the HTML then says where it is."""
-    from deepresearch.markdown_html import to_html
+    from deepresearch.reports.markdown_html import to_html
 
     kind = path.suffix.lower().lstrip(".")
     if kind not in ("json", "html"):  # as ``GET /runs/{id}/report``: anything else is Markdown

@@ -16,11 +16,12 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from deepresearch import driver, runs
 from deepresearch.config.settings import Settings
 from deepresearch.errors import StorageError
-from deepresearch.private_files import make_private_dir
+from deepresearch.run import driver
 from deepresearch.schemas import RunSummary
+from deepresearch.storage import runs
+from deepresearch.storage.private_files import make_private_dir
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

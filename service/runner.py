@@ -1,7 +1,7 @@
 """The service's run manager: a capped set of runs, each ``driver.execute`` in its own thread.
 
 Ray is joined once by the service; every run's ``execute`` then finds it initialized and reuses
-it, and every run is served by the same crew (``crew.py``): a run adds only its own state. A run belongs to the manager, not to any HTTP request, so a client that disconnects (or never
+it, and every run is served by the same crew (``actors/crew.py``): a run adds only its own state. A run belongs to the manager, not to any HTTP request, so a client that disconnects (or never
 watches) changes nothing; only ``cancel`` (``DELETE /runs/{id}``) or service shutdown stops a run,
 through ``should_stop``: the driver's Ctrl-C path, so the checkpoint stays and the run is resumable.
 
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from deepresearch import driver
 from deepresearch.config.settings import Settings
 from deepresearch.errors import RunInterrupted
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.run import driver
 from deepresearch.service.outcome import in_thread, record_failure, service_settings
 from deepresearch.service.submission import RunCreate, settings_for
-from deepresearch.storage import new_run_id
+from deepresearch.storage.run_dir import new_run_id
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from deepresearch import runs
 from deepresearch.errors import InputError
 from deepresearch.schemas import Event
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 
 HEARTBEAT = b": keep-alive\n\n"
 TERMINAL = ("completed", "no_answer", "interrupted", "failed")

@@ -102,6 +102,6 @@ def describe_errors(exc: ValidationError) -> list[dict[str, str]]:
 def gated_body(gated: QueryGated, query: str) -> dict[str, Any]:
     """``POST /runs``'s answer (200, no run started) when the intent gate answered the query:
     ``{"status": "gated", "outcome", "reply", ...}``, as ``deep-research run --json`` prints."""
-    from deepresearch.intent_gate import gate_summary
+    from deepresearch.run.intent_gate import gate_summary
 
     return gate_summary(gated, query).model_dump(mode="json")

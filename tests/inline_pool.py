@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from deepresearch.errors import ExtractionError
-from deepresearch.providers.extract import ExtractedDoc, ExtractionPool, extract_path
+from deepresearch.providers.documents.extract import ExtractedDoc, ExtractionPool, extract_path
 
 
 class InlinePool(ExtractionPool):

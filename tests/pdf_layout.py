@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from deepresearch.providers.testing_web import assemble_pdf, build_pdf, escape_pdf_text
+from deepresearch.providers.testing.fake_web import assemble_pdf, build_pdf, escape_pdf_text
 
 
 def write_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:

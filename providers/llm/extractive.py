@@ -32,9 +32,9 @@ from deepresearch.llm_messages import (
     WriteDraft,
     WriteTask,
 )
-from deepresearch.policies.answer import compose
-from deepresearch.policies.answer_rows import cite
-from deepresearch.policies.support import Weights, support
+from deepresearch.policies.answers.compose import compose
+from deepresearch.policies.answers.rows import cite
+from deepresearch.policies.verification.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.answer_quotes import (
     STATED_AMOUNT,

@@ -22,7 +22,7 @@ from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
 from deepresearch.llm_messages import LLMReply, LLMRequest
-from deepresearch.policies.retry import parse_retry_after
+from deepresearch.policies.resilience.retry import parse_retry_after
 from deepresearch.providers.llm.openai_compat import counted_reply, estimate_tokens, scrub
 
 GEMINI_DEFAULT_MODEL = "gemini-2.5-flash"

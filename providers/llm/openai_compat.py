@@ -20,7 +20,7 @@ from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
 from deepresearch.llm_messages import LLMReply, LLMRequest
-from deepresearch.policies.retry import parse_retry_after
+from deepresearch.policies.resilience.retry import parse_retry_after
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "no-key"  # local servers (Ollama, vLLM) ignore the Authorization header

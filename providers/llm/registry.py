@@ -175,8 +175,8 @@ def build_router(
     roles = {role: [provider(t) for t in role_chain(llm, role)] for role in llm.roles}
     if not needs_http and len(default) == 1 and not roles and not router_kwargs:
         return default[0]  # extractive alone: nothing to retry or fall back to
-    from deepresearch.policies.breaker import BreakerConfig
-    from deepresearch.policies.retry import RetryPolicy
+    from deepresearch.policies.resilience.breaker import BreakerConfig
+    from deepresearch.policies.resilience.retry import RetryPolicy
     from deepresearch.providers.llm.router import Router
 
     return Router(

@@ -21,8 +21,8 @@ from typing import Protocol, runtime_checkable
 
 from deepresearch.errors import BudgetExceeded, CircuitOpen, LLMUnavailable, ProviderError
 from deepresearch.llm_messages import LLMReply, LLMRequest
-from deepresearch.policies import breaker
-from deepresearch.policies.retry import RetryPolicy
+from deepresearch.policies.resilience import breaker
+from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.breakers import Breakers
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.schemas import Role

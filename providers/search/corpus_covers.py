@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from deepresearch.policies.filing_periods import period_end
-from deepresearch.policies.ranking import cover_date, cover_names, cover_title
+from deepresearch.policies.answers.filing_periods import period_end
+from deepresearch.policies.search.ranking import cover_date, cover_names, cover_title
 from deepresearch.providers.search.doc_ids import DocEntry
 from deepresearch.providers.search.passages import tokenize
 

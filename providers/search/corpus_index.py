@@ -25,8 +25,8 @@ import bm25s
 import numpy as np
 
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageError
-from deepresearch.policies.filing_periods import period_weights
-from deepresearch.policies.ranking import (
+from deepresearch.policies.answers.filing_periods import period_weights
+from deepresearch.policies.search.ranking import (
     DOC_PRIOR_WEIGHT,
     document_prior,
     identity_groups,
@@ -36,8 +36,7 @@ from deepresearch.policies.ranking import (
     round_robin,
     wants_latest,
 )
-from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
-from deepresearch.providers.extract import PAGE_LABELS, ExtractedDoc, ExtractionPool
+from deepresearch.providers.documents.extract import PAGE_LABELS, ExtractedDoc, ExtractionPool
 from deepresearch.providers.search.corpus_covers import read_covers
 from deepresearch.providers.search.corpus_store import (
     EXTRACT_VERSION,
@@ -53,6 +52,7 @@ from deepresearch.providers.search.corpus_store import (
 from deepresearch.providers.search.doc_ids import DocEntry, doc_id, doc_location, parse_doc_id
 from deepresearch.providers.search.passages import passage_table, snippet, tokenize
 from deepresearch.schemas import FetchedDoc, SearchHit
+from deepresearch.storage.private_files import PRIVATE_FILE, make_private_dirs
 from deepresearch.text.boilerplate import boilerplate_share, template_pages
 from deepresearch.text.line_items import LabelIndex, best_pages, flow_line
 from deepresearch.text.question import flow_asked

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError
-from deepresearch.private_files import PRIVATE_FILE, make_private_dirs
-from deepresearch.providers.extract import (
+from deepresearch.providers.documents.extract import (
     SUPPORTED_SUFFIXES,
     ExtractedDoc,
     ExtractionPool,
     kind_of,
 )
+from deepresearch.storage.private_files import PRIVATE_FILE, make_private_dirs
 
 EXTRACT_VERSION = 14  # bump when extraction output changes, so cached text is re-extracted
 Warn = Callable[[str, str], None]

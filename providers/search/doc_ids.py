@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deepresearch.errors import FetchError
-from deepresearch.providers.extract import PAGE_LABELS
+from deepresearch.providers.documents.extract import PAGE_LABELS
 from deepresearch.providers.search.corpus_store import check_relative
 
 

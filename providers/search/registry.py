@@ -98,7 +98,7 @@ def build_search_provider(
     check_search_provider(name, settings, env)
     timeout = settings.search.timeout_s
     if name == "local":
-        from deepresearch.assembly import corpus_index
+        from deepresearch.providers.assembly.from_settings import corpus_index
         from deepresearch.providers.search.local import LocalSearch
 
         return LocalSearch(corpus_index(settings))  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ import httpx
 from pydantic import SecretStr
 
 from deepresearch.errors import ProviderError, RateLimited
-from deepresearch.policies.merge import merge_hits
+from deepresearch.policies.search.merge import merge_hits
 from deepresearch.providers.search.transport import (
     DEFAULT_TIMEOUT_S,
     Clock,

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from deepresearch.errors import ProviderError, RateLimited
-from deepresearch.policies.retry import parse_retry_after
+from deepresearch.policies.resilience.retry import parse_retry_after
 from deepresearch.schemas import SearchHit
 
 Clock = Callable[[], float]

@@ -19,7 +19,7 @@ import pytest
 from cli_env import EXE, cli_env
 
 QUERY = "What were ACME Corp total net sales for the quarter?"
-# stage lines off a terminal (console.py): progress, not part of the error
+# stage lines off a terminal (commands/console.py): progress, not part of the error
 PROGRESS = re.compile(r"deep-research: (starting|planning|researching|exploring|writing|done)\b")
 
 
@@ -205,9 +205,9 @@ def test_usage_errors_are_one_line_before_anything_starts(case: str, tmp_path: P
 
 def test_runs_show_json_is_one_line_and_tail_zero_shows_no_events(tmp_path: Path) -> None:
     from deepresearch.config.settings import load_settings
-    from deepresearch.runs import write_record
     from deepresearch.schemas import Event, Request
-    from deepresearch.storage import RunDir
+    from deepresearch.storage.run_dir import RunDir
+    from deepresearch.storage.runs import write_record
 
     state = tmp_path / "state"
     run_dir = RunDir.create(state, "old-run")
@@ -302,10 +302,10 @@ def test_a_checkpoint_with_good_hashes_but_the_wrong_shape(
 ) -> None:
     """Checked against the checkpoint's schema before Ray starts: it was exit 1 with a Ray
     traceback (full of terminal colour codes) from the crew restoring it."""
-    from deepresearch import runs
     from deepresearch.config.settings import load_settings
     from deepresearch.schemas import Request
-    from deepresearch.storage import RunDir
+    from deepresearch.storage import runs
+    from deepresearch.storage.run_dir import RunDir
 
     run_id = "20261128-030000-abcdef"
     flags = {"corpus": {"path": small_corpus}, "search": {"providers": ["local"]}}

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from cli_env import EXE, cli_env
 
-from deepresearch.policies.citations import find_unresolved
-from deepresearch.report import body_of
+from deepresearch.policies.verification.citations import find_unresolved
+from deepresearch.reports.markdown import body_of
 
 
 def cli(

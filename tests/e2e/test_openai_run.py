@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from cli_env import EXE, cli_env
 
-from deepresearch.providers.testing_openai import ScriptedOpenAIServer, Step
+from deepresearch.providers.testing.openai_server import ScriptedOpenAIServer, Step
 
 pytestmark = pytest.mark.slow
 FAKE_KEY = "sk-test-" + "Zq9" * 12  # looks like a key; exists nowhere else

@@ -23,10 +23,10 @@ import pyte
 import pytest
 from cli_env import EXE, cli_env
 
-from deepresearch import runs
 from deepresearch.config.settings import load_settings
 from deepresearch.schemas import Event, Request, RunSummary
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 
 COLS, ROWS = 200, 50
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][AB0-2]")

@@ -30,7 +30,7 @@ ARGS = [
     "--no-first-run",
 ]
 # The serve command registered the way cli.py does, so this works before and after wiring.
-LAUNCH = "from deepresearch import cli, cli_serve; cli_serve.register(cli.cli); cli.main()"
+LAUNCH = "from deepresearch import cli; from deepresearch.commands import serve as cli_serve; cli_serve.register(cli.cli); cli.main()"
 QUERY = "Compare ACME Corp sales, Globex Inc revenue, ACME dividend, Globex expansion and ACME factories"
 TREND_QUERY = "How has ACME Corp's total net sales changed over time?"
 # quarter end, total net sales then, a year earlier, the filing's name

@@ -20,7 +20,7 @@ SCRIPT = r"""
 import json, sys
 from pathlib import Path
 from ray.cluster_utils import Cluster
-from deepresearch import driver
+from deepresearch.run import driver
 from deepresearch.config.settings import load_settings, overrides_from_flags
 
 corpus, work = Path(sys.argv[1]), Path(sys.argv[2])

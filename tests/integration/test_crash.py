@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from deepresearch import driver
+from deepresearch.run import driver
 from deepresearch.schemas import Event
 
 pytestmark = pytest.mark.usefixtures("ray_session")

@@ -18,9 +18,10 @@ import ray
 from pydantic import SecretStr
 from web_settings import web_settings
 
-from deepresearch import crew, driver
-from deepresearch.providers.testing_search import FakeSearxng, result
-from deepresearch.providers.testing_web import FakeWeb
+from deepresearch.actors import crew
+from deepresearch.providers.testing.fake_web import FakeWeb
+from deepresearch.providers.testing.searxng import FakeSearxng, result
+from deepresearch.run import driver
 from deepresearch.schemas import Event
 
 pytestmark = pytest.mark.usefixtures("ray_session")

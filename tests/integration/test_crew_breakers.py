@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
-from deepresearch import runtime
-from deepresearch.actors.hosted import CrewEvaluator
 from deepresearch.actors.ledger import CrewLedger
-from deepresearch.actors.run_context import RunContext
+from deepresearch.actors.members import CrewEvaluator
+from deepresearch.cluster import runtime
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.llm_messages import EvaluateTask
+from deepresearch.per_run.run_context import RunContext
 from deepresearch.providers.llm.registry import LLMKeys
-from deepresearch.providers.testing_openai import ScriptedOpenAIServer, rate_limited
+from deepresearch.providers.testing.openai_server import ScriptedOpenAIServer, rate_limited
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from deepresearch import driver
-from deepresearch.policies.citations import find_unresolved
+from deepresearch.policies.verification.citations import find_unresolved
 from deepresearch.providers.llm.extractive import ExtractiveLLM
-from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.report import body_of
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.reports.markdown import body_of
+from deepresearch.run import driver
 from deepresearch.schemas import Evaluation
 
 pytestmark = pytest.mark.usefixtures("ray_session")

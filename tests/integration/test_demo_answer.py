@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from deepresearch import driver
+from deepresearch.run import driver
 
 DOCS = Path(__file__).resolve().parents[2] / "../shared/data/sec-10q/docs"
 # another company whose quarter ended the same day (July 1, 2023) competes too

@@ -17,7 +17,7 @@ import pytest
 import ray
 from cli_env import EXE, cli_env
 
-from deepresearch import crew
+from deepresearch.actors import crew
 from deepresearch.config.settings import load_settings, overrides_from_flags
 
 pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from deepresearch import driver
-from deepresearch.report import body_of
+from deepresearch.reports.markdown import body_of
+from deepresearch.run import driver
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 

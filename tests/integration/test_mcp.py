@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from cli_env import cli_env
 
-from deepresearch.mcp_server import ProgressRelay
 from deepresearch.schemas import Event
+from deepresearch.service.mcp import ProgressRelay
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
@@ -103,10 +103,10 @@ def test_progress_relay_is_strictly_increasing() -> None:
 def test_the_tool_refuses_a_corpus_outside_the_roots(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deepresearch import driver
     from deepresearch.config.settings import load_settings
     from deepresearch.errors import CorpusRefused
-    from deepresearch.mcp_server import run_research
+    from deepresearch.run import driver
+    from deepresearch.service.mcp import run_research
 
     def never(*_: object, **__: object) -> None:
         raise AssertionError("a refused corpus must not reach prepare")
@@ -131,7 +131,7 @@ async def test_a_corpus_path_with_a_nul_byte_is_a_clear_tool_error(tmp_path: Pat
     from mcp import Client
 
     from deepresearch.config.settings import load_settings
-    from deepresearch.mcp_server import build_server
+    from deepresearch.service.mcp import build_server
 
     root = tmp_path / "root"
     root.mkdir()

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from deepresearch import driver
 from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
@@ -18,9 +17,10 @@ from deepresearch.llm_messages import (
     QueryList,
     WriteDraft,
 )
-from deepresearch.policies.citations import find_unresolved
-from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.report import body_of
+from deepresearch.policies.verification.citations import find_unresolved
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.reports.markdown import body_of
+from deepresearch.run import driver
 from deepresearch.schemas import Event
 
 pytestmark = pytest.mark.usefixtures("ray_session")

@@ -12,10 +12,10 @@ import pytest
 from aiohttp import web
 from web_settings import web_settings
 
-from deepresearch import driver
 from deepresearch.errors import RunInterrupted
-from deepresearch.providers.testing_search import FakeSearxng, result
-from deepresearch.providers.testing_web import article_html
+from deepresearch.providers.testing.fake_web import article_html
+from deepresearch.providers.testing.searxng import FakeSearxng, result
+from deepresearch.run import driver
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 

@@ -25,9 +25,9 @@ import pytest
 import ray
 from cli_env import EXE, cli_env
 
-from deepresearch import driver
 from deepresearch.config.settings import Settings
-from deepresearch.report import body_of
+from deepresearch.reports.markdown import body_of
+from deepresearch.run import driver
 
 pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]
 QUERY = "Compare ACME Corp sales, Globex Inc revenue and ACME dividend"

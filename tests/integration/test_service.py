@@ -17,7 +17,7 @@ from aiohttp import web
 
 from deepresearch.config.settings import Settings
 from deepresearch.service.app import create_app
-from deepresearch.storage import RunDir
+from deepresearch.storage.run_dir import RunDir
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 

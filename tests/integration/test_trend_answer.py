@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from deepresearch import driver
+from deepresearch.run import driver
 from deepresearch.text.question import periods_of
 
 DOCS = Path(__file__).resolve().parents[2] / "../shared/data/sec-10q/docs"

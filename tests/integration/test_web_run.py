@@ -11,15 +11,16 @@ from typing import Any
 import pytest
 from web_settings import web_settings
 
-from deepresearch import assembly, runtime
-from deepresearch.actors.hosted import CrewGateway, CrewResearcher
-from deepresearch.actors.run_context import RunContext
+from deepresearch.actors.members import CrewGateway, CrewResearcher
 from deepresearch.actors.run_host import RunHost, RunSpec
+from deepresearch.cluster import runtime
 from deepresearch.config.settings import Settings
-from deepresearch.providers.testing_search import FakeSearxng, result
-from deepresearch.providers.testing_web import FakeWeb
+from deepresearch.per_run.run_context import RunContext
+from deepresearch.providers.assembly import from_settings as assembly
+from deepresearch.providers.testing.fake_web import FakeWeb
+from deepresearch.providers.testing.searxng import FakeSearxng, result
 from deepresearch.schemas import Request, ResearcherReport, SubTask
-from deepresearch.storage import RunDir
+from deepresearch.storage.run_dir import RunDir
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -100,9 +101,9 @@ async def test_deep_run_over_the_fake_web_through_the_driver(
     import asyncio
     import json
 
-    from deepresearch import driver
-    from deepresearch.policies.citations import find_unresolved
-    from deepresearch.report import body_of
+    from deepresearch.policies.verification.citations import find_unresolved
+    from deepresearch.reports.markdown import body_of
+    from deepresearch.run import driver
 
     settings = web_settings(tmp_path, {})
     async with FakeWeb() as web:

@@ -6,18 +6,18 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 
-from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.researcher import Researcher
-from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
-from deepresearch.driver import finished_event
 from deepresearch.errors import FetchError, SearchUnavailable
 from deepresearch.llm_messages import DraftFinding, FindingsDraft, LLMReply, QueryList
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
-from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.run.driver import finished_event
 from deepresearch.schemas import (
     Evaluation,
     FetchedDoc,
@@ -205,7 +205,7 @@ async def test_all_researchers_failing_is_an_honest_no_answer() -> None:
 
 @pytest.mark.parametrize("mode", ["quick", "deep"])
 async def test_progress_reaches_100_only_at_the_end(mode: str) -> None:
-    from deepresearch.policies.progress import ProgressState, advance
+    from deepresearch.policies.lifecycle.progress import ProgressState, advance
     from deepresearch.schemas import Event
 
     coord, sink, _, _ = coordinator(mode, ExtractiveLLM(), "Widget sales and plant gadgets in 2024")
@@ -306,7 +306,7 @@ class CountingLLM(EvaluatorScript):
 
 @pytest.mark.parametrize("target_rounds", [1, 2])
 async def test_every_run_is_bounded_by_its_budgets(target_rounds: int) -> None:
-    from deepresearch.policies.budgets import call_bounds
+    from deepresearch.policies.lifecycle.budgets import call_bounds
 
     llm = CountingLLM()
     flags = {"deep.target_rounds": target_rounds, "deep.max_parallel": 3}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime
 
-from deepresearch.policies.answer import compose
-from deepresearch.policies.filing_periods import calendar_quarter
+from deepresearch.policies.answers.compose import compose
+from deepresearch.policies.answers.filing_periods import calendar_quarter
 
 ROW = "Statements of income (in millions): Net revenue: Three Months Ended {} = {}; Three Months Ended {} = {}"
 

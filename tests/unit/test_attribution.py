@@ -24,19 +24,20 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from deepresearch import assembly, driver
-from deepresearch.actors.coordinator import Coordinator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.search_gateway import SearchGateway
-from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.config.trust import ScoringSettings
-from deepresearch.policies.answer import compose
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import RetryPolicy
-from deepresearch.policies.sufficiency import check_findings, whose_documents
-from deepresearch.policies.synthesis import uncovered_notes
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.answers.compose import compose
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import RetryPolicy
+from deepresearch.policies.synthesis.sufficiency import check_findings, whose_documents
+from deepresearch.policies.synthesis.synthesis import uncovered_notes
+from deepresearch.providers.assembly import from_settings as assembly
+from deepresearch.run import driver
 from deepresearch.schemas import Evidence, Finding, ResearcherReport, Source
 from deepresearch.text.names import names_entity, proper_entities
 from deepresearch.text.question import analyze

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from deepresearch.actors.background import Background
-from deepresearch.actors.event_log import EventLog, ListSink
+from deepresearch.per_run.event_log import EventLog, ListSink
+from deepresearch.per_run.latency_hiding import Background
 from deepresearch.schemas import FetchedDoc
 
 

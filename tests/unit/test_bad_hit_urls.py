@@ -8,22 +8,22 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from deepresearch.actors.coordinator import Coordinator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.search_gateway import SearchGateway
-from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import FetchBlocked
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import RetryPolicy
-from deepresearch.providers.extract import ExtractionPool
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import RetryPolicy
+from deepresearch.providers.documents.extract import ExtractionPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
-from deepresearch.providers.netguard import check_url
 from deepresearch.providers.search.web_engines import SearxngSearch
-from deepresearch.providers.testing_search import FakeSearxng, result
-from deepresearch.providers.testing_web import FakeWeb, static_resolver
-from deepresearch.providers.web import FetchPolicy, SafeFetcher, make_client
+from deepresearch.providers.testing.fake_web import FakeWeb, static_resolver
+from deepresearch.providers.testing.searxng import FakeSearxng, result
+from deepresearch.providers.web.netguard import check_url
+from deepresearch.providers.web.safe_fetcher import FetchPolicy, SafeFetcher, make_client
 from deepresearch.schemas import Request, RunResult
 
 QUESTION = "How much did solar output rise in the northern valley in 2024?"

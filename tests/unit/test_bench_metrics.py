@@ -78,7 +78,7 @@ def test_report_text_drops_sources_and_footer() -> None:
 
 
 def test_verification_counts_come_from_the_footer_the_report_prints() -> None:
-    from deepresearch.report import Footer, render
+    from deepresearch.reports.markdown import Footer, render
     from deepresearch.schemas import Report, Verification
 
     v = Verification(claims=9, cited=8, verified=7, rewritten=1, dropped=1, figures=5)
@@ -113,14 +113,14 @@ def test_citation_precision_and_figure_accuracy_are_pooled_over_questions() -> N
 
 
 # ------------------------------------------------------------------------------------------------
-# The general retrieval rules this benchmark motivated (policies/ranking.py); they live here only
+# The general retrieval rules this benchmark motivated (policies/search/ranking.py); they live here only
 # because this is the test file of the benchmark's work — move them beside ranking's tests freely.
 
 np = pytest.importorskip("numpy")
 
 
 def test_document_prior_prefers_the_named_document_over_a_rare_topic_word() -> None:
-    from deepresearch.policies.ranking import document_prior
+    from deepresearch.policies.search.ranking import document_prior
 
     # 4 documents; "acme" (a name) is all over doc 0, "shift" (a topic word) all over doc 2,
     # "revenue" is everywhere and must not matter.
@@ -135,7 +135,7 @@ def test_document_prior_prefers_the_named_document_over_a_rare_topic_word() -> N
 
 
 def test_cover_date_is_the_latest_full_date() -> None:
-    from deepresearch.policies.ranking import cover_date
+    from deepresearch.policies.search.ranking import cover_date
 
     cover = "For the quarterly period ended July 1, 2023 ... outstanding as of July 21, 2023."
     assert cover_date(cover) > cover_date("For the quarter ended April 1, 2023")
@@ -144,7 +144,7 @@ def test_cover_date_is_the_latest_full_date() -> None:
 
 
 def test_recency_prefers_the_newest_relevant_document() -> None:
-    from deepresearch.policies.ranking import RECENCY_PENALTY, recency_weights, wants_latest
+    from deepresearch.policies.search.ranking import RECENCY_PENALTY, recency_weights, wants_latest
 
     assert wants_latest("gross margin in the most recent 10-Q")
     assert not wants_latest("gross margin over the last two years")

@@ -139,7 +139,7 @@ def test_evidence_units_drop_certifications_and_name_only_sentences() -> None:
 
 def test_a_models_quoted_certification_is_not_kept_as_a_finding() -> None:
     from deepresearch.config.settings import load_settings
-    from deepresearch.policies.sufficiency import check_findings
+    from deepresearch.policies.synthesis.sufficiency import check_findings
     from deepresearch.schemas import Finding
 
     cfg = load_settings(None, {}, env={}).scoring

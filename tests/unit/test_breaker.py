@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deepresearch.config.settings import BreakerSettings
-from deepresearch.policies.breaker import (
+from deepresearch.policies.resilience.breaker import (
     Allow,
     BreakerConfig,
     BreakerState,

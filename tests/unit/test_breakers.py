@@ -10,8 +10,8 @@ import pytest
 from fake_clock import FakeClock
 
 from deepresearch.errors import BudgetExceeded, CircuitOpen, ProviderError, RateLimited
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import Attempts, RetryPolicy, after_failure
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import Attempts, RetryPolicy, after_failure
 from deepresearch.providers.breakers import Breakers
 
 RETRY = RetryPolicy(attempts=3, base_delay_s=1.0, max_delay_s=4.0, retry_after_cap_s=10.0)

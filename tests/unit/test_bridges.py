@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pdf_layout import write_pdf
 
-from deepresearch.providers.extract import extract_path
+from deepresearch.providers.documents.extract import extract_path
 from deepresearch.text.bridges import rows_from_bridges
 from deepresearch.text.tables import parse_row
 

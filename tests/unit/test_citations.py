@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.policies.citations import (
+from deepresearch.policies.verification.citations import (
     cite_marker,
     find_unresolved,
     markers_from_numbers,

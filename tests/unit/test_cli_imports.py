@@ -40,8 +40,8 @@ ARGVS = [
 # Packages by their top-level name; modules (ours and google's) by prefix.
 HEAVY = ("ray", "numpy", "pydantic_core", "httpx", "rich", "openai", "bm25s", "snowballstemmer")
 HEAVY += ("pypdfium2", "aiohttp", "mcp", "trafilatura", "json_repair")
-OURS_HEAVY = ("google.genai", "deepresearch.providers", "deepresearch.runtime")
-OURS_HEAVY += ("deepresearch.driver", "deepresearch.crew", "deepresearch.schemas")
+OURS_HEAVY = ("google.genai", "deepresearch.providers", "deepresearch.cluster.runtime")
+OURS_HEAVY += ("deepresearch.run.driver", "deepresearch.actors.crew", "deepresearch.schemas")
 OURS_HEAVY += ("deepresearch.config.settings",)
 
 

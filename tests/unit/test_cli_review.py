@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 from test_actors_inprocess import FakeFetcher, FakeGateway
 
-from deepresearch import cli, driver
-from deepresearch.actors.coordinator import Coordinator
+from deepresearch import cli
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
-from deepresearch.actors.url_pool import UrlPool
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
+from deepresearch.run import driver
 from deepresearch.schemas import RunSummary
 
 
@@ -163,7 +164,7 @@ def test_plan_command_prints_yaml_that_run_accepts(
 ) -> None:
     assert run_cli("plan", "Compare Apple and Microsoft revenue in 2023") == 0
     text = capsys.readouterr().out
-    from deepresearch.policies.plan_file import parse_plan
+    from deepresearch.run.plan_file import parse_plan
 
     items = parse_plan(text, "stdout", 5)
     assert len(items) == 2 and any("Microsoft" in q for q in items)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import io
 import re
 
-from deepresearch.console import ProgressDisplay, details, plain_line
-from deepresearch.policies.progress import ProgressState, advance
+from deepresearch.commands.console import ProgressDisplay, details, plain_line
+from deepresearch.policies.lifecycle.progress import ProgressState, advance
 from deepresearch.schemas import Event
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

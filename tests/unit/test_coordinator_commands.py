@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from test_actors_inprocess import ExtractiveLLM, coordinator
 
-from deepresearch.actors.ports import ResearcherPort
+from deepresearch.per_run.ports import ResearcherPort
 from deepresearch.schemas import PriorWork, ResearcherReport, SubTask
 
 

@@ -14,7 +14,7 @@ import pytest
 from inline_pool import InlinePool
 
 from deepresearch.errors import ExtractionError, FetchError
-from deepresearch.providers.extract import extract_path
+from deepresearch.providers.documents.extract import extract_path
 from deepresearch.providers.search.code_files import CodeFiles
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.search.corpus_store import open_regular, scan_corpus

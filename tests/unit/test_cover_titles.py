@@ -16,12 +16,12 @@ from pathlib import Path
 
 from test_local_search import inline, write_pdf
 
-from deepresearch.policies.answer import compose
-from deepresearch.policies.ranking import cover_names, cover_title
-from deepresearch.policies.synthesis import write_task
+from deepresearch.policies.answers.compose import compose
+from deepresearch.policies.search.ranking import cover_names, cover_title
+from deepresearch.policies.synthesis.synthesis import write_task
 from deepresearch.providers.search.corpus_index import CorpusIndex
-from deepresearch.report import source_view
-from deepresearch.report_export import source_record
+from deepresearch.reports.export import source_record
+from deepresearch.reports.markdown import source_view
 from deepresearch.schemas import Finding, ResearcherReport, Source
 
 COVERS = {

@@ -8,11 +8,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from deepresearch.actors.event_log import EventLog
-from deepresearch.actors.run_context import RunContext
 from deepresearch.actors.run_host import CrewSpawner, Load
 from deepresearch.config.settings import load_settings
-from deepresearch.policies.crew_dispatch import Ticket, pick_researcher, rank
+from deepresearch.per_run.event_log import EventLog
+from deepresearch.per_run.run_context import RunContext
+from deepresearch.policies.lifecycle.crew_dispatch import Ticket, pick_researcher, rank
 from deepresearch.schemas import ResearcherReport, SubTask
 
 

@@ -16,9 +16,8 @@ import pytest
 from fake_clock import FakeClock
 from pydantic import SecretStr
 
-from deepresearch.actors.hosted import RunModels
 from deepresearch.actors.ledger import CrewLedger
-from deepresearch.actors.run_context import LedgerHook, LedgerTerms, RunContext
+from deepresearch.actors.members import RunModels
 from deepresearch.actors.run_host import RunHost, RunSpec
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
@@ -30,14 +29,15 @@ from deepresearch.errors import (
     SearchUnavailable,
 )
 from deepresearch.llm_messages import LLMReply, QueriesTask, QueryList
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import RetryPolicy
+from deepresearch.per_run.run_context import LedgerHook, LedgerTerms, RunContext
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.llm.registry import LLMKeys
 from deepresearch.providers.llm.router import Router
 from deepresearch.providers.llm.structured import build_request
-from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
 from deepresearch.schemas import FetchedDoc, Request, RunSummary, SearchHit
-from deepresearch.storage import RunDir
+from deepresearch.storage.run_dir import RunDir
 
 PRICES = {"gpt-x": ModelPrice(input_per_mtok=1000.0, output_per_mtok=1000.0)}
 
@@ -184,7 +184,7 @@ def test_each_run_gets_its_own_model_built_with_its_own_keys(
         )
         return mock.MagicMock(name=f"model-{len(built)}")
 
-    monkeypatch.setattr("deepresearch.assembly.build_llm_provider", build)
+    monkeypatch.setattr("deepresearch.providers.assembly.from_settings.build_llm_provider", build)
     models = RunModels()
     a, b = context("a", "key-a"), context("b", "key-b")
     assert models.get(a) is models.get(a)  # built once per run
@@ -373,7 +373,7 @@ def test_a_crews_handles_are_decoded_once_per_process_for_every_run() -> None:
     once, not once per run (32 runs at once were 96 decodings per crew process)."""
     import pickle
 
-    from deepresearch.actors import run_context
+    from deepresearch.per_run import run_context
 
     run_context._crews.clear()
     CrewHandle.decoded.clear()
@@ -393,9 +393,10 @@ def test_a_crews_handles_are_decoded_once_per_process_for_every_run() -> None:
 async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> None:
     """A service warms its crew: the first run finds the corpus index open in the researchers
     and the gateway; a corpus with no index yet is left for the first run to report."""
-    from deepresearch import assembly, driver
-    from deepresearch.actors.hosted import CrewGateway, CrewResearcher, fetcher_key
+    from deepresearch.actors.members import CrewGateway, CrewResearcher, fetcher_key
     from deepresearch.config.settings import load_settings
+    from deepresearch.providers.assembly import from_settings as assembly
+    from deepresearch.run import driver
 
     docs = tmp_path / "docs"
     docs.mkdir()

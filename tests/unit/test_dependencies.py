@@ -20,7 +20,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from deepresearch.preflight import RUNTIME_MODULES
+from deepresearch.cluster.dependency_check import RUNTIME_MODULES
 
 DIST = "ray-deep-research"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -139,7 +139,7 @@ EXTRACT_SCRIPT = textwrap.dedent(
     """
     import json, sys
     {block}
-    from deepresearch.providers.extract import html_doc
+    from deepresearch.providers.documents.extract import html_doc
     doc = html_doc(sys.stdin.read(), "page.html")
     print(json.dumps({{"text": doc.pages[0], "title": doc.title, "modules": sorted(sys.modules)}}))
     """

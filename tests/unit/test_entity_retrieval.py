@@ -16,13 +16,13 @@ from test_local_search import inline
 
 from deepresearch.config.settings import load_settings
 from deepresearch.llm_messages import FindingsTask, SourceText
-from deepresearch.policies.ranking import (
+from deepresearch.policies.search.ranking import (
     IDENTITY_PENALTY,
     cover_names,
     identity_weights,
     prior_names,
 )
-from deepresearch.policies.source_scoring import key_terms
+from deepresearch.policies.search.source_scoring import key_terms
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.evidence import latest_weights
 from deepresearch.providers.llm.extractive import answer_findings

@@ -9,7 +9,7 @@ import pytest
 from pdf_layout import write_pdf
 
 from deepresearch.errors import ExtractionError
-from deepresearch.providers.extract import (
+from deepresearch.providers.documents.extract import (
     ExtractedDoc,
     ExtractionPool,
     extract_path,

@@ -15,20 +15,16 @@ from inline_pool import InlinePool
 from pptx.util import Inches
 
 from deepresearch.errors import ExtractionError, FetchError
-from deepresearch.providers.extract import (
-    ExtractionPool,
-    extract_bytes,
-    extract_path,
-)
-from deepresearch.providers.extract_office import (
+from deepresearch.providers.documents.extract import ExtractionPool, extract_bytes, extract_path
+from deepresearch.providers.documents.extract_office import (
     MAX_ZIP_ENTRIES,
     MAX_ZIP_UNPACKED,
     markdown_table,
     zip_kind,
 )
 from deepresearch.providers.search.corpus_index import CorpusIndex
-from deepresearch.providers.web import FetchPolicy, SafeFetcher, make_client
-from deepresearch.providers.web_body import sniff
+from deepresearch.providers.web.body import sniff
+from deepresearch.providers.web.safe_fetcher import FetchPolicy, SafeFetcher, make_client
 
 
 def make_docx(path: Path) -> Path:

@@ -14,16 +14,17 @@ from typing import Any
 import pytest
 from test_actors_inprocess import PAGES, EvaluatorScript, FakeFetcher, FakeGateway, settings
 
-from deepresearch import cli, driver, follow_up, runs
-from deepresearch.actors.coordinator import Coordinator
+from deepresearch import cli
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import EventLog
 from deepresearch.actors.inprocess import LocalSpawner
-from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings
 from deepresearch.errors import InputError
-from deepresearch.policies import reuse
-from deepresearch.report import body_of
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import EventLog
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.follow_up import reuse
+from deepresearch.reports.markdown import body_of
+from deepresearch.run import driver, follow_up
 from deepresearch.schemas import (
     FetchedDoc,
     Finding,
@@ -34,7 +35,8 @@ from deepresearch.schemas import (
     SearchHit,
     SearchResult,
 )
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 
 URLS = list(PAGES)
 

@@ -9,14 +9,14 @@ import httpx
 import pytest
 from fake_clock import FakeClock
 
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.search_gateway import SearchGateway, merges
 from deepresearch.errors import ConfigError, ProviderError, SearchUnavailable
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import RetryPolicy
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.search.base import SearchProvider
 from deepresearch.providers.search.web_engines import SearxngSearch
-from deepresearch.providers.testing_search import FakeSearxng, result
+from deepresearch.providers.testing.searxng import FakeSearxng, result
 from deepresearch.schemas import SearchHit
 
 

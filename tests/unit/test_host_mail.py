@@ -11,8 +11,8 @@ from typing import Any, cast
 import pytest
 from pydantic import JsonValue
 
-from deepresearch.actors.run_context import RunSink, mail_for
 from deepresearch.actors.run_host import RunHost
+from deepresearch.per_run.run_context import RunSink, mail_for
 
 Burst = list[tuple[str, dict[str, JsonValue]]]
 

@@ -10,7 +10,7 @@ import pytest
 from inline_pool import InlinePool
 from pdf_layout import write_pdf
 
-from deepresearch.providers.extract import ExtractionPool
+from deepresearch.providers.documents.extract import ExtractionPool
 from deepresearch.providers.search import corpus_index, corpus_store
 from deepresearch.providers.search.corpus_index import CorpusIndex
 

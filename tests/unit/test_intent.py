@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
-from deepresearch.policies.intent import classify, from_model, harmful_category
+from deepresearch.policies.gate.intent import classify, from_model, harmful_category
 
 REPO = Path(__file__).resolve().parents[2]
 QNA = REPO.parent / "shared" / "data" / "sec-10q" / "qna_data.csv"
@@ -159,8 +159,8 @@ def gate_settings(provider: str = "extractive") -> Settings:
 
 
 def test_rules_decide_without_calling_a_model() -> None:
-    from deepresearch.intent_gate import decide
-    from deepresearch.providers.testing import ScriptedLLM
+    from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+    from deepresearch.run.intent_gate import decide
 
     llm = ScriptedLLM({})  # any call would fail: the rules must decide these alone
     assert decide("hello!", gate_settings(), llm).outcome == "chitchat"
@@ -170,9 +170,9 @@ def test_rules_decide_without_calling_a_model() -> None:
 
 
 def test_a_model_classifies_what_the_rules_leave_open() -> None:
-    from deepresearch.intent_gate import decide
     from deepresearch.llm_messages import IntentDraft
-    from deepresearch.providers.testing import ScriptedLLM
+    from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+    from deepresearch.run.intent_gate import decide
 
     draft = IntentDraft(intent="ambiguous", reply="Which Jaguar: the animal or the car maker?")
     llm = ScriptedLLM({"planner": [draft.model_dump_json()]})
@@ -182,8 +182,8 @@ def test_a_model_classifies_what_the_rules_leave_open() -> None:
 
 
 def test_a_failing_gate_model_never_blocks_research() -> None:
-    from deepresearch.intent_gate import decide
-    from deepresearch.providers.testing import ScriptedLLM
+    from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+    from deepresearch.run.intent_gate import decide
 
     llm = ScriptedLLM({"planner": [RuntimeError("model down")]})
     assert decide("jaguar", gate_settings("openai"), llm).outcome == "research"
@@ -192,7 +192,7 @@ def test_a_failing_gate_model_never_blocks_research() -> None:
 
 
 def test_without_a_model_short_queries_are_researched() -> None:
-    from deepresearch.intent_gate import decide
+    from deepresearch.run.intent_gate import decide
 
     assert decide("jaguar", gate_settings()).outcome == "research"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
-from deepresearch.intent_gate import decide
 from deepresearch.llm_messages import IntentDraft
-from deepresearch.policies.intent import classify, without_model
-from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.policies.gate.intent import classify, without_model
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.run.intent_gate import decide
 from deepresearch.text.confusables import normalize
 
 

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from deepresearch import cli, job_preflight, jobs, preflight
+from deepresearch import cli
+from deepresearch.cluster import dependency_check as preflight
+from deepresearch.cluster import job_preflight, jobs
 from deepresearch.errors import ClusterError
 from deepresearch.schemas import RunSummary
 
@@ -63,7 +65,9 @@ def test_preflight_names_what_the_clusters_python_lacks_and_the_fix(tmp_path: Pa
     assert "/usr/bin/python3 (Python 3.11.7) lacks ray, json-repair" in line
     assert "--python" in line and "--ship-deps" in line
     [job] = head.submitted
-    assert job["entrypoint"] == "python -m deepresearch.preflight; true"  # never a FAILED job
+    assert (
+        job["entrypoint"] == "python -m deepresearch.cluster.dependency_check; true"
+    )  # never a FAILED job
     assert set(job["runtime_env"]["env_vars"]) == {"PYTHONUNBUFFERED"}  # no passed keys
     assert head.deleted == []  # deleting races Ray's monitor, which records it again as FAILED
 
@@ -98,7 +102,11 @@ def test_the_preflight_module_runs_on_a_bare_python(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     bare = [sys.executable, "-S", "-m"]
     out = subprocess.run(
-        [*bare, "deepresearch.preflight"], env=env, capture_output=True, text=True, check=True
+        [*bare, "deepresearch.cluster.dependency_check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     problem = job_preflight.preflight_problem("SUCCEEDED", out.stdout, "python")
     assert "lacks ray" in problem

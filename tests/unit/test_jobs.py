@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from deepresearch import jobs, runtime
+from deepresearch.cluster import jobs, runtime
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import ClusterError, InputError
 from deepresearch.schemas import RunSummary

@@ -17,8 +17,8 @@ from test_lying_model_e2e import CANNED
 from test_lying_model_e2e import sinks as sinks  # the in-process run, as a fixture here too
 
 from deepresearch import cli
-from deepresearch.actors.event_log import ListSink
-from deepresearch.providers.testing_openai import ScriptedOpenAIServer, Step
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.providers.testing.openai_server import ScriptedOpenAIServer, Step
 
 JUNK = "Reply with the JSON object now."
 QUERY = "How many widget units were sold in 2024?"

@@ -7,9 +7,14 @@ import asyncio
 
 import pytest
 
-from deepresearch.providers import latency
-from deepresearch.providers.latency import SlowFetcher, SlowLLM, SlowSearch, delayed
-from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.providers.assembly import simulated_latency as latency
+from deepresearch.providers.assembly.simulated_latency import (
+    SlowFetcher,
+    SlowLLM,
+    SlowSearch,
+    delayed,
+)
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
 from deepresearch.schemas import FetchedDoc, SearchHit
 
 

@@ -9,7 +9,7 @@ from deepresearch.actors.ledger import Ledger
 from deepresearch.config.settings import LLMRateLimit, ModelPrice
 from deepresearch.errors import BudgetExceeded
 from deepresearch.llm_messages import LLMReply
-from deepresearch.policies.ratelimit import Bucket, reserve
+from deepresearch.policies.resilience.ratelimit import Bucket, reserve
 
 
 def test_bucket_refills_and_queues() -> None:
@@ -59,8 +59,8 @@ async def test_cost_cap_refuses_priced_models_only() -> None:
 
 async def test_router_falls_to_the_free_tier_when_the_cap_is_spent() -> None:
     from deepresearch.llm_messages import QueriesTask, QueryList
-    from deepresearch.policies.breaker import BreakerConfig
-    from deepresearch.policies.retry import RetryPolicy
+    from deepresearch.policies.resilience.breaker import BreakerConfig
+    from deepresearch.policies.resilience.retry import RetryPolicy
     from deepresearch.providers.llm.extractive import ExtractiveLLM
     from deepresearch.providers.llm.router import Router
     from deepresearch.providers.llm.structured import build_request

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepresearch.config.settings import load_settings, overrides_from_flags
-from deepresearch.policies import checkpoint
-from deepresearch.policies.budgets import call_bounds
-from deepresearch.policies.lifecycle import (
+from deepresearch.policies.lifecycle import checkpoint
+from deepresearch.policies.lifecycle.budgets import call_bounds
+from deepresearch.policies.lifecycle.reducer import (
     CancelResearchers,
     Charged,
     Command,

@@ -21,7 +21,7 @@ from deepresearch.errors import (
     FetchError,
     StorageError,
 )
-from deepresearch.providers.extract import ExtractionPool
+from deepresearch.providers.documents.extract import ExtractionPool
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.search.local import LocalDocuments, LocalSearch

@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 from test_actors_inprocess import coordinator
 
-from deepresearch import planning
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.config.settings import load_settings, overrides_from_flags
-from deepresearch.intent_gate import decide
 from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
@@ -24,11 +22,14 @@ from deepresearch.llm_messages import (
     PlanDraft,
     WriteDraft,
 )
-from deepresearch.policies import synthesis, unsourced
+from deepresearch.per_run import planning
+from deepresearch.policies.synthesis import synthesis
+from deepresearch.policies.verification import unsourced
 from deepresearch.providers.llm.extractive import ExtractiveLLM
-from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.report import Footer, render
-from deepresearch.report_export import render_as
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.reports.export import render_as
+from deepresearch.reports.markdown import Footer, render
+from deepresearch.run.intent_gate import decide
 
 LIE = "The total was $999,999 million [99]."
 TELLTALES = ("999,999", "999999", "[99]")

@@ -15,13 +15,15 @@ import pytest
 from test_actors_inprocess import FakeFetcher, FakeGateway
 from test_lying_model import TELLTALES, lied
 
-from deepresearch import assembly, cli, driver
-from deepresearch.actors.coordinator import Coordinator
+from deepresearch import cli
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
-from deepresearch.actors.url_pool import UrlPool
-from deepresearch.providers.testing_openai import ScriptedOpenAIServer, Step
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.providers.assembly import from_settings as assembly
+from deepresearch.providers.testing.openai_server import ScriptedOpenAIServer, Step
+from deepresearch.run import driver
 from deepresearch.schemas import RunSummary
 
 CANNED: dict[str, Any] = {

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from deepresearch.markdown_html import safe_link, to_html
+from deepresearch.reports.markdown_html import safe_link, to_html
 
 SOURCES = "\n\n## Sources\n\n1. First filing\n2. Second filing\n"
 

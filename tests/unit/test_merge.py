@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deepresearch.policies.merge import merge_hits, reformulate, strip_operators
+from deepresearch.policies.search.merge import merge_hits, reformulate, strip_operators
 from deepresearch.schemas import SearchHit
 
 

@@ -14,7 +14,7 @@ from deepresearch.errors import ProviderError, RateLimited
 from deepresearch.llm_messages import QueriesTask, QueryList
 from deepresearch.providers.llm.openai_compat import OpenAICompatLLM, scrub
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.providers.testing_openai import (
+from deepresearch.providers.testing.openai_server import (
     ScriptedOpenAIServer,
     Step,
     rate_limited,

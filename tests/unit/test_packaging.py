@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.policies.report_path import report_name
+from deepresearch.storage.report_path import report_name
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_SHIPPED = {"tests", "bench", "docs", "build", "dist", ".venv", ".git", "__pycache__"}

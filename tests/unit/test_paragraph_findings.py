@@ -16,8 +16,8 @@ from pathlib import Path
 from test_local_search import inline
 
 from deepresearch.llm_messages import FindingsDraft, FindingsTask, SourceText, WriteTask
-from deepresearch.policies.findings import from_draft
-from deepresearch.policies.support import best_passage
+from deepresearch.policies.synthesis.findings import from_draft
+from deepresearch.policies.verification.support import best_passage
 from deepresearch.prompts import render_task
 from deepresearch.providers.llm.evidence import in_context
 from deepresearch.providers.llm.extractive import answer_findings, answer_write

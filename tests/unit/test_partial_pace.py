@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from fake_clock import FakeClock
 
-from deepresearch.actors import progress_file
-from deepresearch.actors.background import Background
-from deepresearch.actors.event_log import ListSink
-from deepresearch.actors.progress_file import ProgressFile
-from deepresearch.policies import partial_pace
-from deepresearch.policies.partial_pace import Pace
+from deepresearch.per_run import progress_file
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.latency_hiding import Background
+from deepresearch.per_run.progress_file import ProgressFile
+from deepresearch.policies.lifecycle import partial_pace
+from deepresearch.policies.lifecycle.partial_pace import Pace
 from deepresearch.schemas import ResearcherReport
 
 

@@ -14,7 +14,7 @@ import pytest
 from pdf_layout import Placed, text_width, write_positioned_pdf
 from test_pdf_tables import LEFT, centred, row, rows_of
 
-from deepresearch.providers.extract import extract_path
+from deepresearch.providers.documents.extract import extract_path
 
 PAGE_MIDDLE = 306.0
 R4 = [292.0, 382.0, 472.0, 562.0]  # the table spans the page's margins: 50 .. 562

@@ -11,7 +11,7 @@ from pdf_layout import Placed, text_width, write_positioned_pdf
 from test_pdf_table_columns import page_rows, right_texts
 from test_pdf_tables import LEFT, row, rows_of
 
-from deepresearch.providers.extract import extract_path
+from deepresearch.providers.documents.extract import extract_path
 
 
 def test_a_label_wrapped_over_three_lines_is_one_label(tmp_path: Path) -> None:

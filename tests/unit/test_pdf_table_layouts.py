@@ -10,7 +10,7 @@ from pathlib import Path
 from pdf_layout import Placed, text_width, write_positioned_pdf
 from test_pdf_tables import LEFT, centred, row, rows_of
 
-from deepresearch.providers.extract import extract_path
+from deepresearch.providers.documents.extract import extract_path
 from deepresearch.text.tables import parse_row
 
 R2 = [480.0, 570.0]

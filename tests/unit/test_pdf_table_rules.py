@@ -13,7 +13,7 @@ from pdf_layout import Placed, write_positioned_pdf
 from test_pdf_table_columns import page_rows, right_texts
 from test_pdf_tables import LEFT, row, rows_of
 
-from deepresearch.providers.extract import extract_path
+from deepresearch.providers.documents.extract import extract_path
 from deepresearch.text.header_columns import column_headers
 from deepresearch.text.table_layout import find_tables
 from deepresearch.text.visual_rows import Frag, VisualRow, Word, visual_rows

@@ -8,7 +8,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 from pdf_layout import Placed, text_width, write_positioned_pdf
 
-from deepresearch.providers.extract import extract_path
+from deepresearch.providers.documents.extract import extract_path
 from deepresearch.text.tables import parse_row
 
 LEFT = 50.0

@@ -8,12 +8,12 @@ import re
 
 from test_actors_inprocess import coordinator, settings
 
-from deepresearch import planning
 from deepresearch.llm_messages import PlanDraft
-from deepresearch.policies import checkpoint
+from deepresearch.per_run import planning
+from deepresearch.policies.lifecycle import checkpoint
 from deepresearch.providers.llm.extractive import ExtractiveLLM
-from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.report import Footer, render
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.reports.markdown import Footer, render
 from deepresearch.schemas import Evaluation
 
 AGENDA = (

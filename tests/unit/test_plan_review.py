@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 from test_actors_inprocess import FakeFetcher, FakeGateway
 
-from deepresearch import cli_plan
-from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
-from deepresearch.actors.url_pool import UrlPool
+from deepresearch.commands import plan as cli_plan
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import InputError
-from deepresearch.policies.plan_file import dump_plan, parse_plan
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
-from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.run.plan_file import dump_plan, parse_plan
 from deepresearch.schemas import Request
 
 
@@ -160,8 +160,8 @@ async def test_without_a_plan_the_planner_still_plans() -> None:
 
 
 def test_request_plan_survives_the_run_record(tmp_path: Path) -> None:
-    from deepresearch import runs
-    from deepresearch.storage import RunDir
+    from deepresearch.storage import runs
+    from deepresearch.storage.run_dir import RunDir
 
     run_dir = RunDir.create(tmp_path, "r1")
     req = Request(run_id="r1", query="Widgets", mode="deep", plan=("A?", "B?"))

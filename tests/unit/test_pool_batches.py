@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from test_actors_inprocess import PAGES, FakeFetcher, FakeGateway, researcher, settings
 
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.researcher import Researcher
-from deepresearch.actors.url_pool import UrlPool
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.schemas import Claim, FetchedDoc, SearchResult, SubTask
 

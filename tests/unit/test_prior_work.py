@@ -8,11 +8,11 @@ from pathlib import Path
 
 from test_actors_inprocess import FakeFetcher, FakeGateway, settings
 
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.researcher import Researcher
-from deepresearch.actors.url_pool import UrlPool
 from deepresearch.llm_messages import LLMReply, LLMRequest
-from deepresearch.policies.prior_work import prior_work, resume_work
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.lifecycle.prior_work import prior_work, resume_work
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.schemas import (
     FetchedDoc,
@@ -22,7 +22,7 @@ from deepresearch.schemas import (
     SearchResult,
     SubTask,
 )
-from deepresearch.storage import RunDir
+from deepresearch.storage.run_dir import RunDir
 
 QUESTION = "Widget sales, gadget output and plant count in 2024"
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_actors_inprocess import settings as config
 
-from deepresearch.policies.progress import ProgressState, advance, budget, span
+from deepresearch.policies.lifecycle.progress import ProgressState, advance, budget, span
 from deepresearch.schemas import Event
 
 Events = list[tuple[str, dict[str, object]]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deepresearch.config.trust import ScoringSettings
-from deepresearch.policies.query_check import checked_queries
+from deepresearch.policies.search.query_check import checked_queries
 
 QUESTION = "How many widget units were sold in 2024?"
 

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import click
 
-from deepresearch import cli, cli_jobs, cli_mcp, cli_plan, cli_runs, cli_serve
+from deepresearch import cli
+from deepresearch.commands import jobs as cli_jobs
+from deepresearch.commands import mcp as cli_mcp
+from deepresearch.commands import plan as cli_plan
+from deepresearch.commands import runs as cli_runs
+from deepresearch.commands import serve as cli_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

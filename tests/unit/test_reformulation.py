@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.researcher import Researcher
-from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.llm_messages import DraftFinding, FindingsDraft, QueryList
-from deepresearch.policies.merge import reformulate
-from deepresearch.providers.testing import ScriptedLLM
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.search.merge import reformulate
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
 from deepresearch.schemas import FetchedDoc, ResearcherReport, SearchHit, SearchResult, SubTask
 
 URL = "https://example.org/widgets"

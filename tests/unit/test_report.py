@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.policies.citations import find_unresolved
-from deepresearch.report import (
+from deepresearch.policies.verification.citations import find_unresolved
+from deepresearch.reports.markdown import (
     NO_ANSWER_LEAD,
     Footer,
     body_of,

@@ -7,11 +7,11 @@ import json
 import re
 from html.parser import HTMLParser
 
-from deepresearch.policies.citations import cite_marker, format_numbers
-from deepresearch.policies.report_path import report_name
-from deepresearch.report import Footer, render, source_view
-from deepresearch.report_export import render_as, render_html, render_json
+from deepresearch.policies.verification.citations import cite_marker, format_numbers
+from deepresearch.reports.export import render_as, render_html, render_json
+from deepresearch.reports.markdown import Footer, render, source_view
 from deepresearch.schemas import Finding, Report, ReportSection, Source, Usage
+from deepresearch.storage.report_path import report_name
 
 A = "https://news.example/apple?a=1&b=2"
 B = "doc:2023 Q3 AAPL.pdf#page=4"

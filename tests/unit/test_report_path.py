@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.policies.report_path import (
+from deepresearch.storage.report_path import (
     choose_directory,
     default_directory,
     is_system_directory,

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from test_actors_inprocess import PAGES, EvaluatorScript, FakeFetcher, FakeGateway, settings
 
-from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
-from deepresearch.actors.url_pool import UrlPool
-from deepresearch.policies.prior_work import resume_work
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.lifecycle.prior_work import resume_work
 from deepresearch.providers.llm.extractive import ExtractiveLLM
-from deepresearch.report import render_body
+from deepresearch.reports.markdown import render_body
 from deepresearch.schemas import PriorWork, Request, SearchHit, SearchResult
 
 QUERY = "Widget sales, gadget output and plant count in 2024"

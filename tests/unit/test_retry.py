@@ -8,7 +8,7 @@ from email.utils import format_datetime
 import pytest
 
 from deepresearch.config.settings import RetrySettings
-from deepresearch.policies.retry import RetryPolicy, next_delay, parse_retry_after
+from deepresearch.policies.resilience.retry import RetryPolicy, next_delay, parse_retry_after
 
 POLICY = RetryPolicy(attempts=4, base_delay_s=0.5, max_delay_s=3.0, retry_after_cap_s=10.0)
 

@@ -16,8 +16,8 @@ from pydantic import SecretStr
 from deepresearch.config.settings import LLMSettings, ModelPrice, load_settings
 from deepresearch.errors import BudgetExceeded, ConfigError, LLMUnavailable, ProviderError
 from deepresearch.llm_messages import LLMReply, PlanTask, QueriesTask, QueryList
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import RetryPolicy
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.openai_compat import OpenAICompatLLM
 from deepresearch.providers.llm.pricing import reply_cost, total_usd
@@ -30,13 +30,13 @@ from deepresearch.providers.llm.registry import (
 )
 from deepresearch.providers.llm.router import Router
 from deepresearch.providers.llm.structured import build_request, call_structured
-from deepresearch.providers.testing import ScriptedLLM, ScriptedReply
-from deepresearch.providers.testing_openai import (
+from deepresearch.providers.testing.openai_server import (
     ScriptedOpenAIServer,
     rate_limited,
     reply,
     server_error,
 )
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM, ScriptedReply
 from deepresearch.schemas import Role
 
 KEY = "sk-router-SECRET-abcdef0123456789"
@@ -216,7 +216,7 @@ async def test_key_never_reaches_errors_or_logs(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     t = FakeClock(1000.0)
-    from deepresearch.providers.testing_openai import Step
+    from deepresearch.providers.testing.openai_server import Step
 
     steps = [Step(status=401, error=f"Incorrect API key provided: {KEY}")]
     async with ScriptedOpenAIServer(steps) as server:

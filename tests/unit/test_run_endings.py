@@ -13,12 +13,14 @@ from unittest import mock
 
 import pytest
 
-from deepresearch import driver, runs, runtime
+from deepresearch.cluster import runtime
 from deepresearch.config.settings import RaySettings, Settings, load_settings, overrides_from_flags
 from deepresearch.errors import ClusterError, CorpusError, InputError, LLMUnavailable
-from deepresearch.report import body_of
+from deepresearch.reports.markdown import body_of
+from deepresearch.run import driver
 from deepresearch.schemas import Report, Request, RunResult
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 
 
 def make_settings(tmp: Path, **flags: object) -> Settings:
@@ -94,7 +96,7 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> None:
     """Actors that are never started: connect, the crew and Ray's calls are stand-ins."""
     monkeypatch.setattr(runtime, "connect", lambda _s: runtime.Connection(False, "fake"))
     monkeypatch.setattr(runtime, "disconnect", lambda _c: None)
-    monkeypatch.setattr("deepresearch.crew.join", lambda *a, **k: mock.MagicMock())
+    monkeypatch.setattr("deepresearch.actors.crew.join", lambda *a, **k: mock.MagicMock())
     monkeypatch.setattr("ray.get", lambda *a, **k: None)
 
 
@@ -185,7 +187,7 @@ def test_a_process_joins_the_crew_once_and_again_after_a_failed_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A service runs many runs: the crew's handles are asked for once, not per run and member."""
-    from deepresearch import crew
+    from deepresearch.actors import crew
 
     asked: list[str] = []
     monkeypatch.setattr(runtime, "session", lambda: "job/node")
@@ -238,7 +240,7 @@ def test_a_run_nobody_watches_sends_no_event_back(monkeypatch: pytest.MonkeyPatc
 def test_warming_the_crew_waits_for_every_member_and_needs_ray(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deepresearch import crew
+    from deepresearch.actors import crew
 
     made: dict[str, mock.MagicMock] = {}
 
@@ -253,7 +255,10 @@ def test_warming_the_crew_waits_for_every_member_and_needs_ray(
     monkeypatch.setattr("ray.get", waited.extend)
     monkeypatch.setattr("ray.is_initialized", lambda: False)
     opened: list[Any] = []  # corpus indexes opened in this process (the service's)
-    monkeypatch.setattr("deepresearch.assembly.corpus_index", lambda s: opened.append(s.corpus))
+    monkeypatch.setattr(
+        "deepresearch.providers.assembly.from_settings.corpus_index",
+        lambda s: opened.append(s.corpus),
+    )
     crew.forget()
     (tmp_path / "docs").mkdir()
     settings = make_settings(tmp_path, **{"corpus.path": tmp_path / "docs"})

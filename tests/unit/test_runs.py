@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch import cli, runs
+from deepresearch import cli
 from deepresearch.config.settings import load_settings
 from deepresearch.errors import InputError, StorageError
 from deepresearch.schemas import Event, Request, RunSummary
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 
 
 def make_run(state: Path, run_id: str, created: float, status: str | None) -> RunDir:

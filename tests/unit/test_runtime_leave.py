@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch import cli, runtime
+from deepresearch import cli
+from deepresearch.cluster import runtime
 from deepresearch.config.settings import load_settings
 
 

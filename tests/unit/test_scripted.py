@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from deepresearch.llm_messages import LLMRequest, PlanTask, QueriesTask, QueryList
-from deepresearch.providers.testing import ScriptedLLM, ScriptedReply, scripted_json
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM, ScriptedReply, scripted_json
 
 
 def plan_req() -> LLMRequest:

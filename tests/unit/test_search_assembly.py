@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch import assembly
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import ConfigError
-from deepresearch.providers.latency import SlowSearch
+from deepresearch.providers.assembly import from_settings as assembly
+from deepresearch.providers.assembly.simulated_latency import SlowSearch
 from deepresearch.providers.search.code_files import CodeFiles
 from deepresearch.providers.search.web_engines import SearxngSearch
 

@@ -7,11 +7,11 @@ import asyncio
 import pytest
 from fake_clock import FakeClock
 
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.errors import ProviderError, RateLimited, SearchUnavailable
-from deepresearch.policies.breaker import BreakerConfig
-from deepresearch.policies.retry import RetryPolicy
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.policies.resilience.breaker import BreakerConfig
+from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.schemas import SearchHit
 
 

@@ -20,7 +20,7 @@ from deepresearch.providers.search.web_engines import (
     SearxngSearch,
     TavilySearch,
 )
-from deepresearch.providers.testing_search import FakeSearxng, result
+from deepresearch.providers.testing.searxng import FakeSearxng, result
 
 KEY = "sk-test-SECRET-0123456789"
 NOW = 1_700_000_000.0

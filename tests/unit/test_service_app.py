@@ -14,13 +14,14 @@ import pytest
 from loopback_app import LoopbackApps
 from pydantic import SecretStr
 
-from deepresearch import driver, runs
 from deepresearch.config.settings import Settings, load_settings
 from deepresearch.errors import InputError
+from deepresearch.run import driver
 from deepresearch.schemas import Event, Report, Request, RunResult, RunSummary
 from deepresearch.service import sse
 from deepresearch.service.app import create_app
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 
 RUN = "20261122-100000-abcdef"
 Serve = Callable[..., Awaitable[httpx.AsyncClient]]

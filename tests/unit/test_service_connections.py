@@ -153,12 +153,13 @@ async def test_serve_listens_through_the_gate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``deep-research serve`` itself applies the cap and the guard (Ray joining faked away)."""
-    from deepresearch import cli_serve, runtime
+    from deepresearch.cluster import runtime
+    from deepresearch.commands import serve as cli_serve
 
     monkeypatch.setattr(runtime, "connect", lambda settings: None)
     monkeypatch.setattr(runtime, "disconnect", lambda connection: None)
     warmed: list[Settings] = []  # the crew is up before the first request can arrive
-    monkeypatch.setattr("deepresearch.crew.warm", warmed.append)
+    monkeypatch.setattr("deepresearch.actors.crew.warm", warmed.append)
     flags = {"state_dir": tmp_path / "state", "service": {"max_connections": 1}}
     settings = load_settings(None, flags, env={})
     stop = asyncio.Event()
@@ -190,7 +191,7 @@ async def test_serve_listens_through_the_gate(
 SERVE_WITH_FEW_DESCRIPTORS = """
 import asyncio, resource, sys
 from pathlib import Path
-from deepresearch import cli_serve, runtime
+from deepresearch.commands import serve as cli_serve; from deepresearch.cluster import runtime
 from deepresearch.config.settings import load_settings
 
 runtime.connect = lambda settings: None  # no Ray: only the HTTP side is under test

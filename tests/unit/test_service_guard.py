@@ -153,7 +153,7 @@ async def test_malformed_requests_are_4xx_never_500(serve: Serve, tmp_path: Path
 
 
 async def test_a_bad_resume_point_is_422(serve: Serve, tmp_path: Path) -> None:
-    from deepresearch.storage import RunDir
+    from deepresearch.storage.run_dir import RunDir
 
     settings = settings_in(tmp_path)
     RunDir.create(settings.resolved_state_dir(), "20261122-100000-abcdef")

@@ -16,13 +16,14 @@ import httpx
 import pytest
 from loopback_app import LoopbackApps
 
-from deepresearch import driver, runs
 from deepresearch.config.settings import Settings, load_settings
+from deepresearch.run import driver
 from deepresearch.schemas import Mode, Request
 from deepresearch.service.app import MANAGER, create_app
 from deepresearch.service.runner import RunManager
 from deepresearch.service.submission import RunCreate
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 
 QUERY = "What did the fake find?"
 

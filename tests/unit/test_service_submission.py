@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from deepresearch.cli_serve import is_loopback
+from deepresearch.commands.serve import is_loopback
 from deepresearch.config.settings import load_settings
 from deepresearch.errors import ConfigError, CorpusError, CorpusRefused
 from deepresearch.service.corpus_roots import check_corpus

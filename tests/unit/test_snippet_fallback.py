@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from test_actors_inprocess import FakeFetcher, settings
 
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.researcher import Researcher
-from deepresearch.actors.url_pool import UrlPool
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.schemas import SearchHit, SearchResult, SubTask
 

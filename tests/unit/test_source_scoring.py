@@ -7,7 +7,7 @@ import pytest
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.errors import ConfigError
-from deepresearch.policies import source_scoring as sc
+from deepresearch.policies.search import source_scoring as sc
 from deepresearch.schemas import SearchHit
 
 QUESTION = "What are the semiconductor export controls on China?"

@@ -14,7 +14,7 @@ import pytest
 
 from deepresearch.errors import CheckpointCorrupt, StorageError
 from deepresearch.schemas import Event, FetchedDoc
-from deepresearch.storage import RunDir, create_exclusive, new_run_id, write_atomic
+from deepresearch.storage.run_dir import RunDir, create_exclusive, new_run_id, write_atomic
 
 
 def _event(seq: int) -> Event:
@@ -315,8 +315,8 @@ def test_missing_checkpoint_raises(tmp_path: Path) -> None:
 def test_a_checkpoint_of_the_wrong_shape_is_refused_by_the_readers_schema(tmp_path: Path) -> None:
     """Good hashes, wrong content: with the schema check the previous good checkpoint is used,
     and without one a CheckpointCorrupt names the first wrong field."""
-    from deepresearch.policies import checkpoint as checkpoint_format
-    from deepresearch.policies import lifecycle as lc
+    from deepresearch.policies.lifecycle import checkpoint as checkpoint_format
+    from deepresearch.policies.lifecycle import reducer as lc
     from deepresearch.schemas import Request, Usage
 
     good = checkpoint_format.payload(
@@ -340,8 +340,8 @@ def test_folders_made_for_reports_are_private_whatever_the_umask(
     """``--output-dir`` folders were made 0777 & ~umask (0777 under umask 000); and ``serve``'s
     state folder, made as the parent of its report folder, 0755 under umask 022."""
     from deepresearch.config.settings import load_settings
-    from deepresearch.output_dir import check_output_dir
     from deepresearch.service.outcome import service_settings
+    from deepresearch.storage.output_dir import check_output_dir
 
     made = check_output_dir(tmp_path / "reports" / "2026", create=True)
     assert [mode(made.parent), mode(made)] == [0o700, 0o700]

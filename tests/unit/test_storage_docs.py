@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from deepresearch.schemas import FetchedDoc
-from deepresearch.storage import RunDir
+from deepresearch.storage.run_dir import RunDir
 
 
 def _doc(n: int) -> FetchedDoc:
@@ -56,7 +56,9 @@ def test_a_torn_doc_tail_of_a_large_file_is_cut_reading_only_the_tail(
             self.fh.close()
 
     monkeypatch.setattr(
-        "deepresearch.storage.open", lambda *a, **k: Counted(real_open(*a, **k)), raising=False
+        "deepresearch.storage.run_dir.open",
+        lambda *a, **k: Counted(real_open(*a, **k)),
+        raising=False,
     )
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read the whole file"))
     again = RunDir(run.root)

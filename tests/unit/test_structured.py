@@ -14,7 +14,7 @@ from deepresearch.providers.llm.structured import (
     evaluation_or_synthesize,
     parse_structured,
 )
-from deepresearch.providers.testing import ScriptedLLM, ScriptedReply, scripted_json
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM, ScriptedReply, scripted_json
 from deepresearch.schemas import Evaluation
 
 VALID = '{"queries": ["a", "b"]}'

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.policies.subject import in_context, read, subject_phrase, thread_question
+from deepresearch.policies.follow_up.subject import (
+    in_context,
+    read,
+    subject_phrase,
+    thread_question,
+)
 from deepresearch.providers.llm.rules import search_queries
 
 EARLIER = "What was Apple's total net sales for the quarter ended July 1, 2023?"

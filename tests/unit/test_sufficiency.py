@@ -9,19 +9,19 @@ import pytest
 from test_actors_inprocess import FakeFetcher
 from test_local_search import inline
 
-from deepresearch.actors.coordinator import Coordinator
 from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.event_log import ListSink
 from deepresearch.actors.inprocess import LocalSpawner
-from deepresearch.actors.url_pool import UrlPool
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
-from deepresearch.policies import sufficiency as suf
+from deepresearch.per_run.coordinator import Coordinator
+from deepresearch.per_run.event_log import ListSink
+from deepresearch.per_run.url_pool import UrlPool
+from deepresearch.policies.synthesis import sufficiency as suf
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.search.base import SearchProvider
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.search.local import LocalDocuments, LocalSearch
 from deepresearch.providers.search.web_engines import SearxngSearch
-from deepresearch.providers.testing_search import FakeSearxng
+from deepresearch.providers.testing.searxng import FakeSearxng
 from deepresearch.schemas import Finding, Request, ResearcherReport, RunResult, SearchResult
 
 QUESTION = "What are the US semiconductor export controls on China?"

@@ -9,8 +9,8 @@ from pdf_layout import write_positioned_pdf
 from test_local_search import inline
 from test_pdf_tables import statement_page
 
-from deepresearch.policies.support import best_passage, support
-from deepresearch.providers.extract import extract_bytes
+from deepresearch.policies.verification.support import best_passage, support
+from deepresearch.providers.documents.extract import extract_bytes
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.text.figures import missing_figures
 from deepresearch.text.grid_tables import rows_from_pipes

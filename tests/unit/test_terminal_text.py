@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deepresearch import cli, cli_plan, cli_runs, runs
+from deepresearch import cli
+from deepresearch.commands import plan as cli_plan
+from deepresearch.commands import runs as cli_runs
 from deepresearch.config.settings import load_settings
-from deepresearch.report import Footer, render
-from deepresearch.report_export import render_html, render_json
+from deepresearch.reports.export import render_html, render_json
+from deepresearch.reports.markdown import Footer, render
 from deepresearch.schemas import (
     Event,
     Finding,
@@ -23,7 +25,8 @@ from deepresearch.schemas import (
     RunSummary,
     Source,
 )
-from deepresearch.storage import RunDir
+from deepresearch.storage import runs
+from deepresearch.storage.run_dir import RunDir
 from deepresearch.text.terminal import printable
 
 HOSTILE = "solar\r\x1b[2J\x1b]0;pwned\x07\x00 output\x9b31m\u202egnp.exe\u2066\x7f"

@@ -3,8 +3,8 @@ what they gave uncached, and callers never share a mutable result."""
 
 from __future__ import annotations
 
-from deepresearch.policies import support as support_module
-from deepresearch.policies.support import support
+from deepresearch.policies.verification import support as support_module
+from deepresearch.policies.verification.support import support
 from deepresearch.text import question, sentences
 from deepresearch.text.sentences import build_units
 

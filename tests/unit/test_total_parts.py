@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from deepresearch.config.settings import load_settings
 from deepresearch.llm_messages import FindingsTask, SourceText
-from deepresearch.policies.sufficiency import check_findings
+from deepresearch.policies.synthesis.sufficiency import check_findings
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.schemas import Finding
 from deepresearch.text.row_sums import differences, parts, summing, totals_of_parts

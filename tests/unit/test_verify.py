@@ -19,9 +19,9 @@ from deepresearch.llm_messages import (
     WriteDraft,
     WriteTask,
 )
-from deepresearch.policies import rewrite, verify
-from deepresearch.policies.citations import find_unresolved, resolve
-from deepresearch.policies.support import (
+from deepresearch.policies.verification import rewrite, verify
+from deepresearch.policies.verification.citations import find_unresolved, resolve
+from deepresearch.policies.verification.support import (
     best_passage,
     locator,
     needs_citation,
@@ -29,8 +29,8 @@ from deepresearch.policies.support import (
     text_fragment,
 )
 from deepresearch.providers.llm.extractive import ExtractiveLLM, answer_rewrite
-from deepresearch.providers.testing import ScriptedLLM
-from deepresearch.report import Footer, body_of, render
+from deepresearch.providers.testing.scripted_llm import ScriptedLLM
+from deepresearch.reports.markdown import Footer, body_of, render
 from deepresearch.schemas import Evidence, Finding, Report, ReportSection, Source
 from deepresearch.text.figures import missing_figures
 
@@ -331,7 +331,7 @@ async def test_verification_can_be_turned_off() -> None:
 
 
 def test_a_long_quoted_table_row_keeps_every_figure_in_its_evidence() -> None:
-    from deepresearch.policies.support import best_passage
+    from deepresearch.policies.verification.support import best_passage
 
     cells = " ".join(f"Item {i} ({100 + i},{i:03d})" for i in range(120))  # one ~2,000-char row
     text = f"Intro sentence about margins. {cells} Closing sentence."

@@ -15,10 +15,15 @@ import httpx
 import pytest
 
 from deepresearch.errors import ConfigError, FetchBlocked, FetchError
-from deepresearch.providers.extract import ExtractionPool, extract_bytes
-from deepresearch.providers.netguard import PinnedAddress, pinned
-from deepresearch.providers.testing_web import FakeWeb, static_resolver
-from deepresearch.providers.web import USER_AGENT, FetchPolicy, SafeFetcher, make_client
+from deepresearch.providers.documents.extract import ExtractionPool, extract_bytes
+from deepresearch.providers.testing.fake_web import FakeWeb, static_resolver
+from deepresearch.providers.web.netguard import PinnedAddress, pinned
+from deepresearch.providers.web.safe_fetcher import (
+    USER_AGENT,
+    FetchPolicy,
+    SafeFetcher,
+    make_client,
+)
 
 LOOPBACK = FetchPolicy(allow_private=True, per_host_delay_s=0.0)
 NAMES = ("a.test", "b.test", "secure.test", "other.test")

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import pytest
 
 from deepresearch.errors import FetchBlocked, FetchError
-from deepresearch.providers.netguard import PinnedAddress, check_url
-from deepresearch.providers.testing_web import build_pdf, static_resolver
-from deepresearch.providers.web_body import CappedDecoder, media_type, sniff
+from deepresearch.providers.testing.fake_web import build_pdf, static_resolver
+from deepresearch.providers.web.body import CappedDecoder, media_type, sniff
+from deepresearch.providers.web.netguard import PinnedAddress, check_url
 
 # (address, a word the refusal reason must contain)
 BLOCKED: list[tuple[str, str]] = [

@@ -1,0 +1,280 @@
+"""The crew's shared actors: researchers, the evaluator and the search gateway serve many runs.
+
+Each is created once per Ray cluster (``actors/crew.py``) and keeps what is worth keeping between runs:
+opened corpus indexes and fetchers (by configuration), search breakers and rate limits (shared
+on purpose: one provider's 429 informs every run). What belongs to one run arrives with each
+call as its ``RunContext`` and is kept only by run id (its model client, its gateway with the
+run's keys) until the run host says the run ended (``release``). These stay plain classes;
+``runtime.named`` applies ``ray.remote``.
+
+A service warms its crew (``crew.warm``): ``ready`` opens what runs will read, and receives the
+crew's handles (``crew``) only to decode them: the first decoding of a run host's handle loads
+its class in the receiving process (a second of imports), which no request should pay for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from deepresearch.actors.evaluator import Evaluator
+from deepresearch.actors.researcher import Researcher
+from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
+from deepresearch.config.settings import Settings
+from deepresearch.errors import DeepResearchError
+from deepresearch.llm_messages import EvaluateTask, LLMReply
+from deepresearch.per_run import run_context
+from deepresearch.per_run.latency_hiding import Pending
+from deepresearch.per_run.run_context import (
+    LedgerHook,
+    LedgerTerms,
+    RunContext,
+    RunGateway,
+    RunPool,
+    RunSink,
+)
+from deepresearch.policies.resilience.breaker import BreakerConfig, BreakerState
+from deepresearch.policies.resilience.retry import RetryPolicy
+from deepresearch.providers.assembly import from_settings as assembly
+from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.search.base import Fetcher, SearchProvider
+from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, SearchResult, SubTask
+
+KEPT_RUNS = 512  # per-run entries a crew actor keeps at most (a run whose end was never said)
+KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
+
+
+class RunModels:
+    """Each run's model client, built in this process from its settings and keys on first use.
+    Their tiers' breakers are shared (``breakers``): one run's failing provider informs every run
+    this process serves, as the search gateway's do for search."""
+
+    def __init__(self) -> None:
+        self._models: OrderedDict[str, LLMProvider] = OrderedDict()
+        self.breakers: dict[str, BreakerState] = {}
+
+    def get(self, context: RunContext) -> LLMProvider:
+        """The run's model; a scripted one (tests) is kept from its first call, so its script
+        goes on from where the run's previous call left it, as in one actor process."""
+        model = self._models.get(context.run_id)
+        if model is None:
+            if context.llm is not None:
+                model = context.llm
+            else:
+                hook = None
+                if context.ledger is not None:
+                    terms = LedgerTerms.of(context.settings)
+                    hook = LedgerHook(context.ledger, context.run_id, terms)
+                model = assembly.build_llm_provider(
+                    context.settings, context.keys, hook, self.breakers
+                )
+            self._models[context.run_id] = model
+            while len(self._models) > KEPT_RUNS:
+                self._models.popitem(last=False)
+        return model
+
+    def release(self, run_id: str) -> None:
+        self._models.pop(run_id, None)
+        run_context.forget(run_id)
+
+    def held(self) -> set[str]:
+        return set(self._models)
+
+
+def fetcher_key(settings: Settings) -> str:
+    """What decides a run's fetchers: runs that agree on it share them (and their indexes)."""
+    return "|".join(
+        (
+            str(settings.corpus.path),
+            str(settings.resolved_cache_dir()),
+            str(settings.corpus.passage_chars),
+            ",".join(settings.search.providers),
+            str(settings.search.code_dir),
+            settings.web.model_dump_json(),
+            settings.simulate.model_dump_json(),
+        )
+    )
+
+
+class CrewResearcher:
+    """Serves sub-tasks of any run: one ``Researcher`` per call, so calls never share state."""
+
+    def __init__(self) -> None:
+        self._models = RunModels()
+        self._fetchers: OrderedDict[str, list[Fetcher]] = OrderedDict()
+        self._live: dict[tuple[str, str], Researcher] = {}
+
+    def _fetchers_for(self, settings: Settings) -> list[Fetcher]:
+        key = fetcher_key(settings)
+        fetchers = self._fetchers.get(key)
+        if fetchers is None:
+            fetchers = self._fetchers[key] = assembly.build_fetchers(settings)
+            while len(self._fetchers) > KEPT_FETCHERS:
+                self._fetchers.popitem(last=False)
+        self._fetchers.move_to_end(key)
+        return fetchers
+
+    async def run(
+        self,
+        context: RunContext,
+        subtask: SubTask,
+        notes: Sequence[str] = (),
+        prior: PriorWork | None = None,
+    ) -> ResearcherReport:
+        report, _ = await self._serve(context, subtask, notes, prior, False)
+        return report
+
+    async def run_holding_tail(
+        self,
+        context: RunContext,
+        subtask: SubTask,
+        notes: Sequence[str] = (),
+        prior: PriorWork | None = None,
+    ) -> tuple[ResearcherReport, list[Pending]]:
+        """``run``; the sub-task's last events come back with its report (``Researcher``): the
+        run host appends them, so the report waits for no round trip to the host."""
+        return await self._serve(context, subtask, notes, prior, True)
+
+    async def _serve(
+        self,
+        context: RunContext,
+        subtask: SubTask,
+        notes: Sequence[str],
+        prior: PriorWork | None,
+        hold_tail: bool,
+    ) -> tuple[ResearcherReport, list[Pending]]:
+        researcher = Researcher(
+            context.settings,
+            RunGateway(context),
+            RunPool(context.host, context.run_id),
+            RunSink(context.host, context.run_id),
+            self._models.get(context),
+            self._fetchers_for(context.settings),
+        )
+        key = (context.run_id, subtask.id)
+        self._live[key] = researcher
+        try:
+            if hold_tail:
+                return await researcher.run_holding_tail(subtask, notes, prior)
+            return await researcher.run(subtask, notes, prior), []
+        finally:
+            if self._live.get(key) is researcher:
+                del self._live[key]
+
+    async def ready(self, settings: Settings, crew: Sequence[Any] = ()) -> None:
+        """Open the fetchers (and corpus index) runs with ``settings`` will use; one that cannot
+        be opened yet (no index built) is left for the first run to report. ``crew``: the handles
+        a run's context carries (``decoded``)."""
+        with contextlib.suppress(DeepResearchError):
+            await asyncio.to_thread(self._fetchers_for, settings)
+
+    async def steer(self, run_id: str, subtask_id: str, note: str) -> None:
+        researcher = self._live.get((run_id, subtask_id))
+        if researcher is not None:
+            await researcher.steer(note)
+
+    async def release(self, run_id: str) -> None:
+        self._models.release(run_id)
+
+    async def held(self) -> list[str]:
+        return sorted(self._models.held() | {run for run, _ in self._live})
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+
+class CrewEvaluator:
+    """Evaluates rounds of any run with that run's model."""
+
+    def __init__(self) -> None:
+        self._models = RunModels()
+
+    async def ready(self, crew: Sequence[Any] = ()) -> None:
+        """Nothing to open: receiving ``crew`` decoded the handles runs' contexts carry."""
+
+    async def evaluate(
+        self, context: RunContext, task: EvaluateTask
+    ) -> tuple[Evaluation, list[LLMReply]]:
+        return await Evaluator(self._models.get(context)).evaluate(task)
+
+    async def release(self, run_id: str) -> None:
+        self._models.release(run_id)
+
+    async def held(self) -> list[str]:
+        return sorted(self._models.held())
+
+
+class CrewGateway:
+    """Every run's searches: one ``SearchGateway`` per run (its chain, built with its keys, and
+    its events going to its log) over breakers and rate limits shared by all runs."""
+
+    def __init__(self) -> None:
+        self._shared = SharedLimits()
+        self._runs: OrderedDict[str, SearchGateway] = OrderedDict()
+
+    def _gateway(self, context: RunContext) -> SearchGateway:
+        gateway = self._runs.get(context.run_id)
+        if gateway is None:
+            settings, env = context.settings, context.search_env()
+
+            async def build() -> list[SearchProvider]:
+                return await assembly.open_search_providers(settings, env)
+
+            gateway = SearchGateway(
+                build,
+                BreakerConfig.from_settings(settings.search.breaker),
+                RetryPolicy.from_settings(settings.search.retry),
+                sink=RunSink(context.host, context.run_id),
+                rate_limits=settings.search.rate_limits,
+                shared=self._shared,
+            )
+            self._runs[context.run_id] = gateway
+            while len(self._runs) > KEPT_RUNS:
+                self._runs.popitem(last=False)
+        return gateway
+
+    async def ready(self, settings: Settings, crew: Sequence[Any] = ()) -> None:
+        """Open the corpus index runs with ``settings`` will search, with its line-item labels
+        (see ``CrewResearcher``)."""
+        from deepresearch.providers.search.corpus_index import CorpusIndex
+
+        if settings.corpus.path is not None:
+            with contextlib.suppress(DeepResearchError):
+                index = await asyncio.to_thread(assembly.corpus_index, settings)
+                if isinstance(index, CorpusIndex):
+                    await asyncio.to_thread(index.labels)
+
+    async def search(self, context: RunContext, query: str, limit: int) -> SearchResult:
+        return await self._gateway(context).search(query, limit)
+
+    async def release(self, run_id: str) -> None:
+        self._runs.pop(run_id, None)
+        run_context.forget(run_id)
+
+    async def held(self) -> list[str]:
+        return sorted(self._runs)
+
+    async def breaker_status(self) -> dict[str, str]:
+        return {name: state.status for name, state in self._shared.breakers.items()}
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+
+def crew_member(kind: str) -> type[Any]:
+    """The class a crew actor of ``kind`` runs (``run_host`` lives in ``actors/run_host.py``)."""
+    from deepresearch.actors.ledger import CrewLedger
+    from deepresearch.actors.run_host import RunHost
+
+    members: dict[str, type[Any]] = {
+        "researcher": CrewResearcher,
+        "evaluator": CrewEvaluator,
+        "search_gateway": CrewGateway,
+        "ledger": CrewLedger,
+        "run_host": RunHost,
+    }
+    return members[kind]

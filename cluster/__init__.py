@@ -1,0 +1,1 @@
+"""Ray itself: joining a cluster, spawning actors, Ray Jobs and their preflight."""

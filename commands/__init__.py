@@ -1,0 +1,1 @@
+"""The CLI's subcommands, one module each, registered on ``cli.py``'s group."""

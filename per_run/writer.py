@@ -1,0 +1,153 @@
+"""The synthesis step of a run: the writer's draft, then the citation verifier and its one rewrite.
+
+Split from the Coordinator because it is a sequence of its own (writer call with a model-free
+fallback, draft → Report, verification, rewrite, final counts) that only needs the settings, the
+event sink, the model and two callbacks to book usage. The Coordinator decides *whether* to
+write; with too little to stand on, ``decline`` writes the honest could-not-research report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from deepresearch.config.settings import Settings
+from deepresearch.errors import DeepResearchError
+from deepresearch.llm_messages import LLMReply, RewriteDraft, WriteDraft, WriteTask
+from deepresearch.per_run.event_log import EventSink
+from deepresearch.policies.synthesis import sufficiency, synthesis
+from deepresearch.policies.verification import rewrite, verify
+from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.extractive import ExtractiveLLM
+from deepresearch.providers.llm.structured import build_request, call_structured
+from deepresearch.schemas import Report, ResearcherReport
+
+Account = Callable[[str, Sequence[LLMReply]], None]  # role, replies: usage and which tier answered
+
+
+class ReportWriter:
+    def __init__(
+        self,
+        settings: Settings,
+        query: str,
+        deep: bool,
+        sink: EventSink,
+        llm: LLMProvider,
+        account: Account,
+        charge: Callable[[Sequence[LLMReply]], None],
+    ) -> None:
+        self._s = settings
+        self._query = query
+        self._deep = deep
+        self._sink = sink
+        self._llm = llm
+        self._account = account
+        self._charge = charge  # usage only: the model-free fallback answered, not the role's tier
+
+    async def decline(
+        self,
+        title: str,
+        reports: Sequence[ResearcherReport],
+        usable: Sequence[ResearcherReport],
+        notes: Sequence[str],
+        stop_reason: str,
+    ) -> Report:
+        """Too little to stand on: say what was searched and what to try, cite nothing."""
+        min_sources = self._s.run.min_sources
+        await self._sink.emit(
+            "insufficient_sources",
+            {
+                "usable": len(sufficiency.usable_sources(usable)),
+                "min_sources": min_sources,
+                "reason": stop_reason,
+            },
+        )
+        corpus = self._s.corpus.path is not None
+        ctx = sufficiency.SearchContext(
+            providers=self._s.search.providers or (("local corpus",) if corpus else ()),
+            corpus=corpus,
+            deep=self._deep,
+        )
+        quiet = [n for n in notes if n != synthesis.EXTRACTIVE_NOTE]  # nothing is quoted
+        return sufficiency.could_not_research(
+            self._query, title, reports, min_sources, ctx, quiet, stop_reason
+        )
+
+    async def write(
+        self,
+        title: str,
+        usable: Sequence[ResearcherReport],
+        notes: list[str],
+        only_extractive: Callable[[], bool],
+    ) -> Report:
+        """The verified Report from the researchers' findings. ``only_extractive`` is asked after
+        the writer answered: a model-written report must not carry the extractive note."""
+        await self._sink.emit("writing", {"reports": len(usable)})
+        task = synthesis.write_task(self._query, usable)
+        request = build_request("writer", task, WriteDraft)
+        try:
+            draft, replies = await call_structured(self._llm, request, WriteDraft)
+        except DeepResearchError as exc:
+            # Research is done and paid for: a writer that is over budget or down must not
+            # lose it. The model-free writer quotes the findings instead, and says so.
+            await self._sink.emit("writer_fallback", {"error": str(exc)[:200]})
+            draft, replies = await call_structured(ExtractiveLLM(), request, WriteDraft)
+            notes.append(f"The writer model was unavailable ({exc}); findings are quoted.")
+        self._account("writer", replies)
+        if not only_extractive():  # a model wrote it after all: no such note
+            notes = [n for n in notes if n != synthesis.EXTRACTIVE_NOTE]
+        checking = self._s.verify.enabled
+        unknown = verify.unknown_ids(task, draft) if checking else []
+        draft = verify.adopt_answer_markers(task, draft) if checking else draft
+        report, dropped = synthesis.report_from_draft(task, draft, title, notes)
+        if dropped:
+            await self._sink.emit("citations_dropped", {"count": dropped})
+        if checking and report.status == "completed":
+            report = await self._verify(task, report, usable, [f"[{n}]" for n in unknown])
+        return report
+
+    async def _verify(
+        self,
+        task: WriteTask,
+        report: Report,
+        reports: Sequence[ResearcherReport],
+        removed: list[str],
+    ) -> Report:
+        """Check every sentence against the passages the researchers cited; rewrite the failing
+        ones once (the writer, or the model-free writer if it is down), drop what still fails."""
+        vs = self._s.verify
+        evidence = verify.evidence_index(reports)
+        checked = verify.check_report(report, evidence, vs.min_support)
+        rewrites: dict[int, rewrite.Rewrite] = {}
+        if checked.failing() and vs.rewrite:
+            rtask = rewrite.rewrite_task(self._query, checked, evidence, task)
+            await self._sink.emit("rewriting", {"claims": len(rtask.claims)})
+            request = build_request("writer", rtask, RewriteDraft)
+            try:
+                rdraft, replies = await call_structured(self._llm, request, RewriteDraft)
+                self._account("writer", replies)
+            except DeepResearchError as exc:
+                await self._sink.emit("rewrite_fallback", {"error": str(exc)[:200]})
+                rdraft, replies = await call_structured(ExtractiveLLM(), request, RewriteDraft)
+                self._charge(replies)
+            rewrites, unknown = rewrite.rewrites_from_draft(rtask, rdraft)
+            removed += [f"[{n}]" for n in unknown]
+        final, dropped = verify.finalize(
+            checked,
+            rewrites,
+            evidence,
+            synthesis.merged_sources(reports),
+            vs.min_support,
+            removed,
+        )
+        counts = final.verification
+        assert counts is not None
+        if counts.removed_ids:  # counted, not quoted: a bogus marker is not shown to anyone
+            await self._sink.emit("citation_removed", {"count": len(counts.removed_ids)})
+        for check in dropped:
+            where = "answer" if check.claim.section == verify.ANSWER else "finding"
+            await self._sink.emit("claim_dropped", {"where": where, "reason": check.reason[:200]})
+        await self._sink.emit(
+            "citation_verified",
+            counts.model_dump(mode="json", exclude={"removed_ids"}),
+        )
+        return final

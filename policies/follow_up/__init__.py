@@ -1,0 +1,1 @@
+"""Pure decisions for a follow-up run: what an earlier run lends it."""

@@ -1,0 +1,1 @@
+"""The intent gate's pure rules: chitchat, harm, vague queries."""

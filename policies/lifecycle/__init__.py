@@ -1,0 +1,1 @@
+"""Pure decisions of a run's lifecycle: the reducer and its events, checkpoints, progress."""

@@ -1,0 +1,1 @@
+"""Pure decisions for failing providers: breakers, retries, rate limits."""

@@ -1,0 +1,1 @@
+"""Pure search decisions: URLs, merging, ranking and scoring hits."""

@@ -1,0 +1,1 @@
+"""Pure decisions from findings to a report: sufficiency, context, drafts."""

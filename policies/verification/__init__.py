@@ -1,0 +1,1 @@
+"""Pure checks of cited text: citations, support, verify, rewrite."""

@@ -1,0 +1,1 @@
+"""Building a run's providers from settings: router, search chain, fetchers."""

@@ -1,0 +1,1 @@
+"""The safe web fetcher: pinned addresses, capped and sniffed bodies."""

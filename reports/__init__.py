@@ -1,0 +1,1 @@
+"""Rendering a finished report: Markdown, and the JSON and HTML exports."""

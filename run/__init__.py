@@ -1,0 +1,1 @@
+"""The driver side of one run: check, prepare, execute on the crew, finish."""

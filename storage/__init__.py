@@ -1,0 +1,1 @@
+"""Runs on disk: run directories, the runs list, private files, report paths."""
