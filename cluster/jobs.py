@@ -34,26 +34,23 @@ if TYPE_CHECKING:  # the message models load when a job's output is read, not fo
     from deepresearch.run.driver import Prepared
     from deepresearch.schemas import GateSummary, Mode, RunSummary
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "=====BEGIN DEEP-RESEARCH REPORT====="
 END = "=====END DEEP-RESEARCH REPORT====="
 GATED = "=====DEEP-RESEARCH GATED====="  # the intent gate answered: no run, no report
 TOOL_TAG = "deep-research"
 DEFAULT_MAX_UPLOAD_MB = 100.0
-# Not part of the package a job needs (and some are large): left out of the upload.
-_NOT_SHIPPED = (
-    ".venv",
-    ".git",
-    "tests",
-    "bench",
-    "build",
-    "*.egg-info",
-    "__pycache__",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".pytest_cache",
-    "*.pyc",
-)
+# What a job ships: the package's own files and nothing else (an allowlist: whatever lands in
+# the repository root, such as dist/, .hypothesis/, reports, .env or tests, stays home). A
+# folder is shipped when it is a package (has ``__init__.py``); in each, its ``.py`` files and
+# the data files below, as pyproject's package-data lists them.
+SHIPPED_DATA: dict[str, tuple[str, ...]] = {
+    "": ("py.typed", "pyproject.toml"),
+    "prompts": ("*.md", "*.txt", "*.yaml"),
+    "config": ("*.yaml",),
+    "service": ("static/*",),
+}
+NOT_PACKAGES = ("tests", "bench")  # the repository's own, never shipped even as packages
 
 
 @dataclass(frozen=True)
@@ -103,10 +100,37 @@ def check_corpus(path: Path, max_upload_mb: float) -> Path:
     return path
 
 
-def stage_package(dest: Path) -> Path:
-    """Copy the package source to ``dest/deepresearch`` (py_modules ships a folder by its name)."""
+def shipped_files(root: Path = PACKAGE_ROOT) -> list[Path]:
+    """The package's own files under ``root`` (relative paths): every package's modules and
+    its data files (``SHIPPED_DATA``), found by walking packages only."""
+    found: list[Path] = []
+    packages = [root]
+    while packages:
+        package = packages.pop()
+        rel = package.relative_to(root)
+        found.extend(p.relative_to(root) for p in package.glob("*.py") if p.is_file())
+        for pattern in SHIPPED_DATA.get(rel.as_posix() if rel.parts else "", ()):
+            found.extend(p.relative_to(root) for p in package.glob(pattern) if p.is_file())
+        packages.extend(
+            d
+            for d in sorted(package.iterdir())
+            if d.is_dir() and (d / "__init__.py").is_file() and d.name not in NOT_PACKAGES
+        )
+    return sorted(found)
+
+
+def stage_package(dest: Path, root: Path = PACKAGE_ROOT) -> Path:
+    """Copy the package's own files to ``dest/deepresearch`` (py_modules ships a folder by its
+    name): one ``copytree`` told to leave out everything ``shipped_files`` does not name."""
+    shipped = {root / rel for rel in shipped_files(root)}
+    folders = {parent for path in shipped for parent in path.parents}
+
+    def left_out(folder: str, names: list[str]) -> list[str]:
+        here = Path(folder)
+        return [n for n in names if here / n not in shipped and here / n not in folders]
+
     target = dest / "deepresearch"
-    shutil.copytree(PACKAGE_ROOT, target, ignore=shutil.ignore_patterns(*_NOT_SHIPPED))
+    shutil.copytree(root, target, ignore=left_out)
     return target
 
 

@@ -73,8 +73,66 @@ def test_quoting_survives_hostile_queries(tmp_path: Path) -> None:
 def test_stage_package_ships_the_package_not_tests(tmp_path: Path) -> None:
     staged = jobs.stage_package(tmp_path)
     assert staged.name == "deepresearch"
-    assert (staged / "driver.py").is_file() and (staged / "config" / "default.yaml").is_file()
+    assert (staged / "run" / "driver.py").is_file() and (
+        staged / "config" / "default.yaml"
+    ).is_file()
     assert not (staged / "tests").exists() and not (staged / ".venv").exists()
+
+
+def test_a_job_ships_the_packages_own_files_and_nothing_else(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    kept = [
+        "__init__.py",
+        "cli.py",
+        "py.typed",
+        "pyproject.toml",
+        "policies/__init__.py",
+        "policies/gate/__init__.py",
+        "policies/gate/intent.py",
+        "prompts/__init__.py",
+        "prompts/writer.md",
+        "config/__init__.py",
+        "config/default.yaml",
+        "service/__init__.py",
+        "service/static/index.html",
+    ]
+    left = [
+        ".env",
+        "deep-research-acme-1a2b.md",
+        "README.md",
+        "dist/ray_deep_research-0.1.0.tar.gz",
+        ".hypothesis/examples/x",
+        ".ci/pipeline.yml",
+        ".venv/lib/site.py",
+        ".git/config",
+        "build/lib/deepresearch/__init__.py",
+        "reports/acme.md",
+        "tests/__init__.py",
+        "tests/unit/test_x.py",
+        "bench/sec10q.py",
+        "policies/notes.csv",
+        "policies/__pycache__/x.cpython-311.pyc",
+        "scratch/__main__.py",
+    ]
+    for rel in kept + left:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    staged = jobs.stage_package(tmp_path / "out", root)
+    shipped = sorted(p.relative_to(staged).as_posix() for p in staged.rglob("*") if p.is_file())
+    assert shipped == sorted(kept)
+
+
+def test_the_shipped_data_is_pyprojects_package_data() -> None:
+    import tomllib
+
+    setup = tomllib.loads((jobs.PACKAGE_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    declared = {
+        package.removeprefix("deepresearch").lstrip("."): tuple(patterns)
+        for package, patterns in setup["package-data"].items()
+    }
+    shipped = dict(jobs.SHIPPED_DATA)
+    shipped[""] = tuple(p for p in shipped[""] if p != "pyproject.toml")
+    assert shipped == declared
 
 
 def summary(status: str = "completed") -> RunSummary:
