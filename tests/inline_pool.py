@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from deepresearch.errors import ExtractionError
-from deepresearch.providers.documents.extract import ExtractedDoc, ExtractionPool, extract_path
+from deepresearch.providers.documents.extract import ExtractionPool, extract_path
+from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 
 
 class InlinePool(ExtractionPool):

@@ -18,11 +18,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from deepresearch.errors import ExtractionError
+from deepresearch.providers.documents.extracted_doc import ExtractedDoc, html_doc
 
 PDF_SUFFIXES = frozenset({".pdf"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -32,21 +32,6 @@ OFFICE_SUFFIXES = {f".{kind}": kind for kind in ("docx", "pptx", "xlsx", "csv", 
 SUPPORTED_SUFFIXES = PDF_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES | frozenset(OFFICE_SUFFIXES)
 # kinds with several addressable pages, and what a page is called in a citation's location
 PAGE_LABELS = {"pdf": "p.", "pptx": "slide", "xlsx": "sheet", "epub": "section"}
-
-_TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_TAG_RE = re.compile(r"<[^>]+>")
-_SCRIPT_RE = re.compile(r"<(script|style)[^>]*>.*?</\1>", re.IGNORECASE | re.DOTALL)
-
-
-@dataclass(frozen=True)
-class ExtractedDoc:
-    """A document's text: one entry per page (page n is ``pages[n-1]``): a PDF page, a slide, a
-    worksheet or an EPUB spine document (``PAGE_LABELS``); one entry for other kinds."""
-
-    title: str
-    pages: tuple[str, ...]
-    content_type: str
-    published: str = ""  # publish date (ISO) when the page states one
 
 
 def kind_of(path: Path) -> str:
@@ -122,32 +107,6 @@ def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
 
 def _extract_html(path: Path) -> ExtractedDoc:
     return html_doc(path.read_text("utf-8", errors="replace"), path.name)
-
-
-def html_doc(html: str, name: str) -> ExtractedDoc:
-    """Main text, title and publish date of an HTML page (markup-stripped when trafilatura fails)."""
-    import trafilatura
-
-    from deepresearch.text.grid_tables import rows_from_pipes
-
-    text = trafilatura.extract(html, include_tables=True, include_comments=False) or ""
-    text = rows_from_pipes(text)  # table rows with their headers and caption
-    title = published = ""
-    meta = trafilatura.extract_metadata(html)
-    if meta is not None and meta.title:
-        title = str(meta.title)
-    if meta is not None and meta.date:
-        published = str(meta.date)
-    if not title:
-        match = _TITLE_RE.search(html)
-        title = " ".join(_TAG_RE.sub("", match.group(1)).split()) if match else ""
-    if not text.strip():  # too short or too odd for trafilatura: fall back to stripped markup
-        text = "\n".join(
-            " ".join(line.split())
-            for line in _TAG_RE.sub("\n", _SCRIPT_RE.sub("", html)).split("\n")
-        )
-        text = re.sub(r"\n{2,}", "\n", text).strip()
-    return ExtractedDoc(title or name, (text,), "text/html", published)
 
 
 def extract_bytes(data: bytes, kind: str, name: str, charset: str | None = None) -> ExtractedDoc:

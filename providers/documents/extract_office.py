@@ -26,7 +26,7 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from deepresearch.errors import ExtractionError
-from deepresearch.providers.documents.extract import ExtractedDoc, html_doc
+from deepresearch.providers.documents.extracted_doc import ExtractedDoc, html_doc
 from deepresearch.text.grid_tables import rows_from_pipes
 
 MAX_ZIP_ENTRIES = 10_000

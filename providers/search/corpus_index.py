@@ -36,7 +36,8 @@ from deepresearch.policies.search.ranking import (
     round_robin,
     wants_latest,
 )
-from deepresearch.providers.documents.extract import PAGE_LABELS, ExtractedDoc, ExtractionPool
+from deepresearch.providers.documents.extract import PAGE_LABELS, ExtractionPool
+from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 from deepresearch.providers.search.corpus_covers import read_covers
 from deepresearch.providers.search.corpus_store import (
     EXTRACT_VERSION,

@@ -22,10 +22,10 @@ from typing import Any, BinaryIO
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError
 from deepresearch.providers.documents.extract import (
     SUPPORTED_SUFFIXES,
-    ExtractedDoc,
     ExtractionPool,
     kind_of,
 )
+from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 from deepresearch.storage.private_files import PRIVATE_FILE, make_private_dirs
 
 EXTRACT_VERSION = 14  # bump when extraction output changes, so cached text is re-extracted

@@ -139,7 +139,7 @@ EXTRACT_SCRIPT = textwrap.dedent(
     """
     import json, sys
     {block}
-    from deepresearch.providers.documents.extract import html_doc
+    from deepresearch.providers.documents.extracted_doc import html_doc
     doc = html_doc(sys.stdin.read(), "page.html")
     print(json.dumps({{"text": doc.pages[0], "title": doc.title, "modules": sorted(sys.modules)}}))
     """

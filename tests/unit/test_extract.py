@@ -10,11 +10,11 @@ from pdf_layout import write_pdf
 
 from deepresearch.errors import ExtractionError
 from deepresearch.providers.documents.extract import (
-    ExtractedDoc,
     ExtractionPool,
     extract_path,
     faulty_job_for_tests,
 )
+from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 
 HTML = """<!doctype html><html><head><title>Battery Chemistry Notes</title></head><body>
 <nav>Home | About | Contact</nav>

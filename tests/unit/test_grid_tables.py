@@ -11,7 +11,8 @@ import openpyxl
 import pptx
 from pptx.util import Inches
 
-from deepresearch.providers.documents.extract import extract_bytes, extract_path, html_doc
+from deepresearch.providers.documents.extract import extract_bytes, extract_path
+from deepresearch.providers.documents.extracted_doc import html_doc
 from deepresearch.text.grid_tables import rows_from_pipes
 from deepresearch.text.tables import parse_row
 
