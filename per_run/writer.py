@@ -117,7 +117,7 @@ class ReportWriter:
         vs = self._s.verify
         evidence = verify.evidence_index(reports)
         checked = verify.check_report(report, evidence, vs.min_support)
-        rewrites: dict[int, rewrite.Rewrite] = {}
+        rewrites: dict[int, verify.Rewrite] = {}
         if checked.failing() and vs.rewrite:
             rtask = rewrite.rewrite_task(self._query, checked, evidence, task)
             await self._sink.emit("rewriting", {"claims": len(rtask.claims)})

@@ -5,12 +5,11 @@ have cited the wrong one); its answer is read back by claim id. Pure functions, 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from deepresearch.llm_messages import RewriteDraft, RewriteItem, RewriteTask, SourceText, WriteTask
 from deepresearch.policies.verification.citations import NUMERIC_MARKER
 from deepresearch.policies.verification.support import Weights, support
-from deepresearch.policies.verification.verify import Checked
+from deepresearch.policies.verification.verify import Checked, Rewrite
 from deepresearch.schemas import Evidence
 from deepresearch.text.figures import missing_figures
 
@@ -54,12 +53,6 @@ def rewrite_task(
         if s.url in wanted
     )
     return RewriteTask(query=query, claims=tuple(items), sources=sources)
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    text: str
-    citations: tuple[str, ...]
 
 
 def rewrites_from_draft(

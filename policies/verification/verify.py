@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from deepresearch.llm_messages import WriteDraft, WriteTask
 from deepresearch.policies.verification.citations import (
@@ -34,9 +33,6 @@ from deepresearch.schemas import (
 )
 from deepresearch.text.figures import figures
 from deepresearch.text.sentences import split_sentences
-
-if TYPE_CHECKING:
-    from deepresearch.policies.verification.rewrite import Rewrite
 
 ANSWER = -1  # the section index of the answer's sentences
 NO_VERIFIED_ANSWER = (
@@ -110,6 +106,14 @@ class Check:
         if self.support.missing:  # counted, not quoted: the unsupported figure is not repeated
             return f"{len(self.support.missing)} figure(s) not in the cited passage"
         return f"support {self.support.score:.2f} below the threshold"
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A failing sentence as the writer rewrote it, with the sources it now cites."""
+
+    text: str
+    citations: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -355,6 +359,7 @@ __all__ = [
     "Check",
     "Checked",
     "Claim",
+    "Rewrite",
     "adopt_answer_markers",
     "check_claim",
     "check_report",
