@@ -79,7 +79,7 @@ def warm(settings: Settings) -> None:
     import ray
 
     from deepresearch.errors import DeepResearchError
-    from deepresearch.providers.assembly import from_settings as assembly
+    from deepresearch.providers.search import local
     from deepresearch.run.driver import run_settings
 
     if not ray.is_initialized():
@@ -94,7 +94,7 @@ def warm(settings: Settings) -> None:
     ready += [h.ready.remote(spec) for h in handles.hosts]
     if opened.corpus.path is not None:  # not built yet: the first run builds it
         with contextlib.suppress(DeepResearchError):
-            assembly.corpus_index(opened)
+            local.opened_index(opened)
     ray.get(ready)
 
 

@@ -240,11 +240,12 @@ class CrewGateway:
     async def ready(self, settings: Settings, crew: Sequence[Any] = ()) -> None:
         """Open the corpus index runs with ``settings`` will search, with its line-item labels
         (see ``CrewResearcher``)."""
+        from deepresearch.providers.search import local
         from deepresearch.providers.search.corpus_index import CorpusIndex
 
         if settings.corpus.path is not None:
             with contextlib.suppress(DeepResearchError):
-                index = await asyncio.to_thread(assembly.corpus_index, settings)
+                index = await asyncio.to_thread(local.opened_index, settings)
                 if isinstance(index, CorpusIndex):
                     await asyncio.to_thread(index.labels)
 

@@ -31,7 +31,6 @@ from deepresearch.schemas import FetchedDoc
 OFFLINE_PROVIDERS = frozenset({"local", "grep"})  # search providers that never leave the machine
 SEARCH_USER_AGENT = "ray-deep-research/0.1 (+https://github.com/ray-deep-research)"
 
-_indexes: dict[tuple[str, str, int], object] = {}
 _clients: dict[str, tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]] = {}
 _web_pools: dict[tuple[int, float, int], ExtractionPool] = {}
 
@@ -80,23 +79,6 @@ def check_search_names(settings: Settings, env: Mapping[str, str] | None = None)
         if name in chain[:i]:
             raise ConfigError("search.providers", f"'{name}' is listed twice")
         check_search_provider(name, settings, os.environ if env is None else env)
-
-
-def corpus_index(settings: Settings) -> object:
-    """The already-built index of ``settings.corpus.path`` (the driver built it), opened once here."""
-    from deepresearch.providers.search.local import CorpusIndex
-
-    assert settings.corpus.path is not None
-    key = (
-        str(settings.corpus.path),
-        str(settings.resolved_cache_dir()),
-        settings.corpus.passage_chars,
-    )
-    if key not in _indexes:
-        _indexes[key] = CorpusIndex.load_cached(
-            Path(key[0]), Path(key[1]), settings.corpus.passage_chars
-        )
-    return _indexes[key]
 
 
 def http_client() -> httpx.AsyncClient:
@@ -189,9 +171,9 @@ def build_fetchers(settings: Settings) -> list[Fetcher]:
     fetchers: list[Fetcher] = []
     chain = settings.search.providers
     if settings.corpus.path is not None:
-        from deepresearch.providers.search.local import LocalDocuments
+        from deepresearch.providers.search.local import LocalDocuments, opened_index
 
-        fetchers.append(LocalDocuments(corpus_index(settings)))  # type: ignore[arg-type]
+        fetchers.append(LocalDocuments(opened_index(settings)))
     if "grep" in chain and settings.search.code_dir is not None:
         from deepresearch.providers.search.code_files import CodeFiles
 

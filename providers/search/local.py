@@ -7,10 +7,16 @@ Ids are ``doc:<relpath>#page=N`` (PDF, PPTX, XLSX, EPUB: ``extract.PAGE_LABELS``
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from deepresearch.errors import ProviderError
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.providers.search.doc_ids import doc_id, doc_location, parse_doc_id
 from deepresearch.schemas import FetchedDoc, SearchHit
+
+if TYPE_CHECKING:
+    from deepresearch.config.settings import Settings
 
 __all__ = [
     "CorpusIndex",
@@ -18,8 +24,25 @@ __all__ = [
     "LocalSearch",
     "doc_id",
     "doc_location",
+    "opened_index",
     "parse_doc_id",
 ]
+
+_opened: dict[tuple[str, str, int], CorpusIndex] = {}  # per process: loading takes seconds
+
+
+def opened_index(settings: Settings) -> CorpusIndex:
+    """The already-built index of ``settings.corpus.path`` (the driver built it), opened once
+    per process and shared by the search provider and the fetcher of every run that reads it."""
+    assert settings.corpus.path is not None
+    key = (
+        str(settings.corpus.path),
+        str(settings.resolved_cache_dir()),
+        settings.corpus.passage_chars,
+    )
+    if key not in _opened:
+        _opened[key] = CorpusIndex.load_cached(Path(key[0]), Path(key[1]), key[2])
+    return _opened[key]
 
 
 class LocalSearch:

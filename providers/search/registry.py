@@ -98,10 +98,9 @@ def build_search_provider(
     check_search_provider(name, settings, env)
     timeout = settings.search.timeout_s
     if name == "local":
-        from deepresearch.providers.assembly.from_settings import corpus_index
-        from deepresearch.providers.search.local import LocalSearch
+        from deepresearch.providers.search.local import LocalSearch, opened_index
 
-        return LocalSearch(corpus_index(settings))  # type: ignore[arg-type]
+        return LocalSearch(opened_index(settings))
     if name == "duckduckgo":
         from deepresearch.providers.search.duckduckgo import DuckDuckGoSearch, ddgs_text_search
 

@@ -395,7 +395,7 @@ async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> N
     and the gateway; a corpus with no index yet is left for the first run to report."""
     from deepresearch.actors.members import CrewGateway, CrewResearcher, fetcher_key
     from deepresearch.config.settings import load_settings
-    from deepresearch.providers.assembly import from_settings as assembly
+    from deepresearch.providers.search import local
     from deepresearch.run import driver
 
     docs = tmp_path / "docs"
@@ -411,6 +411,6 @@ async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> N
     await gateway.ready(settings)
     assert fetcher_key(settings) in researcher._fetchers
     opened = (str(settings.corpus.path), str(settings.resolved_cache_dir()))
-    assert any(k[:2] == opened for k in assembly._indexes)
-    index = next(v for k, v in assembly._indexes.items() if k[:2] == opened)
+    assert any(k[:2] == opened for k in local._opened)
+    index = next(v for k, v in local._opened.items() if k[:2] == opened)
     assert index._labels is not None  # line-item labels built before the first search

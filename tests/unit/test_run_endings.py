@@ -256,8 +256,7 @@ def test_warming_the_crew_waits_for_every_member_and_needs_ray(
     monkeypatch.setattr("ray.is_initialized", lambda: False)
     opened: list[Any] = []  # corpus indexes opened in this process (the service's)
     monkeypatch.setattr(
-        "deepresearch.providers.assembly.from_settings.corpus_index",
-        lambda s: opened.append(s.corpus),
+        "deepresearch.providers.search.local.opened_index", lambda s: opened.append(s.corpus)
     )
     crew.forget()
     (tmp_path / "docs").mkdir()
