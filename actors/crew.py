@@ -15,18 +15,12 @@ from __future__ import annotations
 import contextlib
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from deepresearch import __version__
 from deepresearch.actors.members import crew_member
-from deepresearch.actors.run_host import RunSpec
 from deepresearch.cluster import runtime
 from deepresearch.config.settings import Settings
-from deepresearch.per_run.run_context import RunContext
-from deepresearch.providers.llm.base import LLMProvider
-
-if TYPE_CHECKING:
-    from deepresearch.run.driver import Prepared
 
 
 def actor_name(settings: Settings, kind: str, index: int | None = None) -> str:
@@ -79,14 +73,14 @@ def warm(settings: Settings) -> None:
     import ray
 
     from deepresearch.errors import DeepResearchError
+    from deepresearch.providers.assembly import from_settings as assembly
     from deepresearch.providers.search import local
-    from deepresearch.run.driver import run_settings
 
     if not ray.is_initialized():
         return
     detached = True if settings.ray.crew.detached is None else settings.ray.crew.detached
     handles = join(settings, detached=detached, evaluator=True)
-    opened = run_settings(settings)
+    opened = assembly.run_settings(settings)
     carried = (*handles.hosts, handles.gateway)  # a run's context carries these: decoded now
     ready = [m.ready.remote(opened, carried) for m in (*handles.researchers, handles.gateway)]
     ready.append(handles.evaluator.ready.remote(carried))
@@ -121,35 +115,4 @@ def _join(settings: Settings, *, detached: bool, evaluator: bool, ledger: bool) 
         gateway=get("search_gateway"),
         evaluator=get("evaluator") if evaluator else None,
         ledger=get("ledger") if ledger else None,
-    )
-
-
-def run_spec(prep: Prepared, handles: CrewHandles, llm: LLMProvider | None) -> RunSpec:
-    """What the run's host needs to open it: the prepared run and the crew's handles; keys
-    travel as ``SecretStr`` in the run's context."""
-    seed = prep.seed
-    fu = prep.settings.follow_up
-    context = RunContext(
-        run_id=prep.request.run_id,
-        settings=prep.settings,
-        host=handles.host_for(prep.request.run_id),
-        gateway=handles.gateway,
-        keys=prep.keys,
-        search_keys=RunContext.secret_env(prep.search_keys),
-        ledger=handles.ledger,
-        llm=llm,
-    )
-    return RunSpec(
-        context=context,
-        request=prep.request,
-        run_dir=str(prep.run_dir.root),
-        researchers=handles.researchers,
-        evaluator=handles.evaluator,
-        start_seq=prep.start_seq,
-        doc_caps=(fu.doc_cap_chars, fu.total_cap_chars),
-        warnings=prep.warnings,
-        resume=prep.resume,
-        follow_up=seed.model_copy(update={"docs": ()}) if seed is not None else None,
-        seed_docs=(seed.docs if seed is not None else ()) + prep.work.docs,
-        prior=dict(prep.work.prior),
     )

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
@@ -37,6 +37,10 @@ from deepresearch.storage import runs
 from deepresearch.storage.output_dir import check_output_dir
 from deepresearch.storage.report_path import default_directory, report_name
 from deepresearch.storage.run_dir import RunDir, create_exclusive, new_run_id
+
+if TYPE_CHECKING:
+    from deepresearch.actors.crew import CrewHandles
+    from deepresearch.actors.run_host import RunSpec
 
 
 @dataclass(frozen=True)
@@ -91,16 +95,6 @@ def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     return tuple(warnings)
 
 
-def run_settings(settings: Settings) -> Settings:
-    """The settings a run is carried out with (the default search chain, the corpus path
-    resolved): crew processes key what they keep open by them."""
-    settings = assembly.with_default_search_chain(settings)
-    if settings.corpus.path is None:
-        return settings
-    path = Path(settings.corpus.path).expanduser().resolve()
-    return settings.model_copy(update={"corpus": settings.corpus.model_copy(update={"path": path})})
-
-
 def prepare(
     query: str,
     mode: Mode,
@@ -129,7 +123,7 @@ def prepare(
     seed = None
     if follow_up_of is not None:
         seed = follow_up.load_seed(settings.resolved_state_dir(), follow_up_of, settings)
-    settings = run_settings(settings)
+    settings = assembly.run_settings(settings)
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     keys = keys_from_env(os.environ)
@@ -211,6 +205,40 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     )
 
 
+def run_spec(prep: Prepared, handles: CrewHandles, llm: LLMProvider | None) -> RunSpec:
+    """What the run's host needs to open it: the prepared run and the crew's handles; keys
+    travel as ``SecretStr`` in the run's context."""
+    from deepresearch.actors.run_host import RunSpec
+    from deepresearch.per_run.run_context import RunContext
+
+    seed = prep.seed
+    fu = prep.settings.follow_up
+    context = RunContext(
+        run_id=prep.request.run_id,
+        settings=prep.settings,
+        host=handles.host_for(prep.request.run_id),
+        gateway=handles.gateway,
+        keys=prep.keys,
+        search_keys=RunContext.secret_env(prep.search_keys),
+        ledger=handles.ledger,
+        llm=llm,
+    )
+    return RunSpec(
+        context=context,
+        request=prep.request,
+        run_dir=str(prep.run_dir.root),
+        researchers=handles.researchers,
+        evaluator=handles.evaluator,
+        start_seq=prep.start_seq,
+        doc_caps=(fu.doc_cap_chars, fu.total_cap_chars),
+        warnings=prep.warnings,
+        resume=prep.resume,
+        follow_up=seed.model_copy(update={"docs": ()}) if seed is not None else None,
+        seed_docs=(seed.docs if seed is not None else ()) + prep.work.docs,
+        prior=dict(prep.work.prior),
+    )
+
+
 def _unwrap(exc: Exception) -> Exception:
     """The DeepResearchError behind a Ray task error, so callers see our typed errors."""
     cause = getattr(exc, "cause", None)
@@ -248,7 +276,7 @@ def execute(
             ledger=llm is None and assembly.needs_ledger(prep.settings),
         )
         try:
-            ray.get(handles.host_for(run_id).open.remote(crew.run_spec(prep, handles, llm)))
+            ray.get(handles.host_for(run_id).open.remote(run_spec(prep, handles, llm)))
         except Exception as exc:  # e.g. still open there (not ours to close): one line
             raise _unwrap(exc) from None
         host = handles.host_for(run_id)

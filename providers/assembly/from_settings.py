@@ -81,6 +81,16 @@ def check_search_names(settings: Settings, env: Mapping[str, str] | None = None)
         check_search_provider(name, settings, os.environ if env is None else env)
 
 
+def run_settings(settings: Settings) -> Settings:
+    """The settings a run is carried out with (the default search chain, the corpus path
+    resolved): crew processes key what they keep open by them."""
+    settings = with_default_search_chain(settings)
+    if settings.corpus.path is None:
+        return settings
+    path = Path(settings.corpus.path).expanduser().resolve()
+    return settings.model_copy(update={"corpus": settings.corpus.model_copy(update={"path": path})})
+
+
 def http_client() -> httpx.AsyncClient:
     """The process's one client for search APIs, made on first use inside the running loop.
 

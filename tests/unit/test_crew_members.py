@@ -395,6 +395,7 @@ async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> N
     and the gateway; a corpus with no index yet is left for the first run to report."""
     from deepresearch.actors.members import CrewGateway, CrewResearcher, fetcher_key
     from deepresearch.config.settings import load_settings
+    from deepresearch.providers.assembly import from_settings as assembly
     from deepresearch.providers.search import local
     from deepresearch.run import driver
 
@@ -402,7 +403,7 @@ async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> N
     docs.mkdir()
     (docs / "notes.md").write_text("# Notes\n\nACME Corp net sales were $1,234 million.\n")
     flags = {"corpus": {"path": str(docs), "cache_dir": str(tmp_path / "cache")}}
-    settings = driver.run_settings(load_settings(None, flags, env={}))
+    settings = assembly.run_settings(load_settings(None, flags, env={}))
     researcher, gateway = CrewResearcher(), CrewGateway()
     await researcher.ready(settings)  # nothing built yet: no error, nothing kept
     assert not researcher._fetchers
