@@ -23,6 +23,7 @@ from typing import Any
 
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.researcher import Researcher
+from deepresearch.actors.run_models import KEPT_RUNS, RunModels
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
@@ -30,59 +31,18 @@ from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.per_run import run_context
 from deepresearch.per_run.latency_hiding import Pending
 from deepresearch.per_run.run_context import (
-    LedgerHook,
-    LedgerTerms,
     RunContext,
     RunGateway,
     RunPool,
     RunSink,
 )
-from deepresearch.policies.resilience.breaker import BreakerConfig, BreakerState
+from deepresearch.policies.resilience.breaker import BreakerConfig
 from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.assembly import from_settings as assembly
-from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, SearchResult, SubTask
 
-KEPT_RUNS = 512  # per-run entries a crew actor keeps at most (a run whose end was never said)
 KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
-
-
-class RunModels:
-    """Each run's model client, built in this process from its settings and keys on first use.
-    Their tiers' breakers are shared (``breakers``): one run's failing provider informs every run
-    this process serves, as the search gateway's do for search."""
-
-    def __init__(self) -> None:
-        self._models: OrderedDict[str, LLMProvider] = OrderedDict()
-        self.breakers: dict[str, BreakerState] = {}
-
-    def get(self, context: RunContext) -> LLMProvider:
-        """The run's model; a scripted one (tests) is kept from its first call, so its script
-        goes on from where the run's previous call left it, as in one actor process."""
-        model = self._models.get(context.run_id)
-        if model is None:
-            if context.llm is not None:
-                model = context.llm
-            else:
-                hook = None
-                if context.ledger is not None:
-                    terms = LedgerTerms.of(context.settings)
-                    hook = LedgerHook(context.ledger, context.run_id, terms)
-                model = assembly.build_llm_provider(
-                    context.settings, context.keys, hook, self.breakers
-                )
-            self._models[context.run_id] = model
-            while len(self._models) > KEPT_RUNS:
-                self._models.popitem(last=False)
-        return model
-
-    def release(self, run_id: str) -> None:
-        self._models.pop(run_id, None)
-        run_context.forget(run_id)
-
-    def held(self) -> set[str]:
-        return set(self._models)
 
 
 def fetcher_key(settings: Settings) -> str:

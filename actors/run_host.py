@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from deepresearch.actors.members import RunModels
+from deepresearch.actors.run_models import RunModels
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.per_run.coordinator import Coordinator

@@ -17,8 +17,8 @@ from fake_clock import FakeClock
 from pydantic import SecretStr
 
 from deepresearch.actors.ledger import CrewLedger
-from deepresearch.actors.members import RunModels
 from deepresearch.actors.run_host import RunHost, RunSpec
+from deepresearch.actors.run_models import RunModels
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
 from deepresearch.errors import (
