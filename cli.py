@@ -22,6 +22,7 @@ import click
 
 from deepresearch import STARTED_AT, __version__
 from deepresearch.commands import plan as cli_plan
+from deepresearch.commands.gated import answer_gated
 from deepresearch.commands.options import RayAddress, RunId, choice, config_option, folder
 from deepresearch.errors import DeepResearchError, QueryGated, RunInterrupted
 from deepresearch.text.terminal import printable
@@ -246,21 +247,6 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
     except QueryGated as gated:
         answer_gated(gated, query.strip(), as_json)
     _execute(prep, as_json)
-
-
-def answer_gated(gated: QueryGated, query: str, as_json: bool) -> None:
-    """A greeting answered (exit 0), a harmful request refused (3), a vague query questioned (2):
-    no run started."""
-    from deepresearch.run.intent_gate import exit_code, gate_summary
-
-    if as_json:
-        click.echo(gate_summary(gated, query).model_dump_json())
-    if gated.outcome == "chitchat":
-        if not as_json:
-            click.echo(gated.reply)
-        raise SystemExit(EXIT_OK)
-    click.echo(printable(f"deep-research: {gated.reply}"), err=True)
-    raise SystemExit(exit_code(gated))
 
 
 @cli.command()

@@ -87,7 +87,7 @@ def _finish(
     ``report_path`` the downloaded file (so stdout stays JSON lines)."""
     gated = jobs.parse_gate_line(logs, run_id)
     if gated is not None:
-        from deepresearch.cli import answer_gated
+        from deepresearch.commands.gated import answer_gated
 
         answer_gated(QueryGated(gated.outcome, gated.reply, gated.reason), gated.query, as_json)
     found = jobs.parse_report_block(logs, run_id)

@@ -166,7 +166,7 @@ def register(cli: click.Group) -> None:
         try:  # no agenda is drafted for a harmful request, a greeting or a query with no topic
             intent_gate.screen(text, settings)
         except QueryGated as gated:
-            from deepresearch.cli import answer_gated
+            from deepresearch.commands.gated import answer_gated
 
             answer_gated(gated, text, False)
         agenda = check_items(
