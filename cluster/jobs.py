@@ -30,9 +30,7 @@ from typing import TYPE_CHECKING, Any
 from deepresearch.errors import ClusterError, InputError
 
 if TYPE_CHECKING:  # the message models load when a job's output is read, not for `--help`
-    from deepresearch.config.settings import Settings
-    from deepresearch.run.driver import Prepared
-    from deepresearch.schemas import GateSummary, Mode, RunSummary
+    from deepresearch.schemas import GateSummary, RunSummary
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "=====BEGIN DEEP-RESEARCH REPORT====="
@@ -380,10 +378,8 @@ def follow(
 RUN_ID_PATTERN = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 
 
-def prepare_as(run_id: str, query: str, mode: Mode, settings: Settings) -> Prepared:
-    """``driver.prepare`` under the run id the submitter chose and printed."""
+def check_run_id(run_id: str) -> str:
+    """The run id the submitter chose and printed, refused unless it is one (it names a folder)."""
     if not RUN_ID_PATTERN.match(run_id):
         raise InputError(f"--run-id {run_id!r}: not a run id such as 20260101-120000-ab12cd")
-    from deepresearch.run import driver
-
-    return driver.prepare(query, mode, settings, run_id=run_id)
+    return run_id

@@ -406,9 +406,8 @@ def job_run_cmd(query: str, run_id: str, **o: Any) -> None:
         flags["ray.crew.detached"] = False
         settings = load_settings(None, overrides_from_flags(flags))
     try:
-        prep = dataclasses.replace(
-            jobs.prepare_as(run_id, query, settings.run.mode, settings), started=STARTED_AT
-        )
+        prep = driver.prepare(query, settings.run.mode, settings, run_id=jobs.check_run_id(run_id))
+        prep = dataclasses.replace(prep, started=STARTED_AT)
     except QueryGated as gated:  # the job ends with the gate's outcome: no run, no report
         from deepresearch.run.intent_gate import exit_code, gate_summary
 

@@ -232,10 +232,10 @@ def test_submit_retries_only_while_the_head_has_no_agent(tmp_path: Path) -> None
     assert stuck.calls == 4
 
 
-def test_prepare_as_rejects_a_run_id_that_is_not_one(tmp_path: Path) -> None:
-    settings = load_settings(None, {}, env={})
+def test_a_job_refuses_a_run_id_that_is_not_one() -> None:
     with pytest.raises(InputError, match="not a run id"):
-        jobs.prepare_as("../../etc", "q?", "quick", settings)
+        jobs.check_run_id("../../etc")
+    assert jobs.check_run_id(RUN_ID) == RUN_ID
 
 
 def test_join_failures_name_the_token_setting() -> None:
