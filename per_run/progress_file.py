@@ -1,6 +1,6 @@
 """``report.partial.md``: what the finished researchers found so far, rendered in the background.
 
-A render verifies every finished report in a worker thread (``synthesis.partial_markdown``), so
+A render verifies every finished report in a worker thread (``partial_markdown``), so
 finishes are paced (``policies.partial_pace``): at most one render per interval, a round's last
 finish at once, and a render still due when the run ends happens then, so the file covers every
 finished report. Its failure is an event, never the end of the run.
@@ -16,7 +16,9 @@ from deepresearch.per_run.event_log import EventSink
 from deepresearch.per_run.latency_hiding import Background
 from deepresearch.policies.lifecycle import partial_pace
 from deepresearch.policies.synthesis import synthesis
-from deepresearch.schemas import ResearcherReport
+from deepresearch.policies.verification import verify
+from deepresearch.reports.markdown import render_body
+from deepresearch.schemas import Report, ReportSection, ResearcherReport
 
 NAME = "report.partial.md"
 
@@ -69,7 +71,36 @@ class ProgressFile:
     async def _write(self) -> None:
         try:
             args = (self._query, list(self._reports()), self._min_support)
-            markdown = await asyncio.to_thread(synthesis.partial_markdown, *args)
+            markdown = await asyncio.to_thread(partial_markdown, *args)
             await self._log.write_text(NAME, markdown)
         except Exception as exc:  # a progress file must never stall the lifecycle
             await self._sink.emit("partial_report_failed", {"error": type(exc).__name__})
+
+
+def partial_markdown(
+    query: str, reports: Sequence[ResearcherReport], min_support: float = 0.5
+) -> str:
+    """``report.partial.md``: what the finished researchers found so far, readable mid-run."""
+    usable = [r for r in reports if r.findings]
+    sources = tuple(synthesis.merged_sources(usable))
+    draft = Report(
+        query=query,
+        title=f"{synthesis.title_for(query)} (in progress)",
+        answer="",
+        sections=tuple(ReportSection(heading=r.question, findings=r.findings) for r in usable),
+        sources=sources,
+    )
+    # The researchers' findings are model text: only the sentences their own cited passages
+    # support are shown before the writer's verified report exists.
+    evidence = verify.evidence_index(usable)
+    checked = verify.check_report(draft, evidence, min_support)
+    report, _ = verify.finalize(checked, {}, evidence, sources, min_support)
+    report = report.model_copy(
+        update={
+            "answer": f"Research in progress: {len(reports)} sub-question(s) finished so far.",
+            "status": "completed",
+            "limits": synthesis.limit_notes(None, reports),
+            "verification": None,
+        }
+    )
+    return render_body(report)

@@ -1,7 +1,7 @@
 """When ``report.partial.md`` is rendered again: at most once per interval, nothing left out.
 
 Rendering the progress file verifies every finished researcher's findings against all their
-evidence (``synthesis.partial_markdown``), so each render of a run costs more than the one before,
+evidence (``progress_file.partial_markdown``), so each render of a run costs more than the one before,
 and a run host renders for every run it holds. A finish within ``every_s`` of the last render is
 not rendered at once: one render when the interval ends covers it and every finish after it. The
 last finish while none is left running is rendered at once (with any finish due): the run moves

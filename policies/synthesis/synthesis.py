@@ -185,38 +185,6 @@ def uncovered_notes(query: str, reports: Sequence[ResearcherReport]) -> tuple[st
     return tuple(names + periods)
 
 
-def partial_markdown(
-    query: str, reports: Sequence[ResearcherReport], min_support: float = 0.5
-) -> str:
-    """``report.partial.md``: what the finished researchers found so far, readable mid-run."""
-    from deepresearch.policies.verification import verify
-    from deepresearch.reports.markdown import render_body
-
-    usable = [r for r in reports if r.findings]
-    sources = tuple(merged_sources(usable))
-    draft = Report(
-        query=query,
-        title=f"{title_for(query)} (in progress)",
-        answer="",
-        sections=tuple(ReportSection(heading=r.question, findings=r.findings) for r in usable),
-        sources=sources,
-    )
-    # The researchers' findings are model text: only the sentences their own cited passages
-    # support are shown before the writer's verified report exists.
-    evidence = verify.evidence_index(usable)
-    checked = verify.check_report(draft, evidence, min_support)
-    report, _ = verify.finalize(checked, {}, evidence, sources, min_support)
-    report = report.model_copy(
-        update={
-            "answer": f"Research in progress: {len(reports)} sub-question(s) finished so far.",
-            "status": "completed",
-            "limits": limit_notes(None, reports),
-            "verification": None,
-        }
-    )
-    return render_body(report)
-
-
 def injection_note(report: ResearcherReport, cap: int) -> str:
     """An earlier researcher's report as a note for a later one, capped in size."""
     lines = [f"Earlier finding on '{report.question}': {report.summary}"]

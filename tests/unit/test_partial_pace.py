@@ -42,7 +42,7 @@ async def test_finishes_in_a_burst_render_twice_and_the_last_render_shows_them_a
         rendered.append(len(finished))
         return "\n".join(r.question for r in finished)
 
-    monkeypatch.setattr(progress_file.synthesis, "partial_markdown", render)
+    monkeypatch.setattr(progress_file, "partial_markdown", render)
     background = Background(sink)
     progress = ProgressFile("Q?", lambda: reports, 0.5, background, sink, clock)
     for n in range(1, 6):
@@ -72,7 +72,7 @@ async def test_a_rounds_last_finish_renders_at_once_so_the_runs_end_waits_for_no
         rendered.append(len(finished))
         return ""
 
-    monkeypatch.setattr(progress_file.synthesis, "partial_markdown", render)
+    monkeypatch.setattr(progress_file, "partial_markdown", render)
     background = Background(sink)
     progress = ProgressFile("Q?", lambda: reports, 0.5, background, sink, clock)
     for n, last in ((1, False), (2, False), (3, True)):
@@ -100,7 +100,7 @@ async def test_a_host_holding_many_runs_paces_each_runs_renders_further_apart(
         rendered.append(len(finished))
         return ""
 
-    monkeypatch.setattr(progress_file.synthesis, "partial_markdown", render)
+    monkeypatch.setattr(progress_file, "partial_markdown", render)
     for runs, expected in ((32, [1]), (1, [1, 2])):
         clock, sink, reports = FakeClock(100.0), ListSink(), []
         rendered.clear()
