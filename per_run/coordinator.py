@@ -244,9 +244,7 @@ class Coordinator:
     def _start(self, subtask: SubTask, inject: tuple[str, ...]) -> None:
         cap = self._s.researcher.report_cap_chars
         notes = self._earlier_notes()  # oldest first: the newest note steers queries most
-        notes += [
-            synthesis.injection_note(self._reports[i], cap) for i in inject if i in self._reports
-        ]
+        notes += [reuse.injection_note(self._reports[i], cap) for i in inject if i in self._reports]
         limit = self._s.researcher.max_time_s * 1.5 + 5.0  # hard stop if the watchdog cannot run
 
         async def work() -> None:

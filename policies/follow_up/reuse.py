@@ -16,7 +16,6 @@ from pydantic import JsonValue
 
 from deepresearch.config.trust import FollowUpSettings
 from deepresearch.policies.follow_up.subject import in_context
-from deepresearch.policies.synthesis.synthesis import injection_note
 from deepresearch.policies.urls import normalize_url
 from deepresearch.schemas import (
     FetchedDoc,
@@ -62,6 +61,14 @@ _FILLER = frozenset(
     ]
 )
 SNIPPET_TYPE = "text/x-search-snippet"  # a fetch that failed: a follow-up should try it again
+
+
+def injection_note(report: ResearcherReport, cap: int) -> str:
+    """An earlier researcher's report as a note for a later one (of this run or a follow-up),
+    capped in size."""
+    lines = [f"Earlier finding on '{report.question}': {report.summary}"]
+    lines += [f"- {f.text}" for f in report.findings]
+    return "\n".join(lines)[:cap]
 
 
 def normalize_question(text: str) -> str:

@@ -185,13 +185,6 @@ def uncovered_notes(query: str, reports: Sequence[ResearcherReport]) -> tuple[st
     return tuple(names + periods)
 
 
-def injection_note(report: ResearcherReport, cap: int) -> str:
-    """An earlier researcher's report as a note for a later one, capped in size."""
-    lines = [f"Earlier finding on '{report.question}': {report.summary}"]
-    lines += [f"- {f.text}" for f in report.findings]
-    return "\n".join(lines)[:cap]
-
-
 def steering_note(report: ResearcherReport) -> str:
     """The short note a running researcher gets when a sibling finishes."""
     return f"A sibling finished '{report.question}': {report.summary[:300]}"
