@@ -7,6 +7,8 @@ Prompts and the agenda go to stderr, keeping stdout for the report path or ``--j
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +23,7 @@ from deepresearch.text.terminal import printable
 
 if TYPE_CHECKING:  # the planner and the settings load only when a command needs them
     from deepresearch.config.settings import Settings
+    from deepresearch.providers.llm.base import LLMProvider
 
 Ask = Callable[[str, str], str]
 Echo = Callable[[str], None]
@@ -129,9 +132,7 @@ def settle(
     """The agenda the run researches: the file's, or the planner's after the user reviewed it."""
     if not review_plan or not is_tty:
         return items
-    from deepresearch.per_run import planning
-
-    proposed = list(items) or planning.propose_now(query, settings)
+    proposed = list(items) or propose_now(query, settings)
     return review(proposed, _ask, _echo, max_items(settings))
 
 
@@ -156,7 +157,6 @@ def register(cli: click.Group) -> None:
     ) -> None:
         """Print the deep-mode agenda for QUERY as YAML, to edit and pass to --plan-file."""
         from deepresearch.config.settings import load_settings, overrides_from_flags
-        from deepresearch.per_run import planning
         from deepresearch.run import intent_gate
         from deepresearch.run.driver import check_query
 
@@ -170,7 +170,7 @@ def register(cli: click.Group) -> None:
 
             answer_gated(gated, text, False)
         agenda = check_items(
-            planning.propose_now(text, settings), "the planner's agenda", max_items(settings)
+            propose_now(text, settings), "the planner's agenda", max_items(settings)
         )
         yaml_text = dump_plan(agenda, text)
         if output is None:
@@ -181,3 +181,16 @@ def register(cli: click.Group) -> None:
         except OSError as exc:
             raise StorageError(str(output), f"cannot write plan file ({exc.strerror})") from None
         click.echo(str(output))
+
+
+def propose_now(query: str, settings: Settings, llm: LLMProvider | None = None) -> list[str]:
+    """The planner's agenda from this synchronous command, through the same router a run would
+    use (``planning.propose``, as the coordinator calls it)."""
+    from deepresearch.per_run import planning
+
+    if llm is None:
+        from deepresearch.providers.assembly import from_settings as assembly
+        from deepresearch.providers.llm.registry import keys_from_env
+
+        llm = assembly.build_llm_provider(settings, keys_from_env(os.environ))
+    return asyncio.run(planning.propose(llm, query, settings)).questions

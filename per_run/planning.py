@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 from dataclasses import dataclass
 
 from pydantic import JsonValue
@@ -59,13 +57,3 @@ async def propose(llm: LLMProvider, query: str, settings: Settings) -> Proposal:
     return Proposal(
         questions[:cap] or [query], questions[cap:], draft.complexity, cap, list(replies)
     )
-
-
-def propose_now(query: str, settings: Settings, llm: LLMProvider | None = None) -> list[str]:
-    """``propose`` from synchronous driver code, through the same router a run would use."""
-    if llm is None:
-        from deepresearch.providers.assembly import from_settings as assembly
-        from deepresearch.providers.llm.registry import keys_from_env
-
-        llm = assembly.build_llm_provider(settings, keys_from_env(os.environ))
-    return asyncio.run(propose(llm, query, settings)).questions

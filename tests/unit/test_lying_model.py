@@ -11,6 +11,7 @@ import pytest
 from test_actors_inprocess import coordinator
 
 from deepresearch.actors.evaluator import Evaluator
+from deepresearch.commands import plan as cli_plan
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.llm_messages import (
     DraftFinding,
@@ -22,7 +23,6 @@ from deepresearch.llm_messages import (
     PlanDraft,
     WriteDraft,
 )
-from deepresearch.per_run import planning
 from deepresearch.policies.synthesis import synthesis
 from deepresearch.policies.verification import unsourced
 from deepresearch.providers.llm.extractive import ExtractiveLLM
@@ -117,7 +117,7 @@ def test_plan_items_keep_only_their_questions() -> None:
         sub_questions=(f"What were ACME's 2024 sales? {LIE}", LIE, "Who are ACME's rivals?"),
     )
     llm = ScriptedLLM({"planner": [draft.model_dump_json()]})
-    questions = planning.propose_now("ACME 2024 sales and rivals", settings(), llm)
+    questions = cli_plan.propose_now("ACME 2024 sales and rivals", settings(), llm)
     assert questions == ["What were ACME's 2024 sales?", "Who are ACME's rivals?"]
 
 
