@@ -1,22 +1,107 @@
-"""The layers stay one-way: ``text`` <- ``policies`` <- ``providers`` / ``actors``.
+"""The house stays one-way: each folder imports only the folders ``MAY_IMPORT`` lets it, and no
+module import circle exists anywhere in the package.
 
-Pure policies that reach into a provider module drag its dependencies (and its private names) into
-every rule; text analysis they both need lives in ``text``. Read with ``ast``, so an import inside a
-function counts as much as one at the top.
+A folder (a "room") is a package folder, or a module at the root (``cli``, ``errors``,
+``schemas``, ...). The table reads top to bottom as the program runs: the CLI and its commands,
+the service, the driver side of a run, Ray's actors and the plain objects a run host holds,
+then providers, pure policies and the text analysis they share, and the config, errors and
+messages everything uses. Pure policies never reach into providers or actors: a rule that did
+would drag their dependencies into every decision. Read with ``ast``, so an import inside a
+function or under ``TYPE_CHECKING`` counts as much as one at the top.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FORBIDDEN = {
-    "policies": ("deepresearch.providers", "deepresearch.actors"),
-    "text": ("deepresearch.providers", "deepresearch.actors", "deepresearch.policies"),
+NOT_PACKAGE = {"tests", "bench", "build", ".venv"}
+
+BASE = {"config", "errors", "schemas", "llm_messages", "text"}  # what anything may use
+POLICY = BASE | {"policies"}  # a pure policy: the shared URL rules and the base, no more
+PROVIDER = BASE | {"policies", "policies/resilience", "providers"}
+ALL_POLICIES = {
+    "policies",
+    "policies/answers",
+    "policies/follow_up",
+    "policies/gate",
+    "policies/lifecycle",
+    "policies/resilience",
+    "policies/search",
+    "policies/synthesis",
+    "policies/verification",
 }
+ALL_PROVIDERS = {
+    "providers",
+    "providers/assembly",
+    "providers/documents",
+    "providers/llm",
+    "providers/search",
+    "providers/testing",
+    "providers/web",
+}
+
+MAY_IMPORT: dict[str, set[str]] = {
+    "__init__": set(),
+    "__main__": {"cli", "cluster"},
+    "cli": BASE | {"commands", "run", "cluster", "storage"},
+    "commands": BASE
+    | {"service", "run", "actors", "per_run", "cluster", "storage"}
+    | ALL_POLICIES
+    | ALL_PROVIDERS,
+    "service": BASE | {"run", "cluster", "storage", "reports"} | ALL_POLICIES | ALL_PROVIDERS,
+    "run": BASE
+    | {"actors", "per_run", "cluster", "storage", "reports"}
+    | ALL_POLICIES
+    | ALL_PROVIDERS,
+    "actors": BASE | {"per_run", "cluster"} | ALL_POLICIES | ALL_PROVIDERS,
+    "per_run": BASE | {"storage", "reports", "providers/llm"} | ALL_POLICIES,
+    "reports": BASE | {"policies/verification"},
+    "providers/testing": BASE | {"providers/web"},
+    "providers/assembly": PROVIDER
+    | {"providers/llm", "providers/search", "providers/documents", "providers/web"},
+    "providers/llm": PROVIDER | {"prompts", "policies/answers", "policies/verification"},
+    "providers/search": PROVIDER
+    | {"storage", "policies/search", "policies/answers", "providers/documents"},
+    "providers/web": BASE | {"policies", "providers/documents"},
+    "providers/documents": BASE,
+    "providers": PROVIDER - {"providers"},
+    "prompts": BASE | {"policies/answers"},
+    "policies/lifecycle": POLICY
+    | {"policies/follow_up", "policies/search", "policies/synthesis", "policies/verification"},
+    "policies/synthesis": POLICY | {"policies/search", "policies/verification"},
+    "policies/gate": POLICY | {"policies/verification", "policies/follow_up"},
+    "policies/follow_up": POLICY,
+    "policies/verification": POLICY,
+    "policies/search": POLICY | {"policies/verification"},
+    "policies/resilience": POLICY,
+    "policies/answers": POLICY,
+    "policies": set(),
+    "cluster": {"config", "errors", "schemas"},
+    "storage": {"config", "errors", "schemas"},
+    "text": set(),
+    "config": {"errors"},
+    "llm_messages": {"schemas"},
+    "schemas": set(),
+    "errors": set(),
+}
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every module of the package under ``root``, by dotted name (a package by its folder)."""
+    found: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root)
+        if NOT_PACKAGE & set(rel.parts) or any(p.startswith(".") for p in rel.parts):
+            continue
+        parts = rel.with_suffix("").parts
+        name = ".".join(("deepresearch", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+        found[name] = path
+    return found
 
 
 def imported_modules(source: str) -> list[str]:
@@ -31,29 +116,134 @@ def imported_modules(source: str) -> list[str]:
     return out
 
 
-def violations(package: str) -> list[str]:
-    found: list[str] = []
-    for path in sorted((ROOT / package).glob("*.py")):
-        for module in imported_modules(path.read_text(encoding="utf-8")):
-            if any(module == f or module.startswith(f"{f}.") for f in FORBIDDEN[package]):
-                found.append(f"{package}/{path.name} imports {module}")
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (a name resolves to its longest module)."""
+    mods = modules(root)
+
+    def resolve(name: str) -> str:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {name: set() for name in mods}
+    for name, path in mods.items():
+        for target in imported_modules(path.read_text("utf-8")):
+            if target.startswith("deepresearch"):
+                found = resolve(target)
+                if found and found not in (name, "deepresearch"):
+                    graph[name].add(found)
+    return graph
+
+
+def circles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
     return found
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_lower_layers_import_nothing_from_higher_ones(package: str) -> None:
-    assert list((ROOT / package).glob("*.py")), f"no modules found under {package}/"
-    assert violations(package) == []
+def room(name: str, path: Path, root: Path) -> str:
+    rel = path.relative_to(root)
+    return "/".join(rel.parent.parts) if len(rel.parts) > 1 else rel.stem
 
 
-def test_the_check_sees_every_form_of_import() -> None:
-    source = (
-        "import deepresearch.providers.llm.rules\n"
-        "from deepresearch import providers\n"
-        "def f():\n"
-        "    from deepresearch.providers.llm.sentences import _NAME\n"
+def wrong_way(root: Path, table: Mapping[str, set[str]]) -> list[str]:
+    mods = modules(root)
+    out: list[str] = []
+    for name, targets in sorted(import_graph(root).items()):
+        here = room(name, mods[name], root)
+        if here not in table:
+            out.append(f"{here} is in no row of MAY_IMPORT: place it")
+            continue
+        for target in sorted(targets):
+            there = room(target, mods[target], root)
+            if there != here and there not in table[here]:
+                out.append(f"{name} imports {target}: {here} may not import {there}")
+    return sorted(set(out))
+
+
+def test_no_module_import_circles() -> None:
+    assert circles(import_graph(ROOT)) == []
+
+
+def test_each_folder_imports_only_what_the_table_allows() -> None:
+    assert wrong_way(ROOT, MAY_IMPORT) == []
+
+
+def test_the_table_points_one_way() -> None:
+    """Allowed directions have no loop, so the table itself is a stack of floors."""
+    graph = {room: {t for t in targets if t in MAY_IMPORT} for room, targets in MAY_IMPORT.items()}
+    assert circles(graph) == []
+    assert all(room not in targets for room, targets in graph.items())
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"a.py": "from deepresearch import b\n", "b.py": "import deepresearch.a\n"}, 1),
+        (
+            {
+                "a.py": "def f():\n    from deepresearch.b import x\n",
+                "b.py": "from deepresearch.a import y\n",
+            },
+            1,
+        ),
+        ({"a.py": "from deepresearch import b\n", "b.py": "x = 1\n"}, 0),
+    ],
+)
+def test_the_circle_check_sees_every_form_of_import(
+    tmp_path: Path, files: dict[str, str], expected: int
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert len(circles(import_graph(tmp_path))) == expected
+
+
+def test_the_table_check_names_the_wrong_way_import(tmp_path: Path) -> None:
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "__init__.py").write_text("")
+    (tmp_path / "policies" / "rule.py").write_text("from deepresearch.actors import host\n")
+    (tmp_path / "actors").mkdir()
+    (tmp_path / "actors" / "__init__.py").write_text("")
+    (tmp_path / "actors" / "host.py").write_text("from deepresearch.policies import rule\n")
+    found = wrong_way(tmp_path, {"policies": set(), "actors": {"policies"}})
+    assert (
+        "deepresearch.policies.rule imports deepresearch.actors.host: policies may not import actors"
+        in found
     )
-    modules = imported_modules(source)
-    assert "deepresearch.providers.llm.rules" in modules
-    assert "deepresearch.providers" in modules
-    assert "deepresearch.providers.llm.sentences" in modules
+    assert not [line for line in found if line.startswith("deepresearch.actors")]
