@@ -1,6 +1,7 @@
 """The report as JSON (structured sections, claims, citations, sources) or a standalone HTML page.
 
-Both are built from the same ``policies.citations.resolve`` as the Markdown report, so a citation
+Both are built from the same resolved citations as the Markdown report (``citations.resolve``, run
+once per report by the driver and passed to whichever renderer it uses), so a citation
 number means the same source in every format. Run-varying facts (paths, ids, usage, timings) sit in
 a separate ``run`` object (JSON) or the page footer (HTML), as they sit below the Markdown's rule.
 One small mapping function per record (``source_record``, ``claim_record``) is the place to add a
@@ -85,11 +86,11 @@ def run_record(footer: Footer) -> dict[str, Any]:
     }
 
 
-def render_json(report: Report, footer: Footer) -> str:
+def render_json(report: Report, footer: Footer, resolved: ResolvedReport | None = None) -> str:
     document = {
         "format": "deep-research-report",
         "version": EXPORT_VERSION,
-        **report_record(report),
+        **report_record(report, resolved),
         "run": run_record(footer),
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -114,12 +115,12 @@ footer{margin-top:2.5rem;border-top:1px solid #d8dee4;color:#57606a;font-size:.8
 """.strip()
 
 
-def render_html(report: Report, footer: Footer) -> str:
+def render_html(report: Report, footer: Footer, resolved: ResolvedReport | None = None) -> str:
     """A standalone page: the Markdown report rendered (``markdown_html``, so the same citation
     numbers, anchors, tables and escaping as the web page), inline CSS, no scripts or assets."""
     from deepresearch.reports.markdown_html import to_html
 
-    markdown = render(report, footer)
+    markdown = render(report, footer, resolved)
     cut = markdown.rfind(FOOTER_RULE)
     body, foot = markdown[:cut], markdown[cut + len(FOOTER_RULE) :]
     title = " ".join(printable(report.title or report.query).split()) or "Research report"
@@ -132,10 +133,14 @@ def render_html(report: Report, footer: Footer) -> str:
     )
 
 
-def render_as(report_format: str, report: Report, footer: Footer) -> str:
-    """The report file's text in ``report_format`` (md, json or html)."""
+def render_as(
+    report_format: str, report: Report, footer: Footer, resolved: ResolvedReport | None = None
+) -> str:
+    """The report file's text in ``report_format`` (md, json or html). ``resolved``: the
+    report's citations as resolved once for the run (numbering, sources, dropped markers), which
+    every format and the run's summary share; resolved here only when the caller has none."""
     if report_format == "json":
-        return render_json(report, footer)
+        return render_json(report, footer, resolved)
     if report_format == "html":
-        return render_html(report, footer)
-    return render(report, footer)
+        return render_html(report, footer, resolved)
+    return render(report, footer, resolved)

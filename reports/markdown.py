@@ -260,10 +260,10 @@ def render_body(report: Report, resolved: ResolvedReport | None = None) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def render(report: Report, footer: Footer) -> str:
+def render(report: Report, footer: Footer, resolved: ResolvedReport | None = None) -> str:
     """The whole report file: body, rule, footer."""
     footer_text = _footer_block(footer, report.verification)
-    return render_body(report) + FOOTER_RULE + "\n" + footer_text + "\n"
+    return render_body(report, resolved) + FOOTER_RULE + "\n" + footer_text + "\n"
 
 
 def body_of(markdown: str) -> str:
@@ -272,9 +272,11 @@ def body_of(markdown: str) -> str:
     return markdown if cut < 0 else markdown[: cut + 1]
 
 
-def source_entries(report: Report) -> tuple[SourceEntry, ...]:
+def source_entries(
+    report: Report, resolved: ResolvedReport | None = None
+) -> tuple[SourceEntry, ...]:
     """The numbered sources as ``RunSummary`` lists them (same numbers as the rendered report)."""
-    resolved = resolve(report)
+    resolved = resolved or resolve(report)
     return tuple(
         SourceEntry(n=i, title=s.title, location=s.location, url=s.url)
         for i, s in enumerate(resolved.sources, start=1)

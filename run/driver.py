@@ -26,6 +26,7 @@ from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
 from deepresearch.policies.gate.intent import Intent
 from deepresearch.policies.lifecycle import checkpoint as checkpoint_format
 from deepresearch.policies.lifecycle.prior_work import ResumeWork, resume_work
+from deepresearch.policies.verification.citations import resolve
 from deepresearch.providers.assembly import from_settings as assembly
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
@@ -390,6 +391,7 @@ def finish(prep: Prepared, result: RunResult, research_s: float) -> RunSummary:
     included); ``research_s`` only the actors' work, from the coordinator's start to its result."""
     usage = result.usage
     report = result.report
+    resolved = resolve(report)  # once: the file (any format) and the summary share its numbers
     wall_s = round(time.monotonic() - prep.started, 2)
 
     def make_name(attempt: int) -> str:
@@ -407,7 +409,7 @@ def finish(prep: Prepared, result: RunResult, research_s: float) -> RunSummary:
             research_s=round(research_s, 2),
             notes=_follow_up_footer(prep.seed),
         )
-        return render_as(prep.settings.run.format, report, footer).encode("utf-8")
+        return render_as(prep.settings.run.format, report, footer, resolved).encode("utf-8")
 
     path = create_exclusive(check_output_dir(prep.output_dir, create=True), make_name, make_data)
     return RunSummary(
@@ -416,7 +418,7 @@ def finish(prep: Prepared, result: RunResult, research_s: float) -> RunSummary:
         mode=prep.request.mode,
         query=prep.request.query,
         report_path=str(path),
-        sources=source_entries(report),
+        sources=source_entries(report, resolved),
         usage=usage,
         duration_s=wall_s,
         research_s=round(research_s, 2),

@@ -195,3 +195,23 @@ def test_html_renders_the_answers_table_lists_and_code_as_such() -> None:
     assert "| Q2 2023 |" not in page  # no raw pipes
     assert "<pre><code>&lt;b&gt;indented code&lt;/b&gt;" in page
     assert re.search(r"<li>one\s*<ul>\s*<li>nested</li>", page)
+
+
+def test_every_format_and_the_summary_use_the_citations_they_are_given() -> None:
+    """Citations are resolved once per report and passed on: a renderer given them never
+    resolves again, so every format and the run's summary show the same numbers by construction."""
+    import dataclasses
+
+    from deepresearch.policies.verification.citations import resolve
+    from deepresearch.reports.markdown import source_entries
+
+    given = resolve(REPORT)
+    swapped = dataclasses.replace(given, sources=given.sources[::-1])  # what resolve never says
+    first, last = swapped.sources[0].title, swapped.sources[-1].title
+    md = render_as("md", REPORT, FOOTER, swapped)
+    assert md.index(html.escape(first, quote=False)[:8]) < md.index(last[:8])
+    record = json.loads(render_as("json", REPORT, FOOTER, swapped))
+    assert [s["title"] for s in record["sources"]] == [s.title for s in swapped.sources]
+    page = render_as("html", REPORT, FOOTER, swapped)
+    assert page.index(html.escape(first)[:8]) < page.index(html.escape(last)[:8])
+    assert [e.title for e in source_entries(REPORT, swapped)] == [s.title for s in swapped.sources]

@@ -18,7 +18,7 @@ from deepresearch.config.settings import RaySettings, Settings, load_settings, o
 from deepresearch.errors import ClusterError, CorpusError, InputError, LLMUnavailable
 from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
-from deepresearch.schemas import Report, Request, RunResult
+from deepresearch.schemas import Finding, Report, ReportSection, Request, RunResult, Source
 from deepresearch.storage import runs
 from deepresearch.storage.run_dir import RunDir
 
@@ -181,6 +181,49 @@ def test_wall_time_and_research_time_are_both_reported(tmp_path: Path) -> None:
     footer = text.split("\n---\n")[-1]
     assert f"Duration: {summary.duration_s:.1f} s total, research 3.0 s" in footer
     assert "Duration" not in body_of(text)  # run-varying facts stay below the final rule
+
+
+@pytest.mark.parametrize("report_format", ["md", "json", "html"])
+def test_a_finished_run_resolves_its_citations_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report_format: str
+) -> None:
+    """The report file and the run's summary share one resolution of the citations."""
+    from deepresearch.policies.verification import citations
+    from deepresearch.reports import export, markdown
+
+    calls: list[str] = []
+
+    def counted(report: Report) -> citations.ResolvedReport:
+        calls.append(report.query)
+        return citations.resolve(report)
+
+    def refused(report: Report) -> citations.ResolvedReport:
+        raise AssertionError("a renderer resolved the citations again")
+
+    monkeypatch.setattr(driver, "resolve", counted)
+    monkeypatch.setattr(markdown, "resolve", refused)
+    monkeypatch.setattr(export, "resolve", refused)
+    settings = make_settings(tmp_path).model_copy(
+        update={"run": make_settings(tmp_path).run.model_copy(update={"format": report_format})}
+    )
+    request = Request(run_id="20260101-120000-abcdef", query=QUERY)
+    prep = driver.Prepared(
+        settings, request, RunDir.create(tmp_path / "state", request.run_id), tmp_path / "out", ()
+    )
+    source = Source(url="doc:a.md", title="a.md", location="a.md")
+    finding = Finding(text="Sales rose.", citations=("doc:a.md",))
+    report = Report(
+        query=QUERY,
+        title="ACME",
+        answer="Sales rose.",
+        sections=(ReportSection(heading="Sales", findings=(finding,)),),
+        sources=(source,),
+    )
+    summary = driver.finish(
+        prep, RunResult(request=request, status="completed", report=report), 1.0
+    )
+    assert calls == [QUERY]
+    assert [entry.n for entry in summary.sources] == [1]
 
 
 def test_a_process_joins_the_crew_once_and_again_after_a_failed_run(
