@@ -1,4 +1,5 @@
-"""The Evaluator actor: after a round of research, *synthesize* or *delegate* new sub-questions.
+"""The Evaluator (a plain class the crew's ``CrewEvaluator`` actor runs per call): after a round of
+research, *synthesize* or *delegate* new sub-questions.
 
 The model (or the extractive rule set) judges coverage of the agenda; the ordering rules and the
 round budget are the lifecycle reducer's. A reply that is not valid JSON counts as *synthesize*.

@@ -1,4 +1,5 @@
-"""The Researcher actor: one sub-question, three phases, one ``ResearcherReport``.
+"""The Researcher (a plain class; the crew's ``CrewResearcher`` actor runs one per sub-task):
+one sub-question, three phases, one ``ResearcherReport``.
 
 gathering — plan search queries and spend a fixed budget of search calls through the gateway;
 scraping  — claim candidate URLs/documents from the shared pool and read them in batches, checking

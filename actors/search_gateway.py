@@ -1,4 +1,5 @@
-"""The SearchGateway actor: every search goes through here.
+"""The SearchGateway (a plain class; the crew's ``CrewGateway`` actor holds one per run): every
+search goes through here.
 
 One place holds each provider's circuit breaker, retry policy and rate limit for the whole run, so
 a provider that keeps failing is skipped by every researcher at once instead of each one

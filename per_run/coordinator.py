@@ -1,4 +1,5 @@
-"""The Coordinator actor: feeds events into the lifecycle reducer and performs its commands.
+"""The Coordinator, a plain object the run host holds for each run: feeds events into the lifecycle
+reducer and performs its commands.
 
 Every rule (parallelism, injection, steering, rounds, the crash retry, the time and cost limits,
 writing or declining, the honest stop) lives in ``policies.lifecycle``; this shell only turns

@@ -1,4 +1,5 @@
-"""The EventLog actor: the run's append-only event stream, checkpoints and progressive report.
+"""The EventLog, a plain object the run host holds for each run: the run's append-only event stream,
+checkpoints and progressive report.
 
 Every actor reports what it does here; the CLI (or a second terminal) follows the stream with a
 long poll (``wait``). Writing goes through ``storage.RunDir`` so the on-disk format lives in one place.

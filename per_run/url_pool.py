@@ -1,4 +1,5 @@
-"""The UrlPool actor: each normalized URL / document is claimed once per run, its text cached.
+"""The UrlPool, a plain object the run host holds for each run: each normalized URL / document is
+claimed once per run, its text cached.
 
 A researcher that finds a URL already claimed by a sibling does not fetch it again: it reuses the
 cached text, waiting for the claimant to store it if the fetch is still in flight. A follow-up
