@@ -43,14 +43,6 @@ class SubTask(Message):
     round: int = 1
 
 
-class Plan(Message):
-    complexity: Literal[1, 2, 3] = 1
-    subtasks: tuple[SubTask, ...]
-
-
-# --------------------------------------------------------------------------- search and sources
-
-
 class SearchHit(Message):
     """One search result. ``url`` is a normalized URL or a corpus document id (``doc:<path>#page=N``)."""
 

@@ -219,9 +219,6 @@ class CrewGateway:
     async def held(self) -> list[str]:
         return sorted(self._runs)
 
-    async def breaker_status(self) -> dict[str, str]:
-        return {name: state.status for name, state in self._shared.breakers.items()}
-
     async def pid(self) -> int:
         return os.getpid()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -170,47 +170,15 @@ class EventLog:
             self._searches_stopped = True
             await self.append("searches_write_failed", {"error": exc.reason})
 
-    async def last_seq(self) -> int:
-        return self._seq
-
     async def close(self) -> None:
         self._dir.close()
 
 
 class EventSink(Protocol):
-    """Where actors send events: the EventLog actor on Ray, a list in unit tests."""
+    """Where actors send events: the run's EventLog (through its run host), a list in unit tests."""
 
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None: ...
 
     async def checkpoint(self, data: dict[str, Any]) -> None: ...
 
     async def write_text(self, name: str, text: str) -> None: ...
-
-
-class ListSink:
-    """Collects events in memory: for tests and in-process drivers."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, JsonValue]]] = []
-        self.checkpoints: list[dict[str, Any]] = []
-        self.files: dict[str, str] = {}
-        self.docs: list[FetchedDoc] = []
-        self.searches: list[SearchRecord] = []
-
-    async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
-        self.events.append((type, dict(payload or {})))
-
-    async def checkpoint(self, data: dict[str, Any]) -> None:
-        self.checkpoints.append(data)
-
-    async def write_text(self, name: str, text: str) -> None:
-        self.files[name] = text
-
-    def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
-        self.docs.extend(docs)
-
-    def save_searches(self, records: Sequence[SearchRecord]) -> None:
-        self.searches.extend(records)
-
-    def types(self) -> list[str]:
-        return [t for t, _ in self.events]

@@ -152,11 +152,6 @@ def usable_sources(reports: Sequence[ResearcherReport]) -> list[str]:
     return list(dict.fromkeys(u for r in reports for f in r.findings for u in f.citations))
 
 
-def sufficient(reports: Sequence[ResearcherReport], min_sources: int) -> bool:
-    usable = usable_sources(reports)
-    return bool(usable) and len(usable) >= min_sources
-
-
 @dataclass(frozen=True)
 class SearchContext:
     """What the run searched with, for the suggestions."""

@@ -108,22 +108,6 @@ def report_from_draft(
     return report, dropped
 
 
-def no_answer_report(
-    query: str, title: str, reasons: Sequence[str], notes: Sequence[str]
-) -> Report:
-    """The honest report when nothing usable was found: it says what failed."""
-    why = "; ".join(reasons) or "no relevant source was found"
-    return Report(
-        query=query,
-        title=title,
-        answer=f"No answer could be given: {why}.",
-        sections=(),
-        sources=(),
-        notes=tuple(notes),
-        status="no_answer",
-    )
-
-
 def title_for(query: str, limit: int = 120) -> str:
     text = " ".join(query.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

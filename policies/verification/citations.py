@@ -4,7 +4,7 @@ Inside a run, findings cite sources by normalized URL / document id, and so does
 (``Report.answer_citations``; prose may also carry URL markers ``[<url>]``). Numbers exist only in
 the rendered report: ``resolve`` numbers the read sources by first citation, turns URLs into
 ``[n]``, drops any citation of a URL that was not read, and strips stray numeric markers a model may
-have written (they referred to some other list). ``find_unresolved`` checks the rendered text.
+have written (they referred to some other list).
 """
 
 from __future__ import annotations
@@ -21,10 +21,8 @@ NUMERIC_MARKER = re.compile(r"(?<!\\)\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\](?!\()")
 # Any bracketed run on one line that is not a link; the content decides what it is.
 _BRACKETED = re.compile(r"(?<!\\)\[([^\[\]\n]+)\](?!\()")
 _CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
-_LINK = re.compile(r"(?<!\\)\[[^\[\]\n]*\]\([^)\n]*\)")
 _URL_LIKE = re.compile(r"^(?:https?://|doc:)\S", re.IGNORECASE)
 _SPACED_NUMERIC = re.compile(r"([ \t]*)" + NUMERIC_MARKER.pattern)
-_SOURCES_HEADING = re.compile(r"^##\s+Sources\s*$", re.MULTILINE)
 
 
 def cite_marker(url: str) -> str:
@@ -251,36 +249,3 @@ def resolve(report: Report, *, drop_uncited_findings: bool = False) -> ResolvedR
         stripped_markers=rw.stripped,
         dropped_findings=dropped_findings,
     )
-
-
-# --------------------------------------------------------------------------- the final check
-
-
-def _strip_code(markdown: str) -> str:
-    lines: list[str] = []
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        stripped = line.lstrip()
-        if fence is None and stripped[:3] in ("```", "~~~"):
-            fence = stripped[:3]
-            continue
-        if fence is not None:
-            if stripped.startswith(fence):
-                fence = None
-            continue
-        lines.append(line)
-    return _CODE_SPAN.sub("", "\n".join(lines))
-
-
-def find_unresolved(markdown: str, n_sources: int) -> list[int]:
-    """Numbers cited above ``## Sources`` that are not in 1..n_sources (unique, in order seen)."""
-    heading = _SOURCES_HEADING.search(markdown)
-    body = markdown[: heading.start()] if heading else markdown
-    body = _LINK.sub("", _strip_code(body))
-    bad: list[int] = []
-    for match in NUMERIC_MARKER.finditer(body):
-        for value in re.split(r"\s*[,;]\s*", match.group(1).strip()):
-            n = int(value)
-            if not 1 <= n <= n_sources and n not in bad:
-                bad.append(n)
-    return bad

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import multiprocessing
-import os
 import re
 import threading
 import time
@@ -146,15 +145,6 @@ _META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""",
 def _meta_charset(head: bytes) -> str | None:
     match = _META_CHARSET_RE.search(head)
     return match.group(1).decode("ascii").lower() if match else None
-
-
-def faulty_job_for_tests(path: Path) -> ExtractedDoc:
-    """Test hook: files named ``hang*`` never finish and ``crash*`` kill their worker."""
-    if path.name.startswith("hang"):
-        time.sleep(3600)
-    if path.name.startswith("crash"):
-        os._exit(70)
-    return extract_path(path)
 
 
 def _ready() -> bool:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from cli_env import EXE, cli_env
+from report_checks import find_unresolved
 
-from deepresearch.policies.verification.citations import find_unresolved
 from deepresearch.reports.markdown import body_of
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_checks import find_unresolved
 
-from deepresearch.policies.verification.citations import find_unresolved
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
 from deepresearch.reports.markdown import body_of

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_checks import find_unresolved
 
 from deepresearch.llm_messages import (
     DraftFinding,
@@ -17,7 +18,6 @@ from deepresearch.llm_messages import (
     QueryList,
     WriteDraft,
 )
-from deepresearch.policies.verification.citations import find_unresolved
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
 from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver

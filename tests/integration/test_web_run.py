@@ -101,7 +101,8 @@ async def test_deep_run_over_the_fake_web_through_the_driver(
     import asyncio
     import json
 
-    from deepresearch.policies.verification.citations import find_unresolved
+    from report_checks import find_unresolved
+
     from deepresearch.reports.markdown import body_of
     from deepresearch.run import driver
 

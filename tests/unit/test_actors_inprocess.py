@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
+from list_sink import ListSink
 
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.inprocess import LocalSpawner
@@ -13,7 +14,6 @@ from deepresearch.config.settings import Settings, load_settings, overrides_from
 from deepresearch.errors import FetchError, SearchUnavailable
 from deepresearch.llm_messages import DraftFinding, FindingsDraft, LLMReply, QueryList
 from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
@@ -306,7 +306,7 @@ class CountingLLM(EvaluatorScript):
 
 @pytest.mark.parametrize("target_rounds", [1, 2])
 async def test_every_run_is_bounded_by_its_budgets(target_rounds: int) -> None:
-    from deepresearch.policies.lifecycle.budgets import call_bounds
+    from call_bounds import call_bounds
 
     llm = CountingLLM()
     flags = {"deep.target_rounds": target_rounds, "deep.max_parallel": 3}

@@ -24,12 +24,13 @@ import asyncio
 import tempfile
 from pathlib import Path
 
+from list_sink import ListSink
+
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.answers.compose import compose
 from deepresearch.policies.resilience.breaker import BreakerConfig

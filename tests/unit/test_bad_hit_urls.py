@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
+from list_sink import ListSink
 
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.errors import FetchBlocked
 from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.resilience.breaker import BreakerConfig
 from deepresearch.policies.resilience.retry import RetryPolicy

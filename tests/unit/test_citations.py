@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from report_checks import find_unresolved
 
 from deepresearch.policies.verification.citations import (
     cite_marker,
-    find_unresolved,
     markers_from_numbers,
     number_sources,
     resolve,

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from list_sink import ListSink
 from test_actors_inprocess import FakeFetcher, FakeGateway
 
 from deepresearch import cli
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.run import driver

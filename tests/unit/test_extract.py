@@ -6,13 +6,13 @@ import pickle
 from pathlib import Path
 
 import pytest
+from faulty_jobs import faulty_job
 from pdf_layout import write_pdf
 
 from deepresearch.errors import ExtractionError
 from deepresearch.providers.documents.extract import (
     ExtractionPool,
     extract_path,
-    faulty_job_for_tests,
 )
 from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 
@@ -112,7 +112,7 @@ async def test_pool_timeout_kills_worker_and_pool_recovers(tmp_path: Path) -> No
     hang.write_text("never read")
     ok = tmp_path / "ok.txt"
     ok.write_text("fine text")
-    with ExtractionPool(workers=2, timeout_s=1.0, memory_mb=2048, job=faulty_job_for_tests) as pool:
+    with ExtractionPool(workers=2, timeout_s=1.0, memory_mb=2048, job=faulty_job) as pool:
         results = pool.extract_many([hang, ok])
         error = results[hang]
         assert isinstance(error, ExtractionError)
@@ -132,7 +132,7 @@ async def test_worker_crash_is_blamed_on_its_file_only(tmp_path: Path) -> None:
     oks = [tmp_path / f"ok{i}.txt" for i in range(3)]
     for ok in oks:
         ok.write_text(ok.stem)
-    with ExtractionPool(workers=2, timeout_s=30, memory_mb=2048, job=faulty_job_for_tests) as pool:
+    with ExtractionPool(workers=2, timeout_s=30, memory_mb=2048, job=faulty_job) as pool:
         results = pool.extract_many([crash, *oks])
         error = results[crash]
         assert isinstance(error, ExtractionError) and error.reason == "extraction worker crashed"

@@ -8,10 +8,10 @@ import time
 import httpx
 import pytest
 from fake_clock import FakeClock
+from list_sink import ListSink
 
 from deepresearch.actors.search_gateway import SearchGateway, merges
 from deepresearch.errors import ConfigError, ProviderError, SearchUnavailable
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.policies.resilience.breaker import BreakerConfig
 from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.search.base import SearchProvider

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from list_sink import ListSink
 from test_lying_model_e2e import CANNED
 from test_lying_model_e2e import sinks as sinks  # the in-process run, as a fixture here too
 
 from deepresearch import cli
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.providers.testing.openai_server import ScriptedOpenAIServer, Step
 
 JUNK = "Reply with the JSON object now."

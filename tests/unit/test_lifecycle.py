@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from call_bounds import call_bounds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.policies.lifecycle import checkpoint
-from deepresearch.policies.lifecycle.budgets import call_bounds
 from deepresearch.policies.lifecycle.reducer import (
     CancelResearchers,
     Charged,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from list_sink import ListSink
 from test_actors_inprocess import FakeFetcher, FakeGateway
 from test_lying_model import TELLTALES, lied
 
@@ -19,7 +20,6 @@ from deepresearch import cli
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.assembly import from_settings as assembly
 from deepresearch.providers.testing.openai_server import ScriptedOpenAIServer, Step

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from fake_clock import FakeClock
+from list_sink import ListSink
 
 from deepresearch.per_run import progress_file
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.latency_hiding import Background
 from deepresearch.per_run.progress_file import ProgressFile
 from deepresearch.policies.lifecycle import partial_pace

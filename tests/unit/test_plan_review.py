@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from list_sink import ListSink
 from test_actors_inprocess import FakeFetcher, FakeGateway
 
 from deepresearch.actors.evaluator import Evaluator
@@ -14,7 +15,6 @@ from deepresearch.commands import plan as cli_plan
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.errors import InputError
 from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from list_sink import ListSink
 from test_actors_inprocess import PAGES, FakeFetcher, FakeGateway, researcher, settings
 
 from deepresearch.actors.researcher import Researcher
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.schemas import Claim, FetchedDoc, SearchResult, SubTask

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from list_sink import ListSink
 from test_actors_inprocess import FakeFetcher, FakeGateway, settings
 
 from deepresearch.actors.researcher import Researcher
 from deepresearch.llm_messages import LLMReply, LLMRequest
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.lifecycle.prior_work import prior_work, resume_work
 from deepresearch.providers.llm.extractive import ExtractiveLLM

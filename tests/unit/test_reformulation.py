@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from list_sink import ListSink
+
 from deepresearch.actors.researcher import Researcher
 from deepresearch.config.settings import Settings, load_settings, overrides_from_flags
 from deepresearch.llm_messages import DraftFinding, FindingsDraft, QueryList
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.search.merge import reformulate
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM

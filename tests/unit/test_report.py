@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.policies.verification.citations import find_unresolved
+from report_checks import find_unresolved
+
 from deepresearch.reports.markdown import (
     NO_ANSWER_LEAD,
     Footer,

@@ -10,12 +10,12 @@ import json
 from typing import Any
 
 import pytest
+from list_sink import ListSink
 from test_actors_inprocess import PAGES, EvaluatorScript, FakeFetcher, FakeGateway, settings
 
 from deepresearch.actors.evaluator import Evaluator
 from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.lifecycle.prior_work import resume_work
 from deepresearch.providers.llm.extractive import ExtractiveLLM

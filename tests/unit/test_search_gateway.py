@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 from fake_clock import FakeClock
+from list_sink import ListSink
 
 from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.errors import ProviderError, RateLimited, SearchUnavailable
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.policies.resilience.breaker import BreakerConfig
 from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.schemas import SearchHit

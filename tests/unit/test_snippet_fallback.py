@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from list_sink import ListSink
 from test_actors_inprocess import FakeFetcher, settings
 
 from deepresearch.actors.researcher import Researcher
-from deepresearch.per_run.event_log import ListSink
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.schemas import SearchHit, SearchResult, SubTask

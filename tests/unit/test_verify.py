@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from report_checks import find_unresolved
 from test_actors_inprocess import coordinator
 
 from deepresearch.llm_messages import (
@@ -20,7 +21,7 @@ from deepresearch.llm_messages import (
     WriteTask,
 )
 from deepresearch.policies.verification import rewrite, verify
-from deepresearch.policies.verification.citations import find_unresolved, resolve
+from deepresearch.policies.verification.citations import resolve
 from deepresearch.policies.verification.support import (
     best_passage,
     locator,

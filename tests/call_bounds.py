@@ -1,4 +1,4 @@
-"""Upper bounds on the work one run can do, derived from its settings alone.
+"""Upper bounds on the work one run can do, derived from its settings alone (a test helper).
 
 No run can loop forever: researchers are bounded by the lifecycle (first round plus delegated
 rounds), each researcher by its watchdog (steps), and each structured call by one repair and one
