@@ -51,7 +51,7 @@ def _amount_first(line: str) -> _Line | None:
     return _Line(m["value"], label, bool(m["dollar"]))
 
 
-def _continues(label: str, line: str, after: list[str]) -> bool:
+def _rest_of_wrapped_cause(label: str, line: str, after: list[str]) -> bool:
     """Whether ``line`` is the rest of a cause wrapped onto it: it starts in lower case, or the
     cause broke off on a lower-case word ("... from higher" / "DCAI other product revenue")
     and an amount-first line follows."""
@@ -141,7 +141,7 @@ def rows_from_bridges(text: str) -> str:
             nxt = _amount_first(lines[j])
             if nxt is not None:
                 block.append(nxt)
-            elif _continues(block[-1].label, lines[j], lines[j + 1 : j + 2]):
+            elif _rest_of_wrapped_cause(block[-1].label, lines[j], lines[j + 1 : j + 2]):
                 block[-1].label = f"{block[-1].label} {lines[j].strip()}"
             else:
                 break

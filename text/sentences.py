@@ -141,7 +141,7 @@ def _heading_shaped(line: str) -> bool:
     return len(words) <= 5 or all(w[0].isupper() for w in words if _LONG_WORD.fullmatch(w))
 
 
-def _continues(line: str, paragraph: list[str]) -> bool:
+def _goes_on_with_open_sentence(line: str, paragraph: list[str]) -> bool:
     """Whether ``line`` goes on with the sentence the paragraph's last line left open: it starts
     in lower case ("benefit of 10.9% and 2.1% for ..."), or it is the rest of a sentence, words
     ending it ("Department, which delayed ... for Microsoft."); a table's column headers under
@@ -188,7 +188,7 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
     body = [k for k, line in enumerate(lines) if line]
     edges = set(body[:EDGE_LINES] + body[-EDGE_LINES:])
     for k, line in enumerate(lines):
-        if line in boilerplate and _continues(line, paragraph) and k not in edges:
+        if line in boilerplate and _goes_on_with_open_sentence(line, paragraph) and k not in edges:
             paragraph.append(line)  # a sentence's next line that another page repeats: prose
             continue
         if line in boilerplate and k not in edges and _heading_shaped(line):

@@ -158,7 +158,7 @@ def unit_row(row: VisualRow) -> bool:
     return len(row.frags) == 1 and bool(UNIT_RE.match(row.text))
 
 
-def _continues(row: VisualRow, margins: tuple[float, float]) -> bool:
+def _wraps_into_sentence_below(row: VisualRow, margins: tuple[float, float]) -> bool:
     """A wrapped line of the sentence below it: it runs from the margin (or a paragraph's
     indent) to the margin and ends no sentence (a heading above the sentence is short,
     centred or in capitals: it stays apart)."""
@@ -178,7 +178,7 @@ def _sentence(above: list[VisualRow], i: int) -> str:
     left = min(r.frags[0].x0 for r in above)  # the text's margins: lines set flush left
     margins = (left, max(r.right for r in above if r.frags[0].x0 <= left + 10))
     start = i
-    while start > 0 and i - start < 4 and _continues(above[start - 1], margins):
+    while start > 0 and i - start < 4 and _wraps_into_sentence_below(above[start - 1], margins):
         start -= 1
     text = " ".join(r.text.strip() for r in above[start : i + 1]).rstrip(":").strip()
     text = SENTENCE_END.split(text)[-1]  # the introducing sentence alone

@@ -195,7 +195,9 @@ def _lone(row: VisualRow) -> bool:
     return row.kind == "text" and all(f.is_value for f in row.frags)
 
 
-def _continues(table: Table | None, columns: list[tuple[float, float]], slack: float = 8) -> bool:
+def _same_columns_as(
+    table: Table | None, columns: list[tuple[float, float]], slack: float = 8
+) -> bool:
     """Same columns (right edges within a few points) as ``table``: its continuation."""
     return (
         table is not None
@@ -228,7 +230,7 @@ def _build(
         source = (
             previous
             if previous is not None and (near or not previous.columns)
-            else next((t for t in reversed(earlier) if _continues(t, columns, 12)), None)
+            else next((t for t in reversed(earlier) if _same_columns_as(t, columns, 12)), None)
         )
         if source is not None:
             title, unit = source.title, unit or source.unit
@@ -236,7 +238,7 @@ def _build(
     headers, head_unit = column_headers(heads, slots, columns, (label_left, inner))
     unit = head_unit or unit
     names = [header_text(h) for h in headers]
-    if not any(names) and previous is not None and _continues(previous, columns):
+    if not any(names) and previous is not None and _same_columns_as(previous, columns):
         names = list(previous.names)  # continued from above: the same headers, title and unit
         title, unit = title or previous.title, unit or previous.unit
     elif len(names) == 1 and not names[0]:
