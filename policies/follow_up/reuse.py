@@ -29,7 +29,7 @@ from deepresearch.schemas import (
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 # Words that do not change what is asked: "What was X?" and "what is the X" ask the same thing.
 # Fewer than ``text.terms.STOPWORDS`` on purpose: "not", "more", "before" change what is asked.
-_FILLER = frozenset(
+_WORDS_ASKING_NOTHING = frozenset(
     [
         "a",
         "an",
@@ -77,7 +77,7 @@ def normalize_question(text: str) -> str:
 
 
 def _content_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in _FILLER)
+    return frozenset(w for w in _WORD.findall(text.lower()) if w not in _WORDS_ASKING_NOTHING)
 
 
 def similarity(a: str, b: str) -> float:

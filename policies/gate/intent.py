@@ -20,8 +20,8 @@ from deepresearch.policies.gate.lexicon import READABLE_SCRIPTS
 from deepresearch.policies.gate.words import (
     CHITCHAT_PHRASES,
     CHITCHAT_WORDS,
-    FILLER,
-    STOPWORDS,
+    NO_CONTENT_WORDS,
+    SMALL_TALK_FILLER,
     THANKS_WORDS,
     VAGUE,
 )
@@ -109,7 +109,7 @@ def _is_chitchat(text: str) -> tuple[bool, bool]:
         rest = re.sub(rf"\b{re.escape(phrase)}\b", " ", rest)
     words = _words(rest)
     spoken = [w for w in words if w in CHITCHAT_WORDS]
-    leftover = [w for w in words if w not in CHITCHAT_WORDS and w not in FILLER]
+    leftover = [w for w in words if w not in CHITCHAT_WORDS and w not in SMALL_TALK_FILLER]
     matched_phrase = rest != text
     only_talk = not leftover and (bool(spoken) or matched_phrase)
     thanks = any(w in THANKS_WORDS for w in _words(text))
@@ -121,7 +121,10 @@ def content_words(query: str) -> list[str]:
     return [
         w
         for w in _words(_normalize(query))
-        if w not in STOPWORDS and w not in VAGUE and w not in CHITCHAT_WORDS and w not in FILLER
+        if w not in NO_CONTENT_WORDS
+        and w not in VAGUE
+        and w not in CHITCHAT_WORDS
+        and w not in SMALL_TALK_FILLER
     ]
 
 

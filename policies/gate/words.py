@@ -61,7 +61,7 @@ CHITCHAT_WORDS = frozenset(
 )
 THANKS_WORDS = frozenset(["thanks", "thank", "thx", "ty", "cheers"])
 # Words that may accompany small talk without adding research content.
-FILLER = frozenset(
+SMALL_TALK_FILLER = frozenset(
     [
         "there",
         "you",
@@ -89,7 +89,7 @@ FILLER = frozenset(
     ]
 )
 # Function words (the project's one list) and the verbs of conversation: no research content.
-STOPWORDS = (
+NO_CONTENT_WORDS = (
     terms.STOPWORDS
     | terms.QUERY_EXTRA
     | frozenset(["go", "know", "less", "let", "let's", "lets", "say", "think", "yes"])

@@ -58,7 +58,7 @@ def merge_hits(lists: Iterable[Sequence[SearchHit]], limit: int) -> list[SearchH
 _OPERATOR = re.compile(r"(?i)\b(?:site|filetype|intitle|inurl|intext|before|after|ext|lang):\S*")
 _BOOLEAN = frozenset({"AND", "OR", "NOT"})
 _WORD = re.compile(r"[\w][\w'’.+#-]*")
-_STOPWORDS = STOPWORDS | QUERY_EXTRA
+_QUERY_STOPWORDS = STOPWORDS | QUERY_EXTRA
 _VAGUE = frozenset(
     str.split(
         """latest recent current new newest best top exact exactly specific specifically detailed
@@ -108,7 +108,7 @@ def strip_operators(query: str) -> str:
 
 def _content_words(query: str) -> list[str]:
     words = _WORD.findall(strip_operators(query))
-    return [w.strip(".'’-") for w in words if w.lower().strip(".'’-") not in _STOPWORDS]
+    return [w.strip(".'’-") for w in words if w.lower().strip(".'’-") not in _QUERY_STOPWORDS]
 
 
 def _synonym_variant(words: Sequence[str]) -> str:

@@ -33,7 +33,7 @@ SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "
 _TOKEN = re.compile(r"[A-Za-z_][\w.:-]*[\w]|[A-Za-z_]\w?")
 _PHRASE = re.compile(r"\"([^\"]{2,})\"")
 # Not ``text.terms.STOPWORDS``: in code "after", "all", "find", "list" are identifiers.
-_STOP = frozenset(
+_CODE_QUERY_STOPWORDS = frozenset(
     str.split(
         """a an the of in on at for to with by from about into and or not is are was were be how what
     which who why when where does do did that this it its code function file files"""
@@ -51,7 +51,9 @@ class LineMatch:
 def query_terms(query: str) -> list[str]:
     """Quoted phrases first, then identifiers/words (stopwords dropped), at most ``MAX_TERMS``."""
     phrases = [p.strip() for p in _PHRASE.findall(query) if p.strip()]
-    words = [w for w in _TOKEN.findall(_PHRASE.sub(" ", query)) if w.lower() not in _STOP]
+    words = [
+        w for w in _TOKEN.findall(_PHRASE.sub(" ", query)) if w.lower() not in _CODE_QUERY_STOPWORDS
+    ]
     if not phrases and not words:
         words = _TOKEN.findall(query)
     unique = list(dict.fromkeys(t.lower() for t in [*phrases, *words]))

@@ -44,7 +44,7 @@ _CVE = re.compile(r"\bCVE-\d{4}-\d{4,}\b", re.IGNORECASE)
 _GHSA = re.compile(r"\bGHSA(?:-[23456789cfghjmpqrvwx]{4}){3}\b", re.IGNORECASE)
 _OTHER = re.compile(r"\b(?:PYSEC|GO|RUSTSEC|OSV|GSD|MAL)-\d{4}-[\w-]+\b", re.IGNORECASE)
 _TERM = re.compile(r"[a-z0-9][a-z0-9._+-]{2,}")
-_STOP = STOPWORDS | {"vulnerability"}
+_ADVISORY_QUERY_STOPWORDS = STOPWORDS | {"vulnerability"}
 MAX_IDS = 5
 KEV_URL = "https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json"
 Triples = list[tuple[str, str, str]]
@@ -284,7 +284,7 @@ class SecuritySearch:
 
 def kev_matches(entries: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
     """Catalog entries matching at least half of the query's terms, best then newest first."""
-    terms = {t for t in _TERM.findall(query.lower()) if t not in _STOP}
+    terms = {t for t in _TERM.findall(query.lower()) if t not in _ADVISORY_QUERY_STOPWORDS}
     if not terms:
         return []
     needed = max(1, math.ceil(len(terms) / 2))
