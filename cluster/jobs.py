@@ -46,7 +46,7 @@ SHIPPED_DATA: dict[str, tuple[str, ...]] = {
     "": ("py.typed", "pyproject.toml"),
     "prompts": ("*.md", "*.txt", "*.yaml"),
     "config": ("*.yaml",),
-    "service": ("static/*",),
+    "service/static": ("*.html", "*.js", "*.css"),  # the web page: a data folder, no module
 }
 NOT_PACKAGES = ("tests", "bench")  # the repository's own, never shipped even as packages
 
@@ -105,16 +105,16 @@ def shipped_files(root: Path = PACKAGE_ROOT) -> list[Path]:
     packages = [root]
     while packages:
         package = packages.pop()
-        rel = package.relative_to(root)
         found.extend(p.relative_to(root) for p in package.glob("*.py") if p.is_file())
-        for pattern in SHIPPED_DATA.get(rel.as_posix() if rel.parts else "", ()):
-            found.extend(p.relative_to(root) for p in package.glob(pattern) if p.is_file())
         packages.extend(
             d
             for d in sorted(package.iterdir())
             if d.is_dir() and (d / "__init__.py").is_file() and d.name not in NOT_PACKAGES
         )
-    return sorted(found)
+    for folder, patterns in SHIPPED_DATA.items():
+        for pattern in patterns:
+            found.extend(p.relative_to(root) for p in (root / folder).glob(pattern) if p.is_file())
+    return sorted(set(found))
 
 
 def stage_package(dest: Path, root: Path = PACKAGE_ROOT) -> Path:

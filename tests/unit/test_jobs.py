@@ -127,7 +127,7 @@ def test_the_shipped_data_is_pyprojects_package_data() -> None:
 
     setup = tomllib.loads((jobs.PACKAGE_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     declared = {
-        package.removeprefix("deepresearch").lstrip("."): tuple(patterns)
+        package.removeprefix("deepresearch").lstrip(".").replace(".", "/"): tuple(patterns)
         for package, patterns in setup["package-data"].items()
     }
     shipped = dict(jobs.SHIPPED_DATA)
