@@ -66,17 +66,26 @@ def check_query(query: str, settings: Settings) -> str:
 
 
 def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
-    """Build (or load from cache) the corpus index in the driver; returns warnings to log."""
+    """Build the corpus index in the driver unless the cache already holds it; returns warnings
+    to log. A fresh index is only checked, not loaded: the crew's processes search it."""
     if settings.corpus.path is None:
         return ()
+    from deepresearch.providers.search.corpus_store import index_is_fresh
+
+    c = settings.corpus
+    corpus, cache = c.path.expanduser(), settings.resolved_cache_dir()
+    checked: list[tuple[str, str]] = []
+    if index_is_fresh(
+        corpus, cache, c.passage_chars, lambda kind, text: checked.append((kind, text))
+    ):
+        return tuple(checked)
     from deepresearch.providers.extract import ExtractionPool
     from deepresearch.providers.search.local import CorpusIndex
 
-    warnings: list[tuple[str, str]] = []
-    c = settings.corpus
+    warnings: list[tuple[str, str]] = []  # opening warns again of what the check saw
     CorpusIndex.open(
-        settings.corpus.path.expanduser(),
-        settings.resolved_cache_dir(),
+        corpus,
+        cache,
         passage_chars=c.passage_chars,
         pool_factory=lambda: ExtractionPool(
             c.extract_workers, c.extract_timeout_s, c.extract_memory_mb
