@@ -19,13 +19,9 @@ import contextlib
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from deepresearch import assembly
 from deepresearch.actors import run_context
-from deepresearch.actors.background import Pending
-from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.run_context import (
     LedgerHook,
     LedgerTerms,
@@ -34,7 +30,6 @@ from deepresearch.actors.run_context import (
     RunPool,
     RunSink,
 )
-from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
@@ -43,6 +38,15 @@ from deepresearch.policies.retry import RetryPolicy
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, SearchResult, SubTask
+
+# What the crew's work needs (the research, evaluation and search machinery, the providers) is
+# imported inside the methods doing it, in the crew's processes: a driver decoding a crew
+# member's handle imports this module (Ray loads the actor's class), and a warm run should not
+# pay for machinery only the crew runs (tests/unit/test_warm_imports.py).
+if TYPE_CHECKING:
+    from deepresearch.actors.background import Pending
+    from deepresearch.actors.researcher import Researcher
+    from deepresearch.actors.search_gateway import SearchGateway
 
 KEPT_RUNS = 512  # per-run entries a crew actor keeps at most (a run whose end was never said)
 KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
@@ -65,6 +69,8 @@ class RunModels:
             if context.llm is not None:
                 model = context.llm
             else:
+                from deepresearch import assembly
+
                 hook = None
                 if context.ledger is not None:
                     terms = LedgerTerms.of(context.settings)
@@ -112,6 +118,8 @@ class CrewResearcher:
         key = fetcher_key(settings)
         fetchers = self._fetchers.get(key)
         if fetchers is None:
+            from deepresearch import assembly
+
             fetchers = self._fetchers[key] = assembly.build_fetchers(settings)
             while len(self._fetchers) > KEPT_FETCHERS:
                 self._fetchers.popitem(last=False)
@@ -147,6 +155,8 @@ class CrewResearcher:
         prior: PriorWork | None,
         hold_tail: bool,
     ) -> tuple[ResearcherReport, list[Pending]]:
+        from deepresearch.actors.researcher import Researcher
+
         researcher = Researcher(
             context.settings,
             RunGateway(context),
@@ -194,11 +204,15 @@ class CrewEvaluator:
         self._models = RunModels()
 
     async def ready(self, crew: Sequence[Any] = ()) -> None:
-        """Nothing to open: receiving ``crew`` decoded the handles runs' contexts carry."""
+        """Load what evaluating needs; receiving ``crew`` decoded the handles runs' contexts
+        carry."""
+        from deepresearch.actors import evaluator  # noqa: F401
 
     async def evaluate(
         self, context: RunContext, task: EvaluateTask
     ) -> tuple[Evaluation, list[LLMReply]]:
+        from deepresearch.actors.evaluator import Evaluator
+
         return await Evaluator(self._models.get(context)).evaluate(task)
 
     async def release(self, run_id: str) -> None:
@@ -213,12 +227,17 @@ class CrewGateway:
     its events going to its log) over breakers and rate limits shared by all runs."""
 
     def __init__(self) -> None:
+        from deepresearch.actors.search_gateway import SharedLimits
+
         self._shared = SharedLimits()
         self._runs: OrderedDict[str, SearchGateway] = OrderedDict()
 
     def _gateway(self, context: RunContext) -> SearchGateway:
         gateway = self._runs.get(context.run_id)
         if gateway is None:
+            from deepresearch import assembly
+            from deepresearch.actors.search_gateway import SearchGateway
+
             settings, env = context.settings, context.search_env()
 
             async def build() -> list[SearchProvider]:
@@ -240,6 +259,7 @@ class CrewGateway:
     async def ready(self, settings: Settings, crew: Sequence[Any] = ()) -> None:
         """Open the corpus index runs with ``settings`` will search, with its line-item labels
         (see ``CrewResearcher``)."""
+        from deepresearch import assembly
         from deepresearch.providers.search.corpus_index import CorpusIndex
 
         if settings.corpus.path is not None:
