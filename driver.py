@@ -22,12 +22,11 @@ from deepresearch import assembly, follow_up, intent_gate, runs, runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
 from deepresearch.output_dir import check_output_dir
-from deepresearch.policies import checkpoint as checkpoint_format
 from deepresearch.policies.intent import Intent
 from deepresearch.policies.prior_work import ResumeWork, resume_work
 from deepresearch.policies.report_path import default_directory, report_name
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
+from deepresearch.providers.llm.registry import LLMKeys, check_router, keys_from_env
 from deepresearch.report import Footer, source_entries
 from deepresearch.report_export import EXTENSIONS, render_as
 from deepresearch.schemas import Event, FollowUpSeed, Mode, Request, RunResult, RunSummary
@@ -68,11 +67,11 @@ def check_query(query: str, settings: Settings) -> str:
 def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
     """Build the corpus index in the driver unless the cache already holds it; returns warnings
     to log. A fresh index is only checked, not loaded: the crew's processes search it."""
-    if settings.corpus.path is None:
+    c = settings.corpus
+    if c.path is None:
         return ()
     from deepresearch.providers.search.corpus_store import index_is_fresh
 
-    c = settings.corpus
     corpus, cache = c.path.expanduser(), settings.resolved_cache_dir()
     checked: list[tuple[str, str]] = []
     if index_is_fresh(
@@ -137,7 +136,7 @@ def prepare(
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     keys = keys_from_env(os.environ)
-    assembly.build_llm_provider(settings, keys)  # an unknown name or missing key fails here
+    check_router(settings, keys)  # an unknown name or missing key fails here; the crew builds
     output_dir = check_output_dir(default_directory(settings.run.output_dir))
     # The index is built (or a bad corpus refused, or Ctrl-C'd) before the run directory exists,
     # so a run that never started leaves nothing behind.
@@ -168,6 +167,8 @@ def prepare(
 
 def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     """Everything needed to continue ``run_id``: its settings, request and verified checkpoint."""
+    from deepresearch.policies import checkpoint as checkpoint_format  # a resume's, not a run's
+
     begun = time.monotonic()
     run_dir = RunDir.existing(state_dir, run_id)
     record = runs.read_record(run_dir)
@@ -176,7 +177,7 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
         raise InputError(f"run {run_id} already finished ({summary.status}): {summary.report_path}")
     settings = record.settings
     keys = keys_from_env(os.environ)
-    assembly.build_llm_provider(settings, keys)
+    check_router(settings, keys)
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     output_dir = check_output_dir(record.output_dir)

@@ -10,14 +10,18 @@ when the question is put differently). Anything else is a one-line input error (
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deepresearch import runs
 from deepresearch.config.settings import Settings
 from deepresearch.errors import InputError, StorageError
-from deepresearch.policies.reuse import EarlierRun, merge_thread
 from deepresearch.policies.subject import in_context, thread_question
 from deepresearch.schemas import FollowUpSeed, ResearcherReport
 from deepresearch.storage import RunDir
+
+# Reuse (its text machinery) is imported by the follow-up that needs it, not by every run.
+if TYPE_CHECKING:
+    from deepresearch.policies.reuse import EarlierRun
 
 FOLLOWABLE = ("completed", "no_answer")
 
@@ -34,6 +38,8 @@ def _reports(run_dir: RunDir) -> tuple[ResearcherReport, ...]:
 
 
 def _earlier(run_dir: RunDir) -> EarlierRun:
+    from deepresearch.policies.reuse import EarlierRun
+
     record = runs.read_record(run_dir)
     return EarlierRun(record.request.run_id, _reports(run_dir), tuple(run_dir.read_docs()))
 
@@ -74,6 +80,8 @@ def question_for(query: str, run_id: str | None, settings: Settings) -> str:
 
 def load_seed(state_dir: Path, run_id: str, settings: Settings) -> FollowUpSeed:
     """The seed for a follow-up of ``run_id``; an unknown or unfinished run is an InputError."""
+    from deepresearch.policies.reuse import merge_thread
+
     run_dir = runs.open_run(state_dir, run_id)
     record = runs.read_record(run_dir)
     summary = runs.read_summary(run_dir)

@@ -36,9 +36,10 @@ from deepresearch.llm_messages import (
     SourceText,
 )
 from deepresearch.policies import findings, unsourced
+from deepresearch.policies.batches import batch_count
 from deepresearch.policies.merge import reformulate
 from deepresearch.policies.progress import expected_steps
-from deepresearch.policies.ranking import batch_count, fuse
+from deepresearch.policies.ranking import fuse
 from deepresearch.policies.source_scoring import select_hits
 from deepresearch.policies.sufficiency import check_findings
 from deepresearch.providers.llm.base import LLMProvider

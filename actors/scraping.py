@@ -15,8 +15,8 @@ from deepresearch.actors.ports import PoolPort
 from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError
 from deepresearch.policies import findings
+from deepresearch.policies.batches import batches
 from deepresearch.policies.context import estimate_tokens, gate
-from deepresearch.policies.ranking import batches
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import Claim, FetchedDoc, SearchHit, SubTask, Usage
