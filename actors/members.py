@@ -19,17 +19,13 @@ import contextlib
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from deepresearch.actors.evaluator import Evaluator
-from deepresearch.actors.researcher import Researcher
 from deepresearch.actors.run_models import KEPT_RUNS, RunModels
-from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.per_run import run_context
-from deepresearch.per_run.latency_hiding import Pending
 from deepresearch.per_run.run_context import (
     RunContext,
     RunGateway,
@@ -38,9 +34,17 @@ from deepresearch.per_run.run_context import (
 )
 from deepresearch.policies.resilience.breaker import BreakerConfig
 from deepresearch.policies.resilience.retry import RetryPolicy
-from deepresearch.providers.assembly import from_settings as assembly
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, SearchResult, SubTask
+
+# What the crew's work needs (the research, evaluation and search machinery, the providers) is
+# imported inside the methods doing it, in the crew's processes: a driver decoding a crew
+# member's handle imports this module (Ray loads the actor's class), and a warm run should not
+# pay for machinery only the crew runs (tests/unit/test_warm_imports.py).
+if TYPE_CHECKING:
+    from deepresearch.actors.researcher import Researcher
+    from deepresearch.actors.search_gateway import SearchGateway
+    from deepresearch.per_run.latency_hiding import Pending
 
 KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
 
@@ -72,6 +76,8 @@ class CrewResearcher:
         key = fetcher_key(settings)
         fetchers = self._fetchers.get(key)
         if fetchers is None:
+            from deepresearch.providers.assembly import from_settings as assembly
+
             fetchers = self._fetchers[key] = assembly.build_fetchers(settings)
             while len(self._fetchers) > KEPT_FETCHERS:
                 self._fetchers.popitem(last=False)
@@ -107,6 +113,8 @@ class CrewResearcher:
         prior: PriorWork | None,
         hold_tail: bool,
     ) -> tuple[ResearcherReport, list[Pending]]:
+        from deepresearch.actors.researcher import Researcher
+
         researcher = Researcher(
             context.settings,
             RunGateway(context),
@@ -154,11 +162,15 @@ class CrewEvaluator:
         self._models = RunModels()
 
     async def ready(self, crew: Sequence[Any] = ()) -> None:
-        """Nothing to open: receiving ``crew`` decoded the handles runs' contexts carry."""
+        """Load what evaluating needs; receiving ``crew`` decoded the handles runs' contexts
+        carry."""
+        from deepresearch.actors import evaluator  # noqa: F401
 
     async def evaluate(
         self, context: RunContext, task: EvaluateTask
     ) -> tuple[Evaluation, list[LLMReply]]:
+        from deepresearch.actors.evaluator import Evaluator
+
         return await Evaluator(self._models.get(context)).evaluate(task)
 
     async def release(self, run_id: str) -> None:
@@ -173,12 +185,17 @@ class CrewGateway:
     its events going to its log) over breakers and rate limits shared by all runs."""
 
     def __init__(self) -> None:
+        from deepresearch.actors.search_gateway import SharedLimits
+
         self._shared = SharedLimits()
         self._runs: OrderedDict[str, SearchGateway] = OrderedDict()
 
     def _gateway(self, context: RunContext) -> SearchGateway:
         gateway = self._runs.get(context.run_id)
         if gateway is None:
+            from deepresearch.actors.search_gateway import SearchGateway
+            from deepresearch.providers.assembly import from_settings as assembly
+
             settings, env = context.settings, context.search_env()
 
             async def build() -> list[SearchProvider]:

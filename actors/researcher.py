@@ -42,9 +42,10 @@ from deepresearch.per_run.event_log import EventSink
 from deepresearch.per_run.latency_hiding import Background, Pending
 from deepresearch.per_run.ports import GatewayPort, PoolPort
 from deepresearch.policies.lifecycle.progress import expected_steps
+from deepresearch.policies.search.batches import batch_count
 from deepresearch.policies.search.merge import reformulate
 from deepresearch.policies.search.query_check import checked_queries
-from deepresearch.policies.search.ranking import batch_count, fuse
+from deepresearch.policies.search.ranking import fuse
 from deepresearch.policies.search.source_scoring import select_hits
 from deepresearch.policies.synthesis import findings
 from deepresearch.policies.synthesis.sufficiency import check_findings

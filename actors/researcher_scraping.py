@@ -14,7 +14,7 @@ from deepresearch.config.settings import Settings
 from deepresearch.errors import BudgetExceeded, DeepResearchError
 from deepresearch.per_run.latency_hiding import Background
 from deepresearch.per_run.ports import PoolPort
-from deepresearch.policies.search.ranking import batches
+from deepresearch.policies.search.batches import batches
 from deepresearch.policies.synthesis import findings
 from deepresearch.policies.synthesis.context import estimate_tokens, gate
 from deepresearch.providers.llm.base import LLMProvider

@@ -23,17 +23,14 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
 from deepresearch.actors.run_models import RunModels
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
-from deepresearch.per_run.coordinator import Coordinator
-from deepresearch.per_run.event_log import EventLog
 from deepresearch.per_run.lease import abandoned, watch_lease, written_ending
-from deepresearch.per_run.log_sinks import LocalSink, LogDocs
 from deepresearch.per_run.run_context import LOG_METHODS, POOL_METHODS, RunContext
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.lifecycle import crew_dispatch, partial_pace
@@ -48,6 +45,14 @@ from deepresearch.schemas import (
     RunResult,
     SubTask,
 )
+
+# The coordinator and the event log (the research machinery) are imported where a run is opened,
+# in the host's process: a driver decoding the host's handle imports this module (Ray loads the
+# actor's class), and a warm run should not pay for them (tests/unit/test_warm_imports.py).
+if TYPE_CHECKING:
+    from deepresearch.per_run.coordinator import Coordinator
+    from deepresearch.per_run.event_log import EventLog
+    from deepresearch.per_run.log_sinks import LogDocs
 
 log = logging.getLogger(__name__)
 CLOSE_GRACE_S = 600.0  # a finished run whose driver neither closed it nor died (hung) closes then
@@ -248,6 +253,10 @@ class RunHost:
 
     async def open(self, spec: RunSpec) -> None:
         """Create the run's log, pool and coordinator; nothing runs until ``run``."""
+        from deepresearch.per_run.coordinator import Coordinator
+        from deepresearch.per_run.event_log import EventLog
+        from deepresearch.per_run.log_sinks import LocalSink, LogDocs
+
         context, request = spec.context, spec.request
         run_id = context.run_id
         self._load.capacity = context.settings.ray.crew.concurrency  # the crew's, like every run's
@@ -379,5 +388,7 @@ class RunHost:
         return sorted(self._runs)
 
     async def ready(self, crew: Sequence[Any] = ()) -> None:
-        """Nothing to open: receiving ``crew`` decoded the handles a run's spec carries (the
-        first decoding of a class's handle loads that class here, for a second of a first run)."""
+        """Load what opening a run needs; receiving ``crew`` decoded the handles a run's spec
+        carries (the first decoding of a class's handle loads that class here, for a second of a
+        first run)."""
+        from deepresearch.per_run import coordinator, event_log, log_sinks  # noqa: F401

@@ -8,7 +8,6 @@ from collections import OrderedDict
 from deepresearch.per_run import run_context
 from deepresearch.per_run.run_context import LedgerHook, LedgerTerms, RunContext
 from deepresearch.policies.resilience.breaker import BreakerState
-from deepresearch.providers.assembly import from_settings as assembly
 from deepresearch.providers.llm.base import LLMProvider
 
 KEPT_RUNS = 512  # per-run entries a crew actor keeps at most (a run whose end was never said)
@@ -31,6 +30,10 @@ class RunModels:
             if context.llm is not None:
                 model = context.llm
             else:
+                # built in the crew's process only: a driver decoding a crew handle imports
+                # this module and should not pay for the providers (test_warm_imports.py)
+                from deepresearch.providers.assembly import from_settings as assembly
+
                 hook = None
                 if context.ledger is not None:
                     terms = LedgerTerms.of(context.settings)

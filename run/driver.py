@@ -24,12 +24,11 @@ from deepresearch.cluster import runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
 from deepresearch.policies.gate.intent import Intent
-from deepresearch.policies.lifecycle import checkpoint as checkpoint_format
 from deepresearch.policies.lifecycle.prior_work import ResumeWork, resume_work
 from deepresearch.policies.verification.citations import resolve
 from deepresearch.providers.assembly import from_settings as assembly
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.providers.llm.registry import LLMKeys, keys_from_env
+from deepresearch.providers.llm.registry import LLMKeys, check_router, keys_from_env
 from deepresearch.reports.export import EXTENSIONS, render_as
 from deepresearch.reports.markdown import Footer, source_entries
 from deepresearch.run import follow_up, intent_gate
@@ -76,17 +75,26 @@ def check_query(query: str, settings: Settings) -> str:
 
 
 def build_index(settings: Settings) -> tuple[tuple[str, str], ...]:
-    """Build (or load from cache) the corpus index in the driver; returns warnings to log."""
-    if settings.corpus.path is None:
+    """Build the corpus index in the driver unless the cache already holds it; returns warnings
+    to log. A fresh index is only checked, not loaded: the crew's processes search it."""
+    c = settings.corpus
+    if c.path is None:
         return ()
+    from deepresearch.providers.search.corpus_store import index_is_fresh
+
+    corpus, cache = c.path.expanduser(), settings.resolved_cache_dir()
+    checked: list[tuple[str, str]] = []
+    if index_is_fresh(
+        corpus, cache, c.passage_chars, lambda kind, text: checked.append((kind, text))
+    ):
+        return tuple(checked)
     from deepresearch.providers.documents.extract import ExtractionPool
     from deepresearch.providers.search.local import CorpusIndex
 
-    warnings: list[tuple[str, str]] = []
-    c = settings.corpus
+    warnings: list[tuple[str, str]] = []  # opening warns again of what the check saw
     CorpusIndex.open(
-        settings.corpus.path.expanduser(),
-        settings.resolved_cache_dir(),
+        corpus,
+        cache,
         passage_chars=c.passage_chars,
         pool_factory=lambda: ExtractionPool(
             c.extract_workers, c.extract_timeout_s, c.extract_memory_mb
@@ -128,7 +136,7 @@ def prepare(
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     keys = keys_from_env(os.environ)
-    assembly.build_llm_provider(settings, keys)  # an unknown name or missing key fails here
+    check_router(settings, keys)  # an unknown name or missing key fails here; the crew builds
     output_dir = check_output_dir(default_directory(settings.run.output_dir))
     # The index is built (or a bad corpus refused, or Ctrl-C'd) before the run directory exists,
     # so a run that never started leaves nothing behind.
@@ -159,6 +167,10 @@ def prepare(
 
 def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
     """Everything needed to continue ``run_id``: its settings, request and verified checkpoint."""
+    from deepresearch.policies.lifecycle import (
+        checkpoint as checkpoint_format,  # a resume's, not a run's
+    )
+
     begun = time.monotonic()
     run_dir = RunDir.existing(state_dir, run_id)
     record = runs.read_record(run_dir)
@@ -167,7 +179,7 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
         raise InputError(f"run {run_id} already finished ({summary.status}): {summary.report_path}")
     settings = record.settings
     keys = keys_from_env(os.environ)
-    assembly.build_llm_provider(settings, keys)
+    check_router(settings, keys)
     search_keys = assembly.search_env(settings, os.environ)
     assembly.check_search_names(settings, search_keys)
     output_dir = check_output_dir(record.output_dir)

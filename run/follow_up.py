@@ -10,15 +10,18 @@ when the question is put differently). Anything else is a one-line input error (
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deepresearch.config.settings import Settings
 from deepresearch.errors import InputError, StorageError
-from deepresearch.policies.follow_up.reuse import EarlierRun, merge_thread
 from deepresearch.policies.follow_up.subject import in_context, thread_question
-from deepresearch.policies.lifecycle import checkpoint as checkpoint_format
 from deepresearch.schemas import FollowUpSeed, ResearcherReport
 from deepresearch.storage import runs
 from deepresearch.storage.run_dir import RunDir
+
+# Reuse (its text machinery) is imported by the follow-up that needs it, not by every run.
+if TYPE_CHECKING:
+    from deepresearch.policies.follow_up.reuse import EarlierRun
 
 FOLLOWABLE = ("completed", "no_answer")
 
@@ -27,6 +30,8 @@ def _reports(run_dir: RunDir) -> tuple[ResearcherReport, ...]:
     """The researcher reports a run completed; none when it kept no (readable) checkpoint."""
     if not run_dir.has_checkpoint():
         return ()
+    from deepresearch.policies.lifecycle import checkpoint as checkpoint_format  # a follow-up's
+
     try:
         data = run_dir.read_checkpoint(checkpoint_format.problem)
     except StorageError:
@@ -35,6 +40,8 @@ def _reports(run_dir: RunDir) -> tuple[ResearcherReport, ...]:
 
 
 def _earlier(run_dir: RunDir) -> EarlierRun:
+    from deepresearch.policies.follow_up.reuse import EarlierRun
+
     record = runs.read_record(run_dir)
     return EarlierRun(record.request.run_id, _reports(run_dir), tuple(run_dir.read_docs()))
 
@@ -75,6 +82,8 @@ def question_for(query: str, run_id: str | None, settings: Settings) -> str:
 
 def load_seed(state_dir: Path, run_id: str, settings: Settings) -> FollowUpSeed:
     """The seed for a follow-up of ``run_id``; an unknown or unfinished run is an InputError."""
+    from deepresearch.policies.follow_up.reuse import merge_thread
+
     run_dir = runs.open_run(state_dir, run_id)
     record = runs.read_record(run_dir)
     summary = runs.read_summary(run_dir)

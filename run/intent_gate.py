@@ -16,7 +16,6 @@ from deepresearch.errors import QueryGated
 from deepresearch.llm_messages import IntentDraft, IntentTask
 from deepresearch.policies.gate.intent import Intent, classify, from_model, without_model
 from deepresearch.providers.llm.base import LLMProvider
-from deepresearch.providers.llm.structured import build_request, call_structured
 from deepresearch.schemas import GateSummary
 
 
@@ -25,6 +24,9 @@ async def ask_model(
 ) -> Intent:
     """One structured call (planner role); every failure is research, or ``unavailable`` (an
     unreadable request naming a mass-harm subject is not let through by a model that is down)."""
+    # here, not at the top: the prompts' machinery is for the model, which the rules rarely ask
+    from deepresearch.providers.llm.structured import build_request, call_structured
+
     request = build_request("planner", IntentTask(query=query), IntentDraft, max_output_tokens=256)
     try:
         draft, _ = await asyncio.wait_for(call_structured(llm, request, IntentDraft), timeout_s)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from deepresearch.config.settings import ResearcherSettings, Settings
-from deepresearch.policies.search.ranking import batch_count
+from deepresearch.policies.search.batches import batch_count
 from deepresearch.schemas import Event
 
 # A researcher's steps before anyone said: its query plan, four searches, three scraping

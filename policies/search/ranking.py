@@ -47,25 +47,6 @@ def fuse(result_lists: Sequence[Sequence[SearchHit]], k: int = RRF_K) -> list[Se
     ]
 
 
-def batches(items: Sequence[str], sizes: Sequence[int], limit: int) -> list[list[str]]:
-    """Split the first ``limit`` items into batches of the configured sizes (the last size repeats)."""
-    out: list[list[str]] = []
-    pos = 0
-    items = list(items)[:limit]
-    index = 0
-    while pos < len(items) and sizes:
-        size = max(1, sizes[min(index, len(sizes) - 1)])
-        out.append(items[pos : pos + size])
-        pos += size
-        index += 1
-    return out
-
-
-def batch_count(n: int, sizes: Sequence[int], limit: int) -> int:
-    """How many batches ``batches`` makes of ``n`` items."""
-    return len(batches([""] * min(n, limit), sizes, limit))
-
-
 # --------------------------------------------------------------------------- document-level ranking
 
 DOC_PRIOR_WEIGHT = 2.0  # a passage of the document most about the query scores up to 3x

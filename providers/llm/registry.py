@@ -13,15 +13,17 @@ model that pickles to actors and never shows its values). A local OpenAI-compati
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from deepresearch.config.settings import LLMSettings, LLMTier, Settings
 from deepresearch.errors import ConfigError
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.schemas import Role
+
+if TYPE_CHECKING:  # imported where a client is made: httpx also loads rich through its own CLI
+    import httpx
 
 KNOWN_LLM_PROVIDERS: tuple[str, ...] = ("extractive", "openai", "gemini")
 OPENAI_DEFAULT_MODEL = "gpt-4.1-mini"
@@ -62,6 +64,35 @@ def _keys(keys: LLMKeys | Mapping[str, str] | None) -> LLMKeys:
     return keys if isinstance(keys, LLMKeys) else keys_from_env(keys)
 
 
+def check_llm(name: str, keys: LLMKeys | Mapping[str, str] | None = None) -> None:
+    """What ``build_llm`` refuses (an unknown name, a missing key), without building the
+    provider: a driver checks the run's models, the crew's processes build them."""
+    key = name.strip().lower()
+    creds = _keys(keys)
+    if key == "openai" and creds.openai_api_key is None and creds.openai_base_url is None:
+        raise ConfigError(
+            "llm.provider", "openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
+        )
+    if key == "gemini" and creds.gemini_api_key is None:
+        raise ConfigError("llm.provider", "gemini needs GEMINI_API_KEY or GOOGLE_API_KEY")
+    check_llm_name(name)
+
+
+def check_llm_name(name: str) -> None:
+    """``ConfigError`` for a provider name no builder knows (``submit`` checks before a job,
+    where the keys are the cluster's)."""
+    if name.strip().lower() not in KNOWN_LLM_PROVIDERS:
+        known = ", ".join(KNOWN_LLM_PROVIDERS)
+        raise ConfigError("llm.provider", f"unknown provider {name!r} (known: {known})")
+
+
+def check_router(settings: Settings, keys: LLMKeys | Mapping[str, str] | None = None) -> None:
+    """``check_llm`` for every tier ``build_router`` would build."""
+    for role in ROLES:
+        for tier in role_chain(settings.llm, role):
+            check_llm(tier.provider, keys)
+
+
 def build_llm(
     name: str,
     model: str = "",
@@ -72,17 +103,13 @@ def build_llm(
 ) -> LLMProvider:
     """The provider called ``name``; ``model`` overrides its default model where it has one."""
     key = name.strip().lower()
+    creds = _keys(keys)
+    check_llm(key, creds)
     if key == "extractive":
         from deepresearch.providers.llm.extractive import ExtractiveLLM
 
         return ExtractiveLLM(model=model or "extractive-v1")
-    creds = _keys(keys)
     if key == "openai":
-        if creds.openai_api_key is None and creds.openai_base_url is None:
-            raise ConfigError(
-                "llm.provider",
-                "openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)",
-            )
         from deepresearch.providers.llm.openai_compat import OpenAICompatLLM
 
         return OpenAICompatLLM(
@@ -92,30 +119,21 @@ def build_llm(
             http_client or _default_client(timeout_s),
             timeout_s=timeout_s,
         )
-    if key == "gemini":
-        if creds.gemini_api_key is None:
-            raise ConfigError("llm.provider", "gemini needs GEMINI_API_KEY or GOOGLE_API_KEY")
-        from deepresearch.providers.llm.gemini import GEMINI_DEFAULT_MODEL, GeminiLLM
+    from deepresearch.providers.llm.gemini import GEMINI_DEFAULT_MODEL, GeminiLLM
 
-        return GeminiLLM(
-            creds.gemini_api_key,
-            model or GEMINI_DEFAULT_MODEL,
-            http_client,
-            base_url=creds.gemini_base_url,
-            timeout_s=timeout_s,
-        )
-    check_llm_name(name)
-    raise AssertionError(f"known provider {key!r} has no builder")
-
-
-def check_llm_name(name: str) -> None:
-    """``ConfigError`` for a provider name no builder knows (``submit`` checks before a job)."""
-    if name.strip().lower() not in KNOWN_LLM_PROVIDERS:
-        known = ", ".join(KNOWN_LLM_PROVIDERS)
-        raise ConfigError("llm.provider", f"unknown provider {name!r} (known: {known})")
+    assert creds.gemini_api_key is not None  # check_llm refused a gemini without its key
+    return GeminiLLM(
+        creds.gemini_api_key,
+        model or GEMINI_DEFAULT_MODEL,
+        http_client,
+        base_url=creds.gemini_base_url,
+        timeout_s=timeout_s,
+    )
 
 
 def _default_client(timeout_s: float) -> httpx.AsyncClient:
+    import httpx
+
     return httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0))
 
 
@@ -195,7 +213,9 @@ __all__ = [
     "LLMKeys",
     "build_llm",
     "build_router",
+    "check_llm",
     "check_llm_name",
+    "check_router",
     "default_chain",
     "keys_from_env",
     "role_chain",

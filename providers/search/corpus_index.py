@@ -10,7 +10,6 @@ query's names and rare terms?) and, for "latest ..." queries, by the document's 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import shutil
@@ -40,9 +39,8 @@ from deepresearch.providers.documents.extract import PAGE_LABELS, ExtractionPool
 from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 from deepresearch.providers.search.corpus_covers import read_covers
 from deepresearch.providers.search.corpus_store import (
-    EXTRACT_VERSION,
+    INDEX_VERSION,
     CorpusCache,
-    CorpusFile,
     Warn,
     atomic_write,
     gather_documents,
@@ -58,24 +56,10 @@ from deepresearch.text.boilerplate import boilerplate_share, template_pages
 from deepresearch.text.line_items import LabelIndex, best_pages, flow_line
 from deepresearch.text.question import flow_asked
 
-INDEX_VERSION = 10  # 10: a page-end caption names only the table overleaf; 8: Snowball stems
 TEMPLATE_SHARE = 0.5  # a passage this much boilerplate (by line) is no search hit
 KEPT_INDEXES = 4  # loaded indexes a process keeps (by corpus, fingerprint and meta.json's stat)
 _LOADED: dict[tuple[str, str, int, int, int], CorpusIndex] = {}
 _LOADING = threading.Lock()  # one load at a time: 32 runs prepared at once parse meta.json once
-
-
-def _fingerprint(hashes: dict[str, str], passage_chars: int) -> str:
-    """The index's cache key: its files, its passage size and both versions. The extraction's
-    too: an index of the old text would point at pages the new cache does not hold, and every
-    run after an upgrade would find nothing it could read."""
-    key = {
-        "v": INDEX_VERSION,
-        "extract": EXTRACT_VERSION,
-        "chars": passage_chars,
-        "files": sorted(hashes.items()),
-    }
-    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 
 class CorpusIndex:
@@ -136,10 +120,10 @@ class CorpusIndex:
         cache = CorpusCache(cache_dir.expanduser().resolve())
         root, files = scan_corpus(corpus_dir, cache.dir, warn)
         hashes = cache.hashes(root, files, warn)
-        index_dir = cache.dir / "bm25" / _fingerprint(hashes, passage_chars)
+        index_dir = cache.index_dir(hashes, passage_chars)
         loaded = cls._load(corpus_dir, root, cache, index_dir)
         if loaded is not None:
-            for rel, reason in loaded._cached_failures(files, hashes):
+            for rel, reason in cache.failures(files, hashes, loaded._by_rel.keys()):
                 warn("extract_failed", f"{rel}: {reason}")
             return loaded
         if pool_factory is None:
@@ -190,17 +174,6 @@ class CorpusIndex:
                 while len(_LOADED) > KEPT_INDEXES:
                     _LOADED.pop(next(iter(_LOADED)))
             return copy.copy(_LOADED[key])
-
-    def _cached_failures(
-        self, files: list[CorpusFile], hashes: dict[str, str]
-    ) -> list[tuple[str, str]]:
-        out = []
-        for f in files:
-            if f.relpath in hashes and f.relpath not in self._by_rel:
-                cached = self._cache.load_doc(hashes[f.relpath], f.kind)
-                if isinstance(cached, str):
-                    out.append((f.relpath, cached))
-        return out
 
     # ------------------------------------------------------------------ queries
 
@@ -380,6 +353,9 @@ def _build(meta: dict[str, Any], parent: Path, index_dir: Path, passage_chars: i
         for saved in tmp.iterdir():  # bm25s writes with the umask: the index holds corpus text
             os.chmod(saved, PRIVATE_FILE)
         payload = {"version": INDEX_VERSION, "passage_chars": passage_chars, **meta}
+        atomic_write(
+            tmp / "docs.json", json.dumps(meta["docs"]).encode()
+        )  # corpus_store.index_is_fresh reads it
         atomic_write(tmp / "meta.json", json.dumps(payload).encode())
         if index_dir.exists():  # left by an older build that cannot be loaded any more
             shutil.rmtree(index_dir, ignore_errors=True)

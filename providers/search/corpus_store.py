@@ -15,6 +15,7 @@ import re
 import stat
 import tempfile
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -29,6 +30,8 @@ from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 from deepresearch.storage.private_files import PRIVATE_FILE, make_private_dirs
 
 EXTRACT_VERSION = 14  # bump when extraction output changes, so cached text is re-extracted
+# 11: docs.json beside meta.json; 10: a page-end caption names only the table overleaf; 8: Snowball
+INDEX_VERSION = 11
 Warn = Callable[[str, str], None]
 
 
@@ -173,6 +176,19 @@ def read_json(path: Path) -> Any:
         return None
 
 
+def index_fingerprint(hashes: dict[str, str], passage_chars: int) -> str:
+    """The index's cache key: its files, its passage size and both versions. The extraction's
+    too: an index of the old text would point at pages the new cache does not hold, and every
+    run after an upgrade would find nothing it could read."""
+    key = {
+        "v": INDEX_VERSION,
+        "extract": EXTRACT_VERSION,
+        "chars": passage_chars,
+        "files": sorted(hashes.items()),
+    }
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+
+
 class CorpusCache:
     """Extracted pages keyed by content hash, and a per-corpus manifest of (size, mtime) -> hash."""
 
@@ -217,6 +233,23 @@ class CorpusCache:
         if fresh != manifest:
             with contextlib.suppress(OSError):
                 self.save_manifest(root, fresh)
+        return out
+
+    def index_dir(self, hashes: dict[str, str], passage_chars: int) -> Path:
+        """Where the index of exactly these files (``hashes``) is published."""
+        return self.dir / "bm25" / index_fingerprint(hashes, passage_chars)
+
+    def failures(
+        self, files: list[CorpusFile], hashes: dict[str, str], indexed: AbstractSet[str]
+    ) -> list[tuple[str, str]]:
+        """(relpath, reason) of each file left out of an index (``indexed``: its relpaths)
+        because its extraction failed, as the cache remembers it."""
+        out = []
+        for f in files:
+            if f.relpath in hashes and f.relpath not in indexed:
+                cached = self.load_doc(hashes[f.relpath], f.kind)
+                if isinstance(cached, str):
+                    out.append((f.relpath, cached))
         return out
 
     def _doc_path(self, sha: str, kind: str) -> Path:
@@ -285,3 +318,21 @@ def gather_documents(
         elif got is not None:
             docs.append((f, hashes[f.relpath], got))
     return docs
+
+
+def index_is_fresh(corpus_dir: Path, cache_dir: Path, passage_chars: int, warn: Warn) -> bool:
+    """Whether the cache holds the index of the corpus as it is now, checked without loading it:
+    a driver only needs to know (the crew's processes search it), and loading it costs the
+    driver bm25s, numpy and the whole passage table. Warns as opening it would: of files it
+    skips, and of each document whose extraction failed (from the index's ``docs.json``)."""
+    cache = CorpusCache(cache_dir.expanduser().resolve())
+    root, files = scan_corpus(corpus_dir, cache.dir, warn)
+    hashes = cache.hashes(root, files, warn)
+    where = cache.index_dir(hashes, passage_chars)
+    docs = read_json(where / "docs.json")
+    if not isinstance(docs, list) or not (where / "meta.json").is_file():
+        return False
+    indexed = {str(entry[0]) for entry in docs if isinstance(entry, list) and entry}
+    for rel, reason in cache.failures(files, hashes, indexed):
+        warn("extract_failed", f"{rel}: {reason}")
+    return True

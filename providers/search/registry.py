@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
 from pydantic import SecretStr
 
 from deepresearch.config.settings import Settings
 from deepresearch.errors import ConfigError
 from deepresearch.providers.search.base import SearchProvider
+
+if TYPE_CHECKING:  # the client is the caller's; httpx also loads rich through its own CLI
+    import httpx
 
 KNOWN_SEARCH_PROVIDERS: tuple[str, ...] = (
     "local",

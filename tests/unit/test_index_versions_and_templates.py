@@ -11,7 +11,7 @@ from inline_pool import InlinePool
 from pdf_layout import write_pdf
 
 from deepresearch.providers.documents.extract import ExtractionPool
-from deepresearch.providers.search import corpus_index, corpus_store
+from deepresearch.providers.search import corpus_store
 from deepresearch.providers.search.corpus_index import CorpusIndex
 
 
@@ -36,7 +36,6 @@ def test_a_new_extraction_version_rebuilds_the_index_and_its_pages_read(
     cache = tmp_path / "cache"
     open_index(corpus, cache, inline([]))
     monkeypatch.setattr(corpus_store, "EXTRACT_VERSION", corpus_store.EXTRACT_VERSION + 1)
-    monkeypatch.setattr(corpus_index, "EXTRACT_VERSION", corpus_store.EXTRACT_VERSION)
     log: list[Path] = []
     upgraded = open_index(corpus, cache, inline(log))
     assert upgraded.built and corpus.resolve() / "notes.md" in log

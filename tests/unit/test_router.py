@@ -13,7 +13,12 @@ import pytest
 from fake_clock import FakeClock
 from pydantic import SecretStr
 
-from deepresearch.config.settings import LLMSettings, ModelPrice, load_settings
+from deepresearch.config.settings import (
+    LLMSettings,
+    ModelPrice,
+    load_settings,
+    overrides_from_flags,
+)
 from deepresearch.errors import BudgetExceeded, ConfigError, LLMUnavailable, ProviderError
 from deepresearch.llm_messages import LLMReply, PlanTask, QueriesTask, QueryList
 from deepresearch.policies.resilience.breaker import BreakerConfig
@@ -25,6 +30,7 @@ from deepresearch.providers.llm.registry import (
     LLMKeys,
     build_llm,
     build_router,
+    check_router,
     keys_from_env,
     role_chain,
 )
@@ -244,6 +250,38 @@ def test_missing_keys_are_config_errors() -> None:
         build_llm("gemini", keys={})
     with pytest.raises(ConfigError, match="unknown provider"):
         build_llm("nope")
+
+
+@pytest.mark.parametrize(
+    ("flags", "env"),
+    [
+        ({}, {}),
+        ({"llm.provider": "openai"}, {}),
+        ({"llm.provider": "openai"}, {"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}),
+        ({"llm.provider": "gemini"}, {"OPENAI_API_KEY": KEY}),
+        ({"llm.provider": "gemini"}, {"GOOGLE_API_KEY": "g-key-123"}),
+        ({"llm.roles.writer": {"provider": "openai", "model": "m"}}, {}),
+        ({"llm.roles.writer": {"provider": "nope", "model": "m"}}, {"OPENAI_API_KEY": KEY}),
+        ({"llm.fallback": [{"provider": "gemini", "model": "g"}]}, {}),
+    ],
+)
+def test_the_drivers_check_refuses_what_building_refuses(
+    flags: dict[str, Any], env: dict[str, str]
+) -> None:
+    """A driver checks the run's models without building them (the crew builds them): the
+    check and the build accept and refuse the same settings, with the same error."""
+    settings = load_settings(overrides=overrides_from_flags(flags), env={})
+    try:
+        build_router(settings, env)
+        built = None
+    except ConfigError as exc:
+        built = str(exc)
+    try:
+        check_router(settings, env)
+        checked = None
+    except ConfigError as exc:
+        checked = str(exc)
+    assert checked == built
 
 
 def test_keys_from_env_are_secret() -> None:
