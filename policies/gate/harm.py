@@ -214,6 +214,10 @@ def subjects(text: str) -> frozenset[str]:
         for c, family in (("weapons", lexicon.WEAPON), ("malware", lexicon.MALWARE))
         if family.search(masked)
     }
+    if lexicon.DESCRIBED_AGENT.search(masked) or (  # "a lethal toxin", "poison from castor beans"
+        lexicon.AGENT_SOURCE.search(masked) and lexicon.POISON.search(masked)
+    ):
+        found.add("weapons")
     if lexicon.PASSES_DEFENDER.search(masked):  # "code that slips by Kaspersky"
         found.add("malware")
     return frozenset(found)
@@ -254,6 +258,25 @@ def operational(text: str, named: frozenset[str]) -> str | None:
     return category if lexicon.ASKS.search(masked) else None
 
 
+def lethal_dose(text: str, named: frozenset[str]) -> str | None:
+    """The category when ``text`` asks for the amount that kills a person: a dose ("how much ...
+    would kill", "a lethal dose") with a covert way of giving it, a person to give it to or a
+    particular victim is poisoning, whatever the substance; with a mass-harm agent named, a dose
+    that kills any person is that weapon's quantity. A dose alone is a safety question (caffeine,
+    paracetamol, water), and so is one framed by treatment, detection or history."""
+    if not lexicon.KILLING_DOSE.search(text):
+        return None
+    if lexicon.THIRD_PARTY.search(text) or lexicon.ABOUT.search(lexicon.COVERT.sub(" ", text)):
+        return None  # "how did ...", "treatment of a lethal dose": the covert words are no frame
+    if (
+        lexicon.COVERT.search(text)
+        or lexicon.GIVEN_TO.search(text)
+        or lexicon.MARKED_VICTIM.search(text)
+    ):
+        return "violence"
+    return "weapons" if "weapons" in named and lexicon.A_PERSON.search(text) else None
+
+
 def points_back(text: str) -> bool:
     """Whether a follow-up leans on the earlier question for its subject ("how do I make it")."""
     return bool(lexicon.POINTS_BACK.search(text)) or len(text.split()) <= 3
@@ -267,7 +290,8 @@ def harmful_category(text: str, context: tuple[str, ...] = ()) -> str | None:
     for category, pattern in _HARMFUL:
         if pattern.search(text):
             return category
-    return operational(text, named_subjects(text, context))
+    named = named_subjects(text, context)
+    return operational(text, named) or lethal_dose(text, named)
 
 
 def named_subjects(text: str, context: tuple[str, ...] = ()) -> frozenset[str]:

@@ -2,11 +2,12 @@
 
 A request is judged by what it asks for, a subject times an operation (``policies.intent_harm``),
 so the vocabulary is kept as families rather than sentences: the mass-harm subjects (chemical,
-biological, nuclear and explosive weapons, weapons-grade material; self-spreading or evasive
+biological, nuclear and explosive weapons, weapons-grade material, an agent named by its effect
+or source such as "a lethal toxin" or "the poison from castor beans"; self-spreading or evasive
 malware), the operations that make an answer operational (make, synthesize, enrich, write; a
 maker's nouns such as a materials list, a synthesis route or the code; getting past a named
-defender), and the frames that make it a question *about* the subject (history, law, detection,
-treatment). Each
+defender), the amount that kills a person and the covert ways of giving it, and the frames that
+make it a question *about* the subject (history, law, detection, treatment). Each
 family covers English, Spanish, French, German, Portuguese, Italian, Russian, Chinese, Japanese
 and Arabic, written as they read after ``text.confusables.normalize`` (case folded, "ß" as
 "ss"). Latin and Cyrillic entries start at a word; Chinese, Japanese and Arabic ones match
@@ -65,7 +66,7 @@ WEAPON = family(
     r"hautement\s+enrichi",
     # German ("Rohrbombe", "Atombombe": the compound ends in the weapon)
     r"nervenkampfstoff", r"nervengas", r"nervengift", r"senfgas", r"chemiewaffe",
-    r"chemischen?\s+waffe", r"biowaffe", r"biologischen?\s+waffe", r"milzbrand", r"rizin",
+    r"chemischen?\s+waffe", r"biowaffe", r"biologischen?\s+waffe", r"milzbrand", r"rizins?\b",
     r"\w*bomben?\b", r"sprengstoff", r"sprengsatz", r"sprengs[äa]tze", r"sprengk[öo]rper",
     r"waffenf[äa]hig", r"hoch\s?angereichert",
     # Russian
@@ -116,6 +117,41 @@ MALWARE = family(
     "برمجية خبيثة", "برنامج خبيث", "فيروس", "دودة", "فدية",
 )
 
+# A mass-harm agent named by its effect instead of its name ("a lethal toxin", "a weaponized
+# pathogen", "ein tödliches Gift"): the description names the subject as the name would.
+_AGENT = (
+    r"(?:toxins?|poisons?|venoms?|pathogens?|bio-?agents?|germs?|bacteri\w*|viruse?s?|agents?"
+    r"|chemicals?|gas(?:es)?)\b"
+)
+DESCRIBED_AGENT = family(
+    rf"(?:lethal|deadly|fatal|killer|weaponi[sz]ed|weapons?[\s-]grade|military[\s-]grade"
+    rf"|mass[\s-]casualty)\s+(?:[\w-]+\s+){{0,2}}?{_AGENT}",
+    rf"weaponi[sz]\w*\s+(?:[\w'-]+\s+){{0,2}}?(?:{_AGENT}|diseases?|spores?)",
+    # es, pt, it, fr
+    r"(?:toxinas?|venenos?|pat[óo]genos?|agentes?|tossin[ae]|velen[oi]|patogen[oi]|toxines?"
+    r"|poisons?|pathog[èe]nes?|agents?)\s+(?:\w+\s+)?(?:letal(?:es|i)?|mortal(?:es|is)?"
+    r"|mortale|mortel(?:le)?s?|l[ée]tales?|mortif[eè]r\w*|armad[oa]s?)\b",
+    # de, ru
+    r"t[öo]dlich\w*\s+(?:gift|toxin|erreger|keim|virus|kampfstoff)", r"kampfstoff",
+    r"(?:смертельн|смертоносн|боев)\w*\s+(?:токсин|яд|отрав|патоген|вирус|бактери|агент)",
+    # zh, ja, ar
+    "致命毒", "致命的毒", "致命病原", "致命病毒", "剧毒", "致死性の毒", "致死性の病原", "致命的な毒",
+    "猛毒", r"(?:سم|سموم|ذيفان|ذيفانات)\s+(?:قاتل|مميت|فتاك)",
+)
+
+# What a mass-harm toxin is made from ("castor beans" for ricin, "rosary peas" for abrin): a
+# subject only beside a word for the poison ("the toxin from castor beans"), never castor oil.
+AGENT_SOURCE = family(
+    r"castor\s+(?:beans?|seeds?|plants?)", r"rosary\s+peas?", r"jequirity", r"abrus\b",
+    r"semillas?\s+de\s+ricino", r"semi\s+di\s+ricino", r"graines?\s+de\s+ricin",
+    r"sementes?\s+de\s+mamona", r"mamona", r"rizinus(?:samen|pflanze)", r"клещевин",
+    "蓖麻籽", "蓖麻子", "ヒマの種", "トウゴマ", "بذور الخروع",
+)
+POISON = family(
+    r"toxin", r"poison(?!ing)", r"toxina", r"veneno", r"tossina", r"veleno", r"toxine", r"gift\b",
+    r"токсин", r"яд\b", "毒素", "毒药", "毒物", r"(?:^|\s)(?:ال|بال)?سم(?=\s|$)", "ذيفان",
+)
+
 # Words of an everyday sense that would otherwise read as a subject or an operation: masked
 # before judging.
 EVERYDAY = family(
@@ -143,7 +179,8 @@ EVERYDAY = family(
     r"|burgers?|dip|wings|punch|flavou?rs?)",
     r"(?:cardboard|wooden|paper|lego|toy|papier-m[aâ]ch[ée])\s+(?:\w+\s+)?(?:trojan|bomb|rocket)s?",
     r"trojan\s+horse\s+(?:out\s+of|from|of\s+troy|model|prop)",
-    r"bomba\s+calabrese", "爆弾おにぎり",
+    r"huile\s+de\s+ricin", r"(?:(?:lethal|deadly|fatal|killer)\s+)?(?:poison|toxin|toxic)\s+baits?",
+    r"(?:rat|mouse|mice|rodent|slug|snail|ant|roach|cockroach|mole|gopher|weed)\s+poisons?", r"bomba\s+calabrese", "爆弾おにぎり",
     r"bade\w*bomben?", r"schoko\w*bomben?", r"samenbomben?", r"бомбочк",
 )
 
@@ -157,6 +194,10 @@ MAKE = family(
     r"write\b", r"writing", r"code\b", r"coding", r"develop", r"program\b", r"programming",
     r"generat(?:e|ing)\b", r"extract(?:ion|ing)?\b", r"purif", r"brew", r"cook", r"mix(?:ing)?\b",
     r"combin(?:e|ing)\b", r"enrich", r"obtain",
+    # turning a source material into the agent ("turning castor beans into a toxin")
+    r"turn(?:s|ed|ing)?\s+(?:[\w'-]+\s+){0,5}?into\b", r"convert", r"transform", r"trasform",
+    r"verwandel", r"umwandel", r"umwandl", r"преврат", r"преобраз", "变成", "转化", "制成", "提炼",
+    "تحويل",
     # bringing a material to weapons grade is the operation, whatever the verb
     r"(?:to|up\s+to)\s+(?:weapons?|bomb)[\s-](?:grade|usable)",
     r"(?:a|hasta|até)\s+(?:grado|grau)\s+(?:armament|militar|b[ée]lico|de\s+armas)",
@@ -242,7 +283,7 @@ DETAIL = family(
     r"passo\s+a\s+passo", r"lista\s+de\s+materiais", r"exat[oa]s?\b", r"gramas",
     r"quantit[àa]", r"passo\s+(?:dopo|per)\s+passo", r"elenco", r"esatt[eoi]", r"grammi", r"количеств", r"пропорц", r"пошагов", r"шаг\s+за\s+шагом",
     r"точн\w+", r"грамм", r"список", r"услови",
-    "详细", "步骤", "用量", "比例", "材料清单", "剂量", "具体",
+    "详细", "一步一步", "步骤", "用量", "比例", "材料清单", "剂量", "具体",
     "詳しく", "詳細", "手順", "分量", "具体的",
     "خطوات", "بالتفصيل", "كميات", "الكميات", "المقادير", "قائمة المواد",
 )
@@ -279,6 +320,69 @@ ASKS = family(
     r"me\s+d[êe]", r"quero", r"preciso", r"dammi", r"scrivi", r"voglio", r"дай", r"напиши",
     r"объясни", r"расскажи", r"нужн", r"告诉我", "给我", "请", "教我", "書いて", "ください",
     "اشرح", "أعطني", "اعطني", "أريد", "اكتب",
+)
+
+# --------------------------------------------------------------------------- lethal doses
+
+# An amount asked for as the amount that kills ("how much X would kill", "a lethal dose"): a
+# safety question about caffeine or paracetamol until a victim or a covert way of giving it joins.
+KILLING_DOSE = family(
+    r"how\s+(?:much|many)\b[^.?!;]{0,60}?\b(?:kill|killed|die|dies|be\s+(?:fatal|lethal|deadly))\b",
+    r"(?:lethal|fatal|deadly|killing|toxic)\s+(?:dose|amount|quantity)",
+    r"(?:what|which)\s+(?:dose|amount|quantity)\b[^.?!;]{0,40}?\b(?:kill|fatal|lethal|deadly)",
+    r"enough\s+(?:[\w'-]+\s+){1,3}?to\s+kill\b",
+    r"cu[áa]nt[oa]s?\b[^.?!;]{0,60}?\b(?:matar\w*|mata|muer\w*)\b", r"dosis\s+(?:letal|mortal)",
+    r"(?:quelle|combien)\b[^.?!;]{0,60}?\b(?:tuer\w*|tue|mortelle)\b",
+    r"dose\s+(?:l[ée]tale|mortelle|letal|mortal|letale|mortale)",
+    r"wie\s*viel\w*\b[^.?!;]{0,60}?\b(?:t[öo]te\w*|t[öo]tet|t[öo]dlich\w*|stirbt)",
+    r"t[öo]dlich\w*\s+(?:dosis|menge)",
+    r"quant[oa]s?\b[^.?!;]{0,60}?\b(?:mata\w*|matar|morre\w*|uccid\w*|ucciderebbe|muore)\b",
+    r"сколько\b[^.?!;]{0,60}?(?:убь[её]т|убить|умр|смертельн)", r"смертельн\w*\s+доз",
+    r"多少[^。？！?!]{0,20}?(?:毒死|致死|杀死|死)", "致死剂量", "致死量", "致命剂量",
+    r"何(?:グラム|ミリ|錠|mg)[^。？！?!]{0,20}?死", "どのくらい[^。？！?!]{0,20}?死",
+    r"كم\s+(?:\S+\s+){0,4}?(?:يقتل|لقتل|يموت)", r"جرعة\s+(?:قاتلة|مميتة)",
+)
+# Giving it unseen: the covert way turns a dose into a plan to poison someone.
+COVERT = family(
+    r"unnoticed", r"undetected", r"undetectabl", r"untraceabl", r"secretly", r"covertly",
+    r"without\s+(?:him|her|them|anyone|anybody|the\s+\w+|my\s+\w+|his\s+\w+|her\s+\w+)\s+"
+    r"(?:noticing|knowing|tasting|smelling|suspecting|realizing|realising|finding\s+out)",
+    r"(?:nobody|no\s+one|no-one|none)\s+(?:\w+\s+)?(?:notices|knows|suspects|finds\s+out|will\s+know)",
+    r"(?:can't|cannot|won't|wouldn't|doesn't)\s+(?:\w+\s+)?(?:taste|smell|notice)",
+    r"slip\s+(?:[\w'-]+\s+){0,2}?in(?:to)?\b", r"spike\s+(?:his|her|their|someone's|a)\b",
+    r"sin\s+que\s+(?:\w+\s+){0,2}?(?:note|nadie|sepa|se\s+d[ée]\s+cuenta|sospeche)",
+    r"a\s+escondidas", r"en\s+secreto", r"[àa]\s+son\s+insu", r"en\s+secret",
+    r"sans\s+qu['e]\s*(?:\w+\s+){0,3}?(?:aper[çc]oive|remarque|sache|rende\s+compte)",
+    r"unbemerkt", r"heimlich", r"ohne\s+dass\s+(?:\w+\s+){0,3}?(?:merkt|bemerkt)",
+    r"sem\s+(?:que\s+)?(?:ele|ela|eles|elas|ningu[ée]m)\s+(?:\w+\s+)?(?:perceb|not|saib|desconfi)",
+    r"em\s+segredo", r"senza\s+che\s+(?:\w+\s+){0,3}?(?:accorg|sappia|nessuno)",
+    r"di\s+nascosto", r"незаметно", r"тайно", r"подсып", r"подмеш",
+    "神不知鬼不觉", "不被发现", "不被察觉", "偷偷", "悄悄", "下毒", "気づかれずに", "気付かれずに",
+    "こっそり", "バレずに", "ばれずに", "دون أن يلاحظ", "بدون أن يلاحظ", "دون علم", "خلسة", "سرا",
+)
+# Given to a person: "to give someone", "put in someone's drink", "dársela", "verabreichen".
+GIVEN_TO = family(
+    r"(?:give|feed|administer|serve|put|add|mix|slip)\s+(?:(?:it|this|that|them)\s+)?(?:to\s+)?"
+    r"(?:someone|somebody|him|her|a\s+person|an?\s+(?:adult|man|woman|victim)|my\s+\w+)\b",
+    r"in(?:to)?\s+(?:someone's|somebody's|his|her|their|my\s+\w+'s)\s+(?:drink|food|coffee|tea"
+    r"|meal|water|wine|beer|glass|cup|soup)",
+    r"d[áa]rs[ae]l[oa]s?\b", r"darle\b", r"en\s+su\s+(?:comida|bebida|caf[ée])",
+    r"(?:la|le)\s+lui\s+donner", r"lui\s+donner", r"dans\s+son\s+(?:verre|caf[ée]|repas|th[ée])",
+    r"verabreich", r"in\s+(?:sein|ihr)(?:en|em)?\s+(?:getr[äa]nk|essen|kaffee|tee)",
+    r"na\s+comida\s+(?:dele|dela)", r"na\s+bebida\s+(?:dele|dela)",
+    r"darg?li\w*\b", r"nel\s+suo\s+(?:cibo|caff[èe]|bicchiere|t[èe])",
+    r"дать\s+(?:ему|ей)", "给他", "给她", "飲ませ", "食べさせ", "في طعامه", "في شرابه", "أعطيه",
+)
+# A victim named as a particular person ("kill my husband", "kill him").
+MARKED_VICTIM = family(
+    r"kill\s+(?:someone|somebody|him|her|my\s+\w+|his\s+\w+|our\s+\w+)",
+)
+# Any person as what the dose kills: with a mass-harm agent named, the dose is a weapon's.
+A_PERSON = family(
+    r"(?:kill|killed|die|dies)\s+(?:a|an|one)\s+(?:\d+\s*kg\s+|grown\s+)?(?:person|adult|human"
+    r"|man|woman|people)", r"(?:kill|killed)\s+(?:a\s+)?(?:person|adults?|humans?|people)\b",
+    r"adulto", r"adulte", r"erwachsen", r"pessoa", r"взрослого", r"человека", "成年人", "大人",
+    "بالغ", "شخص",
 )
 
 # --------------------------------------------------------------------------- frames
