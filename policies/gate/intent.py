@@ -4,7 +4,7 @@ Runs in the driver before any research budget is spent. The rules are deliberate
 decide only the obvious cases (a greeting, "tell me more", "how do I make sarin") and leave the rest
 to research (or, when a model is configured, to one small classification call). A research question
 must never be stopped here, so a harmful request needs a request for instructions, a capability and
-a harmful object or target together (``policies.intent_harm``); questions *about* malware, weapons,
+a harmful object or target together (``policies.gate.harm``); questions *about* malware, weapons,
 treaties or CVEs pass.
 """
 
@@ -89,7 +89,7 @@ def _words(text: str) -> list[str]:
 
 
 def harmful_category(query: str, context: tuple[str, ...] = ()) -> str | None:
-    """The harmful-request category the query falls into, or None (``policies.intent_harm``);
+    """The harmful-request category the query falls into, or None (``policies.gate.harm``);
     ``context`` is a follow-up's thread of earlier questions, oldest first."""
     return intent_harm.harmful_category(_normalize(query), tuple(_normalize(q) for q in context))
 
