@@ -1,6 +1,6 @@
 """The intent gate's word families in ten languages: harm subjects, operations, frames.
 
-A request is judged by what it asks for, a subject times an operation (``policies.intent_harm``),
+A request is judged by what it asks for, a subject times an operation (``policies.gate.harm``),
 so the vocabulary is kept as families rather than sentences: the mass-harm subjects (chemical,
 biological, nuclear and explosive weapons, weapons-grade material, an agent named by its effect
 or source such as "a lethal toxin" or "the poison from castor beans"; self-spreading or evasive
