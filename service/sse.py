@@ -21,6 +21,7 @@ from deepresearch.storage.run_dir import RunDir
 
 HEARTBEAT = b": keep-alive\n\n"
 TERMINAL = ("completed", "no_answer", "interrupted", "failed")
+REPORTED = ("completed", "no_answer")  # endings the driver follows with run_finished
 
 
 def format_event(event: Event) -> bytes:
@@ -119,6 +120,7 @@ async def stream(
     cursor = _Cursor(after)
     last_write = loop.time()
     finished_at: float | None = None
+    settled_at: float | None = None
     finished_status = "completed"
     try:
         while True:
@@ -129,8 +131,20 @@ async def stream(
                 if event.type == "run_finished" and finished_at is None:
                     finished_at = loop.time()
                     finished_status = str(event.payload.get("status", "completed"))
-            if status is not None and not fresh:
+            # A run that reached its report says run_finished just after summary.json (the log
+            # says completed only once the report is on disk): wait for it, up to settle_s.
+            awaited = status in REPORTED and finished_at is None
+            if status is not None and not fresh and not awaited:
                 await response.write(format_end(status))
+                break
+            if awaited and settled_at is None:
+                settled_at = loop.time()
+            if (
+                settled_at is not None
+                and finished_at is None
+                and loop.time() - settled_at > settle_s
+            ):
+                await response.write(format_end(str(status)))  # run_finished never came
                 break
             if finished_at is not None and loop.time() - finished_at > settle_s:
                 await response.write(format_end(finished_status))  # summary slow to appear

@@ -287,3 +287,39 @@ def test_a_poll_reads_only_the_lines_appended_since_the_last(tmp_path: Path) -> 
     with path.open("ab") as fh:
         fh.write(b': 1.0, "run_id": "' + RUN.encode() + b'", "type": "x"}\n')
     assert [e.seq for e in sse._poll(run_dir, cursor)] == [5] and cursor.after == 5
+
+
+async def test_the_stream_of_a_reported_run_waits_for_run_finished(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """The driver writes summary.json, then run_finished: a client must not be told "end"
+    between the two, or its last event is not the run's ending."""
+    settings = settings_in(tmp_path, heartbeat_s=0.01)
+    run_dir = make_run(settings, 3, finished=False)
+    report = tmp_path / "out" / "report.md"
+    report.write_text("# Title\n")
+    summary = RunSummary(
+        run_id=RUN, status="completed", mode="deep", query="What?", report_path=str(report)
+    )
+    run_dir.write_text(runs.SUMMARY, summary.model_dump_json())
+    client = await serve(settings)
+    seen = ""
+    async with client.stream("GET", f"/runs/{RUN}/events") as response:
+        async for chunk in response.aiter_text():
+            seen += chunk
+            # a heartbeat after the third event: the stream looked again and did not end there
+            if (
+                "id: 3\n" in seen.split(": keep-alive")[0]
+                and ": keep-alive" in seen
+                and "id: 4" not in seen
+            ):
+                ending = Event(
+                    seq=4,
+                    ts=time.time(),
+                    run_id=RUN,
+                    type="run_finished",
+                    payload={"status": "completed"},
+                )
+                run_dir.append_event(ending)
+    assert ids_of(seen) == [1, 2, 3, 4]
+    assert seen.endswith('event: end\ndata: {"status": "completed"}\n\n')
