@@ -18,7 +18,12 @@ state, cache and output directories, and measures what a user would notice first
 * ``evidence_figure_recall`` — share of the reviewed answer's figures found in the evidence handed
   to the writer (every researcher finding of the run, read from its checkpoint): the upper bound
   for any writer, model or not;
-* ``median_s_per_question``, counts by status, and gold_doc_recall per question type.
+* ``median_s_per_question``, counts by status, and gold_doc_recall per question type;
+* ``bm25_top1_figure_recall`` / ``bm25_top3_figure_recall`` — the same figure recall over the best
+  1 / 3 passages of plain BM25 on the same index (no priors): the baseline the Answer must beat.
+
+Every metric is printed for the whole set and for each part of the fixed split (``split.py``):
+``development`` (tune on its misses) and ``validation`` (held out: never designed from).
 
 Usage: ``python bench/sec10q.py [--limit N] [--mode quick|deep|both] [--json] [--llm NAME]
 [--docs DIR] [--qna CSV]``. With ``--mode both`` the result has one entry per mode. A model
@@ -52,6 +57,7 @@ from sec10q_metrics import (  # noqa: E402  (re-exported: other benchmarks impor
     VERIFY_KEYS,
     answer_section,
     answered,
+    bm25_baseline,
     cites_gold,
     evidence_text,
     figure_recall,
@@ -62,6 +68,7 @@ from sec10q_metrics import (  # noqa: E402  (re-exported: other benchmarks impor
     report_text,
     verification_counts,
 )
+from split import PARTS, part_of  # noqa: E402
 
 __all__ = ["figures", "gold_globs", "main"]  # what other benchmarks import from here
 
@@ -82,6 +89,9 @@ class Outcome:
     answer_recall: float | None = None
     answered: bool | None = None
     evidence_recall: float | None = None
+    part: str = ""
+    bm25_top1: float | None = None
+    bm25_top3: float | None = None
 
 
 def load_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
@@ -112,6 +122,7 @@ def run_one(
     from deepresearch.run import driver
 
     question = row["Question"].strip()
+    part = part_of(row.get("Original Question", question))
     started = time.monotonic()
     try:
         prep = driver.prepare(question, mode, settings)
@@ -125,6 +136,7 @@ def run_one(
             False,
             None,
             error=f"{type(exc).__name__}: {exc}",
+            part=part,
         )
     seconds = time.monotonic() - started
     cited = [(s.title, s.url) for s in summary.sources]
@@ -156,6 +168,7 @@ def run_one(
         answer_recall=figure_recall(row["Answer"], section),
         answered=answered(row["Answer"], section),
         evidence_recall=figure_recall(row["Answer"], evidence),
+        part=part,
     )
 
 
@@ -191,11 +204,21 @@ def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "median_s_per_question": round(statistics.median(o.seconds for o in outcomes), 3)
         if n
         else 0.0,
+        "bm25_top1_figure_recall": mean([o.bm25_top1 for o in outcomes if o.bm25_top1 is not None]),
+        "bm25_top3_figure_recall": mean([o.bm25_top3 for o in outcomes if o.bm25_top3 is not None]),
         "gold_doc_recall_by_type": {
             t: {"questions": len(v), "gold_doc_recall": round(sum(v) / len(v), 4)}
             for t, v in sorted(by_type.items())
         },
     }
+
+
+def summarize(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """Every metric over all questions and over each part of the fixed split, side by side."""
+    result = {"overall": aggregate(outcomes)}
+    for part in PARTS:
+        result[part] = aggregate([o for o in outcomes if o.part == part])
+    return result
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -243,16 +266,38 @@ def run_mode(
             file=sys.stderr,
             flush=True,
         )
-    result = aggregate(outcomes)
+    baseline(rows, outcomes, settings)
+    result = summarize(outcomes)
     result["outcomes"] = [o.__dict__ for o in outcomes]
     return result
+
+
+def baseline(rows: Sequence[dict[str, str]], outcomes: Sequence[Outcome], settings: Any) -> None:
+    """Plain BM25's best 1 and 3 passages per question, on the index the runs built."""
+    from deepresearch.providers.search.corpus_index import CorpusIndex
+
+    corpus = settings.corpus
+    try:
+        index = CorpusIndex.load_cached(
+            Path(corpus.path), settings.resolved_cache_dir(), corpus.passage_chars
+        )
+    except Exception as exc:  # the baseline is information: its absence must not end the bench
+        print(f"no BM25 baseline: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return
+    for row, o in zip(rows, outcomes, strict=True):
+        o.bm25_top1, o.bm25_top3 = bm25_baseline(
+            row["Answer"], index.plain_passages(row["Question"].strip(), 3)
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     rows = load_rows(Path(args.qna), args.limit)
-    if args.lowercase:
-        rows = [{**row, "Question": row["Question"].lower()} for row in rows]
+    if args.lowercase:  # the split reads the question as written: a question never changes part
+        rows = [
+            {**row, "Question": row["Question"].lower(), "Original Question": row["Question"]}
+            for row in rows
+        ]
     from deepresearch.cluster import runtime
     from deepresearch.errors import ConfigError
 

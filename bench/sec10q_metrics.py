@@ -95,6 +95,14 @@ def answer_section(markdown: str) -> str:
     return rest[: nxt.start()] if nxt else rest.split("\n---\n", 1)[0]
 
 
+def bm25_baseline(answer: str, passages: Sequence[str]) -> tuple[float | None, float | None]:
+    """Figure recall of the best 1 and the best 3 passages of a plain search (ranked first to
+    last): what a reader that quotes search results verbatim would hold."""
+    return figure_recall(answer, "\n".join(passages[:1])), figure_recall(
+        answer, "\n".join(passages[:3])
+    )
+
+
 def answered(answer: str, section: str) -> bool | None:
     """True when ``section`` states at least one of the answer's figures; ``None`` without any."""
     wanted, found = _found(answer, section)

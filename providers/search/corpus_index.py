@@ -232,6 +232,17 @@ class CorpusIndex:
             for rank, key in enumerate(keys, 1)
         ]
 
+    def plain_passages(self, query: str, limit: int) -> list[str]:
+        """The ``limit`` best passages by BM25 alone (no priors, no identity, no templates): the
+        baseline the reader is measured against (``bench/sec10q.py``)."""
+        ids = self._bm25.get_tokens_ids(tokenize([query])[0])
+        if not ids or limit <= 0:
+            return []
+        scores = self._bm25.get_scores_from_ids(ids)
+        candidates = np.flatnonzero(scores > 0)
+        order = candidates[np.argsort(-scores[candidates], kind="stable")][:limit]
+        return [self._p_text[i] for i in order.tolist()]
+
     def _template(self, i: int) -> bool:
         """Whether passage ``i`` is mostly boilerplate lines (a table of contents, signatures,
         certifications) or on a signed page most filings carry (``template_pages``): it may

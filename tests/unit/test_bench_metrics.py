@@ -240,3 +240,52 @@ def test_aggregate_reports_answer_and_evidence_recall() -> None:
     assert result["answer_figure_recall"] == 0.5
     assert result["answered"] == 0.5
     assert result["evidence_figure_recall"] == 0.75
+
+
+def test_the_split_is_fixed_by_the_hash_of_the_question_as_written() -> None:
+    """The rule is the SHA-256's first hex digit (0-4: validation); padding does not move a
+    question, and the reviewed set splits about 100 / 47."""
+    assert bench.part_of("What is the total revenue?") == "development"  # sha256 starts with 'c'
+    assert bench.part_of("What were the net sales?") == "validation"  # sha256 starts with '4'
+    assert bench.part_of("What is the gross margin?") == "validation"  # sha256 starts with '0'
+    assert bench.part_of("  What were the net sales?\n") == "validation"
+    qna = Path(bench.DEFAULT_QNA)
+    if qna.is_file():
+        rows = bench.load_rows(qna, None)
+        held = sum(bench.part_of(r["Question"]) == "validation" for r in rows)
+        assert (len(rows) - held, held) == (99, 48)
+
+
+def test_summarize_prints_every_metric_per_part_beside_the_bm25_baseline() -> None:
+    def outcome(part: str, ans: float, top1: float, top3: float) -> object:
+        return bench.Outcome(
+            "q",
+            "t",
+            "completed",
+            1.0,
+            True,
+            ans,
+            answer_recall=ans,
+            answered=ans > 0,
+            evidence_recall=ans,
+            part=part,
+            bm25_top1=top1,
+            bm25_top3=top3,
+        )
+
+    result = bench.summarize(
+        [outcome("development", 1.0, 0.0, 1.0), outcome("validation", 0.0, 0.5, 0.5)]
+    )
+    assert set(result) == {"overall", "development", "validation"}
+    assert result["development"]["answer_figure_recall"] == 1.0
+    assert result["validation"]["answer_figure_recall"] == 0.0
+    assert result["overall"]["answer_figure_recall"] == 0.5
+    assert result["validation"]["bm25_top1_figure_recall"] == 0.5
+    assert result["overall"]["bm25_top3_figure_recall"] == 0.75
+
+
+def test_bm25_baseline_reads_the_best_one_and_best_three_passages() -> None:
+    passages = ["Sales were 81,797.", "Margin 44.5%.", "Costs 12,345.", "Other 99,999."]
+    assert bench.bm25_baseline("81,797 and 12,345", passages) == (0.5, 1.0)
+    assert bench.bm25_baseline("99,999", passages) == (0.0, 0.0)
+    assert bench.bm25_baseline("no figures", passages) == (None, None)

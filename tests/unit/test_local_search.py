@@ -378,3 +378,13 @@ def test_sec_corpus_sanity(tmp_path: Path) -> None:
     assert min(batches) < 0.005
     text = index.page_text(hits[0].url).text
     assert "July 1, 2023" in text and len(text) > 500
+
+
+def test_plain_passages_rank_by_bm25_alone(corpus: Path, tmp_path: Path) -> None:
+    """The bench's baseline: the best passages by BM25 score, best first, no more than asked."""
+    index = CorpusIndex.open(corpus, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    best = index.plain_passages("litigation settled", 3)
+    assert best[0] == "Zeta litigation settled."
+    assert len(best) == 2 and "litigation" in best[1]
+    assert len(index.plain_passages("litigation", 1)) == 1
+    assert index.plain_passages("quasar", 3) == []
