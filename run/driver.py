@@ -25,6 +25,7 @@ from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
 from deepresearch.policies.gate.intent import Intent
 from deepresearch.policies.lifecycle.prior_work import ResumeWork, resume_work
+from deepresearch.policies.synthesis import synthesis
 from deepresearch.policies.verification.citations import resolve
 from deepresearch.providers.assembly import from_settings as assembly
 from deepresearch.providers.llm.base import LLMProvider
@@ -403,6 +404,9 @@ def finish(prep: Prepared, result: RunResult, research_s: float) -> RunSummary:
     included); ``research_s`` only the actors' work, from the coordinator's start to its result."""
     usage = result.usage
     report = result.report
+    unread = synthesis.unread_notes(prep.warnings)  # said in the report, not only in the events
+    if unread:
+        report = report.model_copy(update={"limits": (*report.limits, *unread)})
     resolved = resolve(report)  # once: the file (any format) and the summary share its numbers
     wall_s = round(time.monotonic() - prep.started, 2)
 

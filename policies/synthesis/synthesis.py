@@ -133,6 +133,21 @@ def limit_notes(limited_by: str | None, reports: Sequence[ResearcherReport]) -> 
     return tuple(lines)
 
 
+UNREAD_LISTED = 10  # unreadable files named one by one; the rest are counted (events list all)
+
+
+def unread_notes(warnings: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """A "gaps and limits" line per corpus file that could not be read, with why: its text was
+    never searched, so an Answer that says "no information" may be wrong about that file. The
+    run's ``warning`` events hold every one of them; the report names the first few."""
+    unread = [text for kind, text in warnings if kind == "extract_failed"]
+    lines = [f"Not read, so not searched: {text.rstrip('.')}." for text in unread[:UNREAD_LISTED]]
+    if len(unread) > UNREAD_LISTED:
+        more = len(unread) - UNREAD_LISTED
+        lines.append(f"{more} more files could not be read (the run's warning events list them).")
+    return tuple(lines)
+
+
 def uncovered_notes(query: str, reports: Sequence[ResearcherReport]) -> tuple[str, ...]:
     """A "gaps and limits" line per name or period of the query that nothing kept states (no
     finding, no passage backing one, no source's title or author): "compare Intel and AMD" over

@@ -138,8 +138,15 @@ class CorpusIndex:
         )
         if not meta["passages"]["text"]:
             raise CorpusError(str(corpus_dir), "no text could be extracted from any document")
+        tokens = tokenize(_indexed_texts(meta))
+        if not any(tokens):  # bm25s cannot build a vocabulary of nothing
+            raise CorpusError(
+                str(corpus_dir),
+                f"no document has a word to index ({len(docs)} read: only symbols, numbers "
+                "or stop words)",
+            )
         try:
-            _build(meta, cache.dir / "bm25", index_dir, passage_chars)
+            _build(meta, tokens, cache.dir / "bm25", index_dir, passage_chars)
         except OSError as exc:
             raise StorageError(str(cache.dir), f"cannot write the index cache ({exc})") from None
         index = cls._load(corpus_dir, root, cache, index_dir)
@@ -350,13 +357,19 @@ class CorpusIndex:
         )
 
 
-def _build(meta: dict[str, Any], parent: Path, index_dir: Path, passage_chars: int) -> None:
-    """Index and publish atomically: write a temp folder, then rename it to its fingerprint."""
+def _indexed_texts(meta: dict[str, Any]) -> list[str]:
+    """Each passage as BM25 indexes it: its file's name (without extension) above its text."""
     names = [e[0].rsplit("/", 1)[-1].rsplit(".", 1)[0] for e in meta["docs"]]
     passages = meta["passages"]
-    texts = [f"{names[d]}\n{t}" for d, t in zip(passages["doc"], passages["text"], strict=True)]
+    return [f"{names[d]}\n{t}" for d, t in zip(passages["doc"], passages["text"], strict=True)]
+
+
+def _build(
+    meta: dict[str, Any], tokens: list[list[str]], parent: Path, index_dir: Path, passage_chars: int
+) -> None:
+    """Index and publish atomically: write a temp folder, then rename it to its fingerprint."""
     retriever = bm25s.BM25()
-    retriever.index(tokenize(texts), show_progress=False)
+    retriever.index(tokens, show_progress=False)
     make_private_dirs(parent)
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=".build-"))  # 0700
     try:

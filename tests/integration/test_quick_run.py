@@ -51,6 +51,8 @@ def test_quick_run_writes_a_cited_report(
     n_sources = len(summary.sources)
     assert n_sources >= 1
     assert find_unresolved(body_of(report), n_sources) == []
+    gaps = body_of(report).split("## Gaps and limits", 1)[-1]
+    assert "Not read, so not searched: broken.pdf: " in gaps  # and why, as the warning says
     assert all(s.title.endswith((".pdf", ".md", ".html", ".txt")) for s in summary.sources)
 
     events = _events(summary.run_id, tmp_path / "state")

@@ -269,6 +269,7 @@ def test_unwritable_cache_is_a_storage_error(corpus: Path, tmp_path: Path) -> No
         (lambda p: (p.mkdir(), (p / "a.odt").write_text("x")), "no supported files"),
         (lambda p: (p.mkdir(), (p / "a.pdf").write_bytes(b"junk" * 99)), "no readable document"),
         (lambda p: (p.mkdir(), (p / "empty.txt").write_text("  \n")), "no text"),
+        (lambda p: (p.mkdir(), (p / "a.txt").write_text("--- !!! *** ¶ ...\n")), "no document has"),
     ],
 )
 def test_unusable_corpus_is_a_clear_corpus_error(

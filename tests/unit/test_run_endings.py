@@ -328,3 +328,38 @@ def test_warming_the_crew_waits_for_every_member_and_needs_ray(
     for host in hosts:
         assert host.ready.remote.call_args.args[-1] == (*researchers, evaluator, gateway)
     crew.forget()
+
+
+def test_the_report_names_the_files_that_could_not_be_read_and_why(tmp_path: Path) -> None:
+    """A corrupt PDF is not searched: an Answer of "no information" must not hide that. The
+    index's warnings (also the run's ``warning`` events) become lines under Gaps and limits."""
+    settings = make_settings(tmp_path)
+    request = Request(run_id="20260101-120000-abcdef", query=QUERY)
+    reason = "not a readable PDF (Failed to load document (PDFium: Data format error).)"
+    warnings = (("extract_failed", f"broken.pdf: {reason}"), ("outside_corpus", "x.md: skipped"))
+    prep = driver.Prepared(
+        settings,
+        request,
+        RunDir.create(tmp_path / "state", request.run_id),
+        tmp_path / "out",
+        warnings,
+    )
+    report = Report(
+        query=QUERY, title="ACME", answer="", sections=(), sources=(), status="no_answer"
+    )
+    summary = driver.finish(
+        prep, RunResult(request=request, status="no_answer", report=report), 1.0
+    )
+    body = body_of(Path(summary.report_path or "").read_text("utf-8"))
+    gaps = body.split("## Gaps and limits", 1)[1]
+    assert f"Not read, so not searched: broken.pdf: {reason}" in gaps
+    assert "x.md" not in gaps  # a skipped link is not an unreadable file
+
+
+def test_many_unreadable_files_are_counted_past_the_first_few() -> None:
+    from deepresearch.policies.synthesis.synthesis import UNREAD_LISTED, unread_notes
+
+    lines = unread_notes([("extract_failed", f"f{i}.pdf: bad") for i in range(UNREAD_LISTED + 3)])
+    assert len(lines) == UNREAD_LISTED + 1
+    assert lines[0] == "Not read, so not searched: f0.pdf: bad."
+    assert lines[-1].startswith("3 more files could not be read")
