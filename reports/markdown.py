@@ -151,7 +151,21 @@ def source_view(source: Source) -> SourceView:
     if link and not is_web(link):  # an id ("doc:a.pdf#page=4"): shown only if it adds a name
         path = link.split(":", 1)[-1].split("#", 1)[0]
         link = "" if path in title or path in location else link
-    return SourceView(title, place, link, source.cited_at)
+    return SourceView(title, place, link, _pages_once(source.cited_at))
+
+
+_PAGE_PLACE = re.compile(r"(p\.|slide|sheet|section) (\d+)")
+_PLURAL = {"p.": "pages", "slide": "slides", "sheet": "sheets", "section": "sections"}
+
+
+def _pages_once(cited_at: tuple[str, ...]) -> tuple[str, ...]:
+    """Several cited pages of one document said once: ("p. 3", "p. 5") -> ("pages 3, 5",)."""
+    found = [_PAGE_PLACE.fullmatch(place) for place in cited_at]
+    kinds = {m.group(1) for m in found if m is not None}
+    if len(cited_at) < 2 or len(kinds) != 1 or None in found:
+        return cited_at
+    numbers = ", ".join(m.group(2) for m in found if m is not None)
+    return (f"{_PLURAL[kinds.pop()]} {numbers}",)
 
 
 def _link(url: str) -> str:

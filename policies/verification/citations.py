@@ -4,7 +4,9 @@ Inside a run, findings cite sources by normalized URL / document id, and so does
 (``Report.answer_citations``; prose may also carry URL markers ``[<url>]``). Numbers exist only in
 the rendered report: ``resolve`` numbers the read sources by first citation, turns URLs into
 ``[n]``, drops any citation of a URL that was not read, and strips stray numeric markers a model may
-have written (they referred to some other list).
+have written (they referred to some other list). A number stands for a document: the pages of a
+corpus document (``doc:a.pdf#page=3``, ``#page=5``) share one number and one Sources entry that
+lists the pages cited.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from deepresearch.policies.urls import normalize_url
+from deepresearch.policies.verification.support import PAGE_LABEL
 from deepresearch.schemas import Finding, Report, Source
 
 # [1]  [1, 3]  — not escaped (\[1]) and not the text of a link ([1](url)).
@@ -94,17 +97,25 @@ def _marker_urls(text: str, lookup: _Lookup) -> Iterator[str]:
             yield from lookup.parse(match.group(1)) or ()
 
 
+def document_of(url: str) -> str:
+    """The document a source URL is a page of: ``doc:a.pdf#page=3`` -> ``doc:a.pdf``; any other
+    URL is its own document (a web page's ``#`` names a place, not a page of a file)."""
+    return url.split("#", 1)[0] if url.startswith("doc:") else url
+
+
 def number_sources(report: Report) -> dict[str, int]:
-    """Source URL -> number: by first citation (answer, then sections in order), uncited ones last.
+    """Source URL -> number: by first citation (answer, then sections in order), uncited ones last;
+    the pages of one document share its number (``document_of``).
 
     Every source in ``report.sources`` was read, so every one is numbered.
     """
     lookup = _Lookup(report.sources)
     order: dict[str, int] = {}
+    documents: dict[str, int] = {}
 
     def see(url: str | None) -> None:
         if url is not None and url not in order:
-            order[url] = len(order) + 1
+            order[url] = documents.setdefault(document_of(url), len(documents) + 1)
 
     for cited in report.answer_citations:
         see(lookup.get(cited))
@@ -198,6 +209,25 @@ class _Rewriter:
         return _outside_code(text, lambda chunk: _SPACED_MARKER.sub(self._swap, chunk))
 
 
+def _page_number(locator: str) -> int:
+    digits = locator.rsplit(" ", 1)[-1]
+    return int(digits) if digits.isdigit() else 0
+
+
+def merge_pages(pages: list[Source]) -> Source:
+    """One Sources entry for the cited pages of a document (the first cited one first in
+    ``pages``): its id and title, its location without a page, every cited place in page order.
+    The id stays the first cited page's (``doc:a.pdf#page=3``): a page a run read and can
+    read again."""
+    first = pages[0]
+    if len(pages) == 1:
+        return first
+    places = list(dict.fromkeys(loc for page in pages for loc in page.cited_at))
+    places.sort(key=_page_number)
+    location = PAGE_LABEL.sub("", first.location)
+    return first.model_copy(update={"location": location, "cited_at": tuple(places)})
+
+
 def _clean_finding(finding: Finding, lookup: _Lookup, rw: _Rewriter) -> ResolvedFinding:
     numbers: list[int] = []
     for cited in finding.citations:
@@ -217,7 +247,10 @@ def resolve(report: Report, *, drop_uncited_findings: bool = False) -> ResolvedR
     numbering = number_sources(report)
     lookup = _Lookup(report.sources)
     by_url = {s.url: s for s in report.sources}
-    sources = tuple(by_url[url] for url in sorted(numbering, key=numbering.__getitem__))
+    pages: dict[int, list[Source]] = {}
+    for page in sorted(numbering, key=numbering.__getitem__):  # stable: first cited page first
+        pages.setdefault(numbering[page], []).append(by_url[page])
+    sources = tuple(merge_pages(pages[n]) for n in sorted(pages))
     rw = _Rewriter(lookup, numbering)
     answer = rw.rewrite(report.answer)
     answer_numbers: list[int] = []

@@ -212,7 +212,7 @@ def _clip(window: str, claim: str, cap: int) -> str:
     return window[start : start + max(cap, len(claim))]
 
 
-_PAGE_LABEL = re.compile(r",\s*((?:p\.|slide|sheet|section)\s+\d+)$")
+PAGE_LABEL = re.compile(r",\s*((?:p\.|slide|sheet|section)\s+\d+)$")
 
 
 def text_fragment(url: str, quote_text: str, words: int = 4) -> str:
@@ -236,7 +236,7 @@ def locator(url: str, location: str, quote_text: str) -> str:
     """Where the cited passage is: ``p. 4`` for a page of a corpus document, a text-fragment link
     for a web page, nothing when the source has no finer place than itself."""
     if url.startswith("doc:"):
-        match = _PAGE_LABEL.search(location)
+        match = PAGE_LABEL.search(location)
         return match.group(1) if match else ""
     if url.startswith(("http://", "https://")):
         return text_fragment(url, quote_text)

@@ -11,7 +11,7 @@ from deepresearch.policies.verification.citations import (
     number_sources,
     resolve,
 )
-from deepresearch.schemas import Finding, Report, ReportSection, Source
+from deepresearch.schemas import Finding, Report, ReportSection, Source, Usage
 
 A = "https://a.example/page"
 B = "doc:b.pdf#page=2"
@@ -141,3 +141,46 @@ def test_find_unresolved_ignores_text_below_sources() -> None:
 
 def test_find_unresolved_without_sources_heading_checks_everything() -> None:
     assert find_unresolved("text [1]", 0) == [1]
+
+
+def test_a_document_cited_on_many_pages_is_one_source_listing_its_pages() -> None:
+    """A PDF cited on pages 9, 3 and 5 is one entry, "pages 3, 5, 9", one number for all its
+    pages; every [n] the report shows resolves to an entry."""
+    from deepresearch.reports.markdown import Footer, render
+
+    def page(n: int) -> Source:
+        return Source(
+            url=f"doc:find.pdf#page={n}",
+            title="find.pdf",
+            location=f"find.pdf, p. {n}",
+            cited_at=(f"p. {n}",),
+        )
+
+    pages = {n: page(n) for n in (9, 3, 5)}
+    report = Report(
+        query="q",
+        title="t",
+        answer=f"Prune it {cite_marker(pages[9].url)}.",
+        sections=(
+            ReportSection(
+                heading="s",
+                findings=(
+                    Finding(text="Walks a tree.", citations=(pages[3].url, A)),
+                    Finding(text="Stops at depth.", citations=(pages[5].url,)),
+                ),
+            ),
+        ),
+        sources=(*pages.values(), _src(A)),
+    )
+    resolved = resolve(report)
+    assert resolved.numbering == {pages[9].url: 1, pages[3].url: 1, A: 2, pages[5].url: 1}
+    assert [s.url for s in resolved.sources] == [pages[9].url, A]
+    assert resolved.sources[0].cited_at == ("p. 3", "p. 5", "p. 9")
+    assert resolved.sources[0].location == "find.pdf"
+    assert [f.numbers for f in resolved.sections[0].findings] == [(1, 2), (1,)]
+    footer = Footer(saved_path="r.md", run_id="r", mode="quick", providers={}, usage=Usage())
+    text = render(report, footer, resolved)
+    sources = text.split("## Sources", 1)[1].split("\n---\n", 1)[0].strip().splitlines()
+    assert sources[0] == "1. find.pdf — cited: pages 3, 5, 9"
+    assert len(sources) == 2
+    assert find_unresolved(text, len(sources)) == []
