@@ -14,7 +14,7 @@ import re
 from deepresearch.text.periods import PERIOD_RE
 from deepresearch.text.question import analyze
 from deepresearch.text.question_words import COMPOUND_PAIRS, expand_abbreviations
-from deepresearch.text.terms import FORM_NUMBER, FUNCTION_WORDS, strip_possessive
+from deepresearch.text.terms import FORM_NUMBER, FUNCTION_WORDS, REQUEST_WORDS, strip_possessive
 
 _CONJ = {"and", "or", "&", "vs", "vs.", "versus", "v.", "v"}
 _COMPARE_CONJ = {"with", "to", "against"}
@@ -214,13 +214,48 @@ def render(tokens: list[Token], periods: list[str]) -> str:
     return re.sub(r"\s+([,;])", r"\1", " ".join(words)).strip(" ,;")
 
 
-def keywords(tokens: list[Token], periods: list[str]) -> str:
-    """A search query: content words (possessives stripped) and periods verbatim."""
+# what may come before a request verb ("Please list", "can you find", "and describe")
+_REQUEST_OPENERS = frozenset({
+    "please", "and", "then", "also", "to", "you", "me", "i", "we", "can", "could", "would", "will",
+})  # fmt: skip
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|(?<!\w)'([^'\n]+)'(?!\w)")
+_SENTENCE = re.compile(r"(?<=[.?!])\s+")
+_WORDS = re.compile(r"[\w.'’-]+|[,;:]")
+
+
+def subject_words(question: str) -> frozenset[str]:
+    """Words the question treats as names (lower-cased), kept in its search queries even when
+    they are request verbs: written as code (`` `find` ``) or quoted ("list"), or a request verb
+    where no request can be: not at a sentence's start nor after "please", "can you", "and"
+    ("how do I use find", "the Find utility"). Only request verbs change: the question's other
+    function words stay out of queries."""
+    out: set[str] = set()
+    for match in (*_CODE_SPAN.finditer(question), *_QUOTED.finditer(question)):
+        text = next(g for g in match.groups() if g)
+        out.update(w.lower() for w in _WORDS.findall(text))
+    for sentence in _SENTENCE.split(question):
+        words = _WORDS.findall(sentence)
+        for k, word in enumerate(words):
+            if word.lower() not in REQUEST_WORDS or k == 0:
+                continue
+            if words[k - 1].lower() not in _REQUEST_OPENERS | {",", ";", ":"}:
+                out.add(word.lower())
+    return frozenset(out)
+
+
+def keywords(tokens: list[Token], periods: list[str], keep: frozenset[str] = frozenset()) -> str:
+    """A search query: content words (possessives stripped) and periods verbatim; the words of
+    ``keep`` (the question's ``subject_words``) stay even when they are stop words."""
     kept = [
         t if _is_period(t) else strip_possessive(t)
         for t in tokens
         if t not in {",", ";"}
-        and (_is_period(t) or (t.lower() not in _QUERY_STOP and not FORM_NUMBER.fullmatch(t)))
+        and (
+            _is_period(t)
+            or t.lower().strip("'’") in keep
+            or (t.lower() not in _QUERY_STOP and not FORM_NUMBER.fullmatch(t))
+        )
     ]
     return render([t for t in kept if t], periods)
 
@@ -255,10 +290,11 @@ def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ())
     entities, metrics and periods alone, then steering."""
     tokens, periods = tokenize(expand_abbreviations(question))
     q = analyze(question)
+    subject = subject_words(question)
     # what the question is about, without the words that frame it ("trends", "reported periods")
     focused = " ".join([*q.entities, *q.metrics, *(p.text for p in q.periods)])
-    candidates = [keywords(tokens, periods)]
-    candidates += [_named(keywords(v, periods), q.entities) for v in expand(tokens)]
+    candidates = [keywords(tokens, periods, subject)]
+    candidates += [_named(keywords(v, periods, subject), q.entities) for v in expand(tokens)]
     candidates += [focused] if q.entities and q.metrics else []
     if notes:
         note_tokens, note_periods = tokenize(notes[-1])

@@ -367,3 +367,34 @@ def test_a_question_typed_without_capitals_names_its_companies_by_their_possessi
     assert analyze("what drove the company's revenue this quarter?").entities == ()
     assert analyze("what was the quarter's revenue?").entities == ()
     assert analyze("What was Apple's revenue and the company's margin?").entities == ("Apple",)
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("How do I use find to delete empty directories?", "find"),  # after a verb: a name
+        ("What does `list` print in the shell?", "list"),  # code span
+        ('What does "show" print when the shell starts?', "show"),  # quoted
+        ("What options does the Find utility accept?", "Find"),  # capitalized mid-sentence
+        ("Which flags make describe verbose?", "describe"),  # after a noun
+    ],
+)
+def test_the_subject_is_never_dropped_from_the_query(question: str, subject: str) -> None:
+    """A request verb ("find", "list") is dropped where it asks; where the question names a
+    command or a tool by it, every query keeps it."""
+    for query in rules.search_queries(question, 4):
+        assert subject in query.strip("`").split() or f"`{subject}`" in query.split(), query
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Please list the risk factors. Also describe the litigation.",
+        "Did Acme report a loss? List the segments and describe them.",
+        "Can you find the litigation matters, and explain them?",
+    ],
+)
+def test_request_verbs_that_ask_stay_out_of_the_query(question: str) -> None:
+    for query in rules.search_queries(question, 4):
+        words = {w.lower() for w in query.split()}
+        assert not words & {"list", "describe", "find", "explain", "please"}, query
