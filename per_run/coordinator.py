@@ -28,7 +28,8 @@ from deepresearch.per_run.writer import ReportWriter
 from deepresearch.policies.follow_up import reuse
 from deepresearch.policies.lifecycle import checkpoint, evaluation, progress
 from deepresearch.policies.lifecycle import reducer as lc
-from deepresearch.policies.synthesis import sufficiency, synthesis
+from deepresearch.policies.synthesis import synthesis
+from deepresearch.policies.verification.citations import usable_sources
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.schemas import FollowUpSeed, Request, ResearcherReport, RunResult, SubTask, Usage
@@ -284,7 +285,7 @@ class Coordinator:
         self._reports[sid] = report
         self._usage = self._usage + report.usage
         self._partial.changed(last=not self._running)
-        cited = tuple(sufficiency.usable_sources([report]))
+        cited = tuple(usable_sources([report]))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(sid, cited))
         else:

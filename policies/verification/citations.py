@@ -10,11 +10,11 @@ have written (they referred to some other list).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.policies.urls import normalize_url
-from deepresearch.schemas import Finding, Report, Source
+from deepresearch.schemas import Finding, Report, ResearcherReport, Source
 
 # [1]  [1, 3]  — not escaped (\[1]) and not the text of a link ([1](url)).
 NUMERIC_MARKER = re.compile(r"(?<!\\)\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\](?!\()")
@@ -92,6 +92,12 @@ def _marker_urls(text: str, lookup: _Lookup) -> Iterator[str]:
     for chunk in _CODE_SPAN.sub("\n", text).split("\n"):
         for match in _BRACKETED.finditer(chunk):
             yield from lookup.parse(match.group(1)) or ()
+
+
+def usable_sources(reports: Sequence[ResearcherReport]) -> list[str]:
+    """URLs read and cited by at least one kept finding, once each, in first-seen order: what the
+    lifecycle counts against ``run.min_sources`` and the could-not-research report states."""
+    return list(dict.fromkeys(u for r in reports for f in r.findings for u in f.citations))
 
 
 def number_sources(report: Report) -> dict[str, int]:
