@@ -127,14 +127,14 @@ class Coordinator:
                 state, commands = lc.reduce(state, await self._events.get())
         except BaseException:
             await self._cancel_all("run ended", timer)
-            self._partial.settle()
+            self._partial.render_due_now()
             with contextlib.suppress(Exception):  # what was emitted before the error still lands
                 await self._sink.flush()
             self._spawner.close()
             raise
         await self._cancel_all("run ended", timer)
         assert self._result is not None
-        self._partial.settle()  # the progress file covers every finished report
+        self._partial.render_due_now()  # the progress file covers every finished report
         try:
             # Every checkpoint, file and note landed before the end. ``run_finished`` is not the
             # coordinator's to say: only whoever wrote the report file does (``driver.execute``),

@@ -76,9 +76,9 @@ class _Lookup:
 
     def parse(self, content: str) -> list[str] | None:
         """Source URLs cited by a marker's content, or None when it cites no read source."""
-        whole = self.get(content)
-        if whole is not None:
-            return [whole]
+        one_url = self.get(content)
+        if one_url is not None:
+            return [one_url]
         parts = [p for p in re.split(r"\s*[,;]\s+|\s*[,;]\s*(?=https?://|doc:)", content) if p]
         found = [self.get(p) for p in parts]
         if len(parts) > 1 and all(url is not None for url in found):
@@ -176,24 +176,24 @@ class _Rewriter:
         self.cited: list[int] = []
         self.inline = True
 
-    def _replace(self, whole: str, content: str) -> str:
+    def _replace(self, marker: str, content: str) -> str:
         urls = self.lookup.parse(content)
         if urls is not None:
             numbers = [self.numbering[u] for u in urls]
             self.cited.extend(numbers)
             return format_numbers(numbers) if self.inline else ""
-        if NUMERIC_MARKER.fullmatch(whole):
+        if NUMERIC_MARKER.fullmatch(marker):
             self.stripped += 1
             return ""
         parts = re.split(r"\s*[,;]\s*", content.strip())
         if all(_URL_LIKE.match(p) for p in parts):
             self.dropped += len(parts)
             return ""
-        return whole  # ordinary bracketed prose such as [sic]
+        return marker  # ordinary bracketed prose such as [sic]
 
     def _swap(self, match: re.Match[str]) -> str:
-        space, whole, content = match.group(1), match.group(2), match.group(3)
-        replaced = self._replace(whole, content)
+        space, marker, content = match.group(1), match.group(2), match.group(3)
+        replaced = self._replace(marker, content)
         # A marker that disappears takes its leading space with it: "claim [x]." -> "claim."
         return space + replaced if replaced else ""
 
