@@ -233,7 +233,7 @@ def run(query: str, config_file: Path | None, as_json: bool, **options: Any) -> 
         intent = screen(
             text, settings, context=follow_up.gate_context(options["follow_up"], settings)
         )
-        plan = cli_plan.settle(planned, settings, items, review, is_tty)
+        plan = cli_plan.agenda_to_research(planned, settings, items, review, is_tty)
         prep = driver.prepare(
             query,
             settings.run.mode,

@@ -32,8 +32,7 @@ from deepresearch.per_run.run_context import (
     RunPool,
     RunSink,
 )
-from deepresearch.policies.resilience.breaker import BreakerConfig
-from deepresearch.policies.resilience.retry import RetryPolicy
+from deepresearch.providers.breakers import breaker_config, retry_policy
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, SearchResult, SubTask
 
@@ -203,8 +202,8 @@ class CrewGateway:
 
             gateway = SearchGateway(
                 build,
-                BreakerConfig.from_settings(settings.search.breaker),
-                RetryPolicy.from_settings(settings.search.retry),
+                breaker_config(settings.search.breaker),
+                retry_policy(settings.search.retry),
                 sink=RunSink(context.host, context.run_id),
                 rate_limits=settings.search.rate_limits,
                 shared=self._shared,

@@ -41,6 +41,7 @@ from deepresearch.llm_messages import (
 from deepresearch.per_run.event_log import EventSink
 from deepresearch.per_run.latency_hiding import Background, Pending
 from deepresearch.per_run.ports import GatewayPort, PoolPort
+from deepresearch.policies import unsourced
 from deepresearch.policies.lifecycle.progress import expected_steps
 from deepresearch.policies.search.batches import batch_count
 from deepresearch.policies.search.merge import reformulate
@@ -49,7 +50,6 @@ from deepresearch.policies.search.ranking import fuse
 from deepresearch.policies.search.source_scoring import select_hits
 from deepresearch.policies.synthesis import findings
 from deepresearch.policies.synthesis.sufficiency import check_findings
-from deepresearch.policies.verification import unsourced
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.providers.llm.structured import build_request, call_structured

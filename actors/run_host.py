@@ -157,13 +157,13 @@ class Load:
         self._waiting: list[tuple[Ticket, asyncio.Future[int]]] = []  # a heap
         self._seq = itertools.count()
 
-    def _free(self, researchers: int) -> int | None:
+    def _next_researcher(self, researchers: int) -> int | None:
         return pick_researcher(self.busy, self.replaced, researchers, self.capacity)
 
     async def take(self, rank: int, researchers: int) -> int:
         """A slot for a sub-task of ``rank`` (``crew_dispatch.rank``): the researcher's
         index, once one has room and no sub-task served before it waits."""
-        index = None if self._waiting else self._free(researchers)
+        index = None if self._waiting else self._next_researcher(researchers)
         if index is None:
             slot: asyncio.Future[int] = asyncio.get_running_loop().create_future()
             heapq.heappush(self._waiting, (Ticket(rank, next(self._seq)), slot))
@@ -180,13 +180,13 @@ class Load:
         """The sub-task on ``index`` ended: its slot goes to the first waiting sub-task."""
         self.busy[index] -= 1
         while self._waiting:
-            free = self._free(researchers)
-            if free is None:
+            next_index = self._next_researcher(researchers)
+            if next_index is None:
                 return
             _, slot = heapq.heappop(self._waiting)
             if not slot.done():  # one cancelled while waiting is skipped
-                self.busy[free] = self.busy.get(free, 0) + 1
-                slot.set_result(free)
+                self.busy[next_index] = self.busy.get(next_index, 0) + 1
+                slot.set_result(next_index)
 
 
 class CrewSpawner:

@@ -138,9 +138,8 @@ def inprocess_run(settings: Any) -> dict[str, float]:
     from deepresearch.actors.search_gateway import SearchGateway
     from deepresearch.per_run.coordinator import Coordinator
     from deepresearch.per_run.url_pool import UrlPool
-    from deepresearch.policies.resilience.breaker import BreakerConfig
-    from deepresearch.policies.resilience.retry import RetryPolicy
     from deepresearch.providers.assembly import from_settings as assembly
+    from deepresearch.providers.breakers import breaker_config, retry_policy
     from deepresearch.schemas import Request
 
     async def go() -> list[tuple[float, str, dict[str, Any]]]:
@@ -148,8 +147,8 @@ def inprocess_run(settings: Any) -> dict[str, float]:
         llm = assembly.build_llm_provider(settings)
         gateway = SearchGateway(
             assembly.build_search_providers(settings),
-            BreakerConfig.from_settings(settings.search.breaker),
-            RetryPolicy.from_settings(settings.search.retry),
+            breaker_config(settings.search.breaker),
+            retry_policy(settings.search.retry),
             sink=sink,
         )
         spawner = LocalSpawner(

@@ -126,7 +126,7 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def settle(
+def agenda_to_research(
     query: str, settings: Settings, items: tuple[str, ...], review_plan: bool, is_tty: bool
 ) -> tuple[str, ...]:
     """The agenda the run researches: the file's, or the planner's after the user reviewed it."""

@@ -28,7 +28,8 @@ from deepresearch.per_run.writer import ReportWriter
 from deepresearch.policies.follow_up import reuse
 from deepresearch.policies.lifecycle import checkpoint, evaluation, progress
 from deepresearch.policies.lifecycle import reducer as lc
-from deepresearch.policies.synthesis import sufficiency, synthesis
+from deepresearch.policies.synthesis import synthesis
+from deepresearch.policies.verification.citations import usable_sources
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.pricing import usage_of
 from deepresearch.schemas import FollowUpSeed, Request, ResearcherReport, RunResult, SubTask, Usage
@@ -126,14 +127,14 @@ class Coordinator:
                 state, commands = lc.reduce(state, await self._events.get())
         except BaseException:
             await self._cancel_all("run ended", timer)
-            self._partial.settle()
+            self._partial.render_due_now()
             with contextlib.suppress(Exception):  # what was emitted before the error still lands
                 await self._sink.flush()
             self._spawner.close()
             raise
         await self._cancel_all("run ended", timer)
         assert self._result is not None
-        self._partial.settle()  # the progress file covers every finished report
+        self._partial.render_due_now()  # the progress file covers every finished report
         try:
             # Every checkpoint, file and note landed before the end. ``run_finished`` is not the
             # coordinator's to say: only whoever wrote the report file does (``driver.execute``),
@@ -284,7 +285,7 @@ class Coordinator:
         self._reports[sid] = report
         self._usage = self._usage + report.usage
         self._partial.changed(last=not self._running)
-        cited = tuple(sufficiency.usable_sources([report]))
+        cited = tuple(usable_sources([report]))
         if report.status == "ok":
             self._events.put_nowait(lc.ResearcherFinished(sid, cited))
         else:

@@ -9,7 +9,7 @@ from pydantic import JsonValue
 
 from deepresearch.config.settings import Settings
 from deepresearch.llm_messages import LLMReply, PlanDraft, PlanTask
-from deepresearch.policies.verification import unsourced
+from deepresearch.policies import unsourced
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.structured import build_request, call_structured
 

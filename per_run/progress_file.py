@@ -62,7 +62,7 @@ class ProgressFile:
         self._pace = partial_pace.rendered(self._clock())
         self._sink.replace(NAME, self._write)
 
-    def settle(self) -> None:
+    def render_due_now(self) -> None:
         """The run ends: a render still due is asked for now (flushing the sink writes it)."""
         if self._timer is not None:
             self._timer.cancel()

@@ -16,6 +16,7 @@ from deepresearch.llm_messages import LLMReply, RewriteDraft, WriteDraft, WriteT
 from deepresearch.per_run.event_log import EventSink
 from deepresearch.policies.synthesis import sufficiency, synthesis
 from deepresearch.policies.verification import rewrite, verify
+from deepresearch.policies.verification.citations import usable_sources
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.llm.structured import build_request, call_structured
@@ -56,7 +57,7 @@ class ReportWriter:
         await self._sink.emit(
             "insufficient_sources",
             {
-                "usable": len(sufficiency.usable_sources(usable)),
+                "usable": len(usable_sources(usable)),
                 "min_sources": min_sources,
                 "reason": stop_reason,
             },

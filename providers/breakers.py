@@ -15,12 +15,33 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TypeVar
 
+from deepresearch.config.settings import BreakerSettings, RetrySettings
 from deepresearch.errors import CircuitOpen, ProviderError, RateLimited
 from deepresearch.policies.resilience import breaker
 from deepresearch.policies.resilience.retry import Attempts, RetryPolicy, after_failure
 
 T = TypeVar("T")
 OnRetry = Callable[[int, float, ProviderError], Awaitable[None]]  # failures so far, delay, error
+
+
+def breaker_config(settings: BreakerSettings) -> breaker.BreakerConfig:
+    """The breaker rule's parameters from a config section. Here, not in the pure policy, so the
+    resilience rules import nothing of the package and sit on its lowest floor."""
+    return breaker.BreakerConfig(
+        failure_threshold=settings.failure_threshold,
+        reset_timeout_s=settings.reset_timeout_s,
+        half_open_max_calls=settings.half_open_max_calls,
+    )
+
+
+def retry_policy(settings: RetrySettings) -> RetryPolicy:
+    """The retry rule's parameters from a config section (see ``breaker_config``)."""
+    return RetryPolicy(
+        attempts=settings.attempts,
+        base_delay_s=settings.base_delay_s,
+        max_delay_s=settings.max_delay_s,
+        retry_after_cap_s=settings.retry_after_cap_s,
+    )
 
 
 class Breakers:

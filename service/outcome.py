@@ -34,7 +34,7 @@ def in_thread(work: Callable[[], T], name: str) -> asyncio.Future[T]:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
 
-    def settle(result: T | None, error: BaseException | None) -> None:
+    def set_outcome(result: T | None, error: BaseException | None) -> None:
         if future.done():
             return
         if error is not None:
@@ -50,7 +50,7 @@ def in_thread(work: Callable[[], T], name: str) -> asyncio.Future[T]:
         else:
             outcome = (result, None)
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
-            loop.call_soon_threadsafe(settle, *outcome)
+            loop.call_soon_threadsafe(set_outcome, *outcome)
 
     threading.Thread(target=body, name=name, daemon=True).start()
     return future

@@ -65,10 +65,12 @@ def _poll(run_dir: RunDir, cursor: _Cursor) -> list[Event]:
             data = fh.read()
     except OSError:
         return []
-    whole = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next poll
-    cursor.offset += len(whole)
+    complete_lines = data[
+        : data.rfind(b"\n") + 1
+    ]  # a line still being written waits for the next poll
+    cursor.offset += len(complete_lines)
     fresh = []
-    for line in whole.splitlines():
+    for line in complete_lines.splitlines():
         try:
             event = Event.model_validate_json(line)
         except ValueError:  # a torn line left by a crash, cut when the log reopens: not an event

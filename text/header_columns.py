@@ -241,7 +241,7 @@ def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -
     def centred(frag: Frag, g: int, h: int) -> bool:
         return abs(frag.x0 + frag.x1 - columns[g][0] - columns[h][1]) <= 2 * CENTRED
 
-    def free(n: int, i: int, a: int) -> bool:
+    def can_join(n: int, i: int, a: int) -> bool:
         above = all(ids(up[i]) == ids(up[a]) or not up[i] or not up[a] for up in levels[:n])
         return not levels[n][i] and above
 
@@ -253,7 +253,7 @@ def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -
                 dated = _only_dates([frag.text]) or all(
                     _dated([f.text for low in levels[n + 1 :] for f in low[i]]) for i in outer
                 )  # a date heads the group it is centred on; a period, the dates under it
-                if not (dated and all(free(n, i, a) for i in outer)):
+                if not (dated and all(can_join(n, i, a) for i in outer)):
                     break
                 widest = k if centred(frag, *outer) else widest
                 k += 1
@@ -261,9 +261,9 @@ def _widen(levels: list[list[list[Frag]]], columns: list[tuple[float, float]]) -
         if centred(frag, a, a) or not _dated([frag.text]):
             return a, b
         lo, hi = a, a
-        while lo > 0 and free(n, lo - 1, a):
+        while lo > 0 and can_join(n, lo - 1, a):
             lo -= 1
-        while hi + 1 < len(columns) and free(n, hi + 1, a):
+        while hi + 1 < len(columns) and can_join(n, hi + 1, a):
             hi += 1
         fits = [(g, h) for g in range(lo, a + 1) for h in range(a, hi + 1) if centred(frag, g, h)]
         return min(fits, key=lambda gh: gh[1] - gh[0], default=(a, b))
@@ -366,11 +366,11 @@ def spread_period(headers: list[list[str]], tops: list[Frag | None]) -> None:
         return
     (top,) = found.values()
     covered = [i for i, t in enumerate(tops) if t is top]
-    whole = _dated([top.text])  # "June 25, 2022" over a table: the date of every column
-    if not whole and not any(_dated(headers[i][1:]) for i in covered):
+    top_is_date = _dated([top.text])  # "June 25, 2022" over a table: the date of every column
+    if not top_is_date and not any(_dated(headers[i][1:]) for i in covered):
         return
     for step in (-1, 1):
         i = (covered[0] if step < 0 else covered[-1]) + step
-        while 0 <= i < len(tops) and tops[i] is None and (whole or _only_dates(headers[i])):
+        while 0 <= i < len(tops) and tops[i] is None and (top_is_date or _only_dates(headers[i])):
             headers[i].insert(0, top.text)
             i += step

@@ -112,7 +112,7 @@ def periods_of(text: str) -> tuple[Period, ...]:
     found: list[tuple[int, Period]] = []
     taken: list[tuple[int, int]] = []
 
-    def free(m: re.Match[str]) -> bool:
+    def untaken(m: re.Match[str]) -> bool:
         return all(m.end() <= a or m.start() >= b for a, b in taken)
 
     for m in FULL_DATE.finditer(text):
@@ -120,7 +120,7 @@ def periods_of(text: str) -> tuple[Period, ...]:
         found.append((m.start(), Period(m[0], year=date[0], date=date)))
         taken.append(m.span())
     for m in _QUARTER.finditer(text):
-        if not free(m):
+        if not untaken(m):
             continue
         if m[1]:
             quarter, year = int(m[1]), _year(m[2]) if m[2] else None
@@ -132,17 +132,17 @@ def periods_of(text: str) -> tuple[Period, ...]:
         found.append((m.start(), Period(m[0].strip(), year=year, quarter=quarter, fiscal=fiscal)))
         taken.append(m.span())
     for m in _SPAN.finditer(text):
-        if free(m):
+        if untaken(m):
             months = _SPAN_MONTHS.get((m[1] or "").lower(), 6 if "half" in m[0].lower() else -1)
             months = 6 if m[0].upper() == "H1" else months
             found.append((m.start(), Period(m[0], span=months)))
             taken.append(m.span())
     for m in _FISCAL_YEAR.finditer(text):
-        if free(m):
+        if untaken(m):
             found.append((m.start(), Period(m[0], year=_year(m[1]), fiscal=True)))
             taken.append(m.span())
     for m in _YEAR.finditer(text):
-        if free(m):
+        if untaken(m):
             found.append((m.start(), Period(m[0], year=int(m[1]))))
             taken.append(m.span())
     return tuple(p for _, p in sorted(found, key=lambda item: item[0]))

@@ -92,7 +92,7 @@ _LIST = re.compile(
 SHARE_WORDS = ("percentage", "proportion", "share", "portion", "fraction")
 _SHARE = re.compile(
     rf"\b(?:{'|'.join(SHARE_WORDS)})\s+of\s+(?:[\w&.-]+(?:'s|’s)\s+|its\s+|the\s+|their\s+)?"
-    r"(?P<whole>(?:[a-z]+\s+){0,2}[a-z]+)",
+    r"(?P<share_of>(?:[a-z]+\s+){0,2}[a-z]+)",
 )
 _FIGURE_OPENING = re.compile(
     rf"(?:^|,\s*)(?:what|which)\s+(?:{'|'.join(SHARE_WORDS)}|amount)\b|^\s*how (?:much|many)\b",
@@ -139,7 +139,7 @@ class Question:
     latest: bool = False  # "latest / most recent quarter"
     yoy: bool = False  # year over year
     breakdown: bool = False  # the parts of a figure: its segments, products, regions
-    whole: str = ""  # a share's whole ("total revenue" of "what percentage of total revenue")
+    share_of: str = ""  # a share's whole ("total revenue" of "what percentage of total revenue")
     over_time: bool = False  # "across quarters", "quarter to quarter": whatever the shape
     level: bool = False  # a balance at a point in time ("inventory levels"), not a period's flow
     metric_words: tuple[str, ...] = field(default=(), compare=False)  # with ``SYNONYMS``
@@ -259,7 +259,7 @@ def analyze(text: str) -> Question:
         breakdown=bool(_BREAKDOWN.search(text)),
         yoy=bool(_YOY.search(text)),
         metric_words=metric_words_of(metrics),
-        whole=_whole(text),
+        share_of=_share_of(text),
         over_time=bool(_TREND.search(text)),
         level=asks_level(text),
     )
@@ -306,12 +306,12 @@ def flow_asked(text: str) -> bool | None:
     return True if asks_flow(text) else None
 
 
-def _whole(text: str) -> str:
+def _share_of(text: str) -> str:
     """The whole a share is asked of, its words up to the first function word ("" if none)."""
     m = _SHARE.search(text)
     if m is None:
         return ""
-    words = list(itertools.takewhile(lambda w: w not in STOPWORDS, m["whole"].split()))
+    words = list(itertools.takewhile(lambda w: w not in STOPWORDS, m["share_of"].split()))
     return " ".join(words)
 
 

@@ -158,17 +158,17 @@ def share_lines(
     line, then the whole's from the same filing, so a reader judges "Services 21,213" against
     "Total net sales 81,797". The part is named by the question's other metrics and names."""
     titles = titles or {}
-    named = [m for m in q.metrics if m != q.whole and m not in SHARE_WORDS]
+    named = [m for m in q.metrics if m != q.share_of and m not in SHARE_WORDS]
     named += q.entities[1:]
     part = figure_line(rows, _one_metric(q, " ".join(named)), subject(q), titles)
     if part is None:
         return None
     filing = filing_of(part[1], titles)
     same = [r for r in rows if r.row.label != part[1].row.label and filing & filing_of(r, titles)]
-    whole = figure_line(same, _one_metric(q, q.whole), subject(q), titles)
-    if whole is None:
+    total = figure_line(same, _one_metric(q, q.share_of), subject(q), titles)
+    if total is None:
         return None
-    return f"{part[0]}\n\n{whole[0]}", [part[1], whole[1]]
+    return f"{part[0]}\n\n{total[0]}", [part[1], total[1]]
 
 
 def trends_per_part(
@@ -295,7 +295,7 @@ def compose(
         result = (
             over_time or whole_table(rows, q, titles) or comparison_lines(rows, q, headings, titles)
         )
-    if result is None and q.whole:
+    if result is None and q.share_of:
         result = share_lines(rows, q, titles)
     if result is None and len(q.metrics) >= 2:
         result = metric_lines(rows, q, titles)

@@ -62,7 +62,7 @@ def rows_of(findings: Sequence[tuple[str, tuple[int, ...], int]]) -> list[Row]:
 # a word a hyphenated "non-" negates: "Total non-operating income (expense)" is no operating income
 _NEGATED = re.compile(r"\bnon-\s?\w+", re.IGNORECASE)
 # the company's whole, named in a segment table beside its segments: no extra word of a label
-_WHOLE = frozenset(terms("consolidated"))
+_CONSOLIDATED = frozenset(terms("consolidated"))
 
 
 def negated(label: str) -> str:
@@ -85,7 +85,7 @@ def match(row: TableRow, wanted: set[str], metrics: Sequence[str] = ()) -> float
     def named(label: set[str]) -> float:
         # "Total inventories" names inventories; "Consolidated - Operating income" is the
         # company's, where "AWS - Operating income" is a segment's
-        extra = label - wanted - STRUCTURE - _WHOLE
+        extra = label - wanted - STRUCTURE - _CONSOLIDATED
         return 2.0 * len(label & wanted) + 0.5 * len((title - label) & wanted) - 0.5 * len(extra)
 
     # or one of the things it joins: "Server products and cloud services" names cloud services;
@@ -102,7 +102,7 @@ def asks_rate(q: Question) -> bool:
     """Whether the asked metric is a rate ("effective tax rate", "interest rate"): its answer
     is a percent, never an amount that merely shares a word with it. A share of a whole
     ("what percentage of revenue did Services contribute") is answered by the two amounts."""
-    return not q.whole and bool(metric_terms(q) & _RATE_WORDS)
+    return not q.share_of and bool(metric_terms(q) & _RATE_WORDS)
 
 
 def states_rate(row: TableRow, q: Question) -> bool:
@@ -282,11 +282,13 @@ def figure_line(
             # among equally named rows, the one that says its unit and its column's length
             score += 0.2 * bool(r.row.unit) + 0.2 * bool(QUARTER_HEADER.search(header))
             score += period_fit(r, q, titles) + cell_fit(header, q)
-            score += RESTATED * (restated(r, cell, rows, titles) or whole(r, cell, rows, titles))
+            score += RESTATED * (
+                restated(r, cell, rows, titles) or broken_down_elsewhere(r, cell, rows, titles)
+            )
             if not any(p.year for p in q.periods) and newest and latest_date(r.row) == newest:
                 score += 0.3  # "latest quarter", or no period: the newest filing's figure
             cells = "; ".join(f"{h}: {v}" for h, v in _with_context(r.row, cell, q))
-            text = f"{whose(lead, r, q, titles)}{r.row.label}{unit_text(r.row)}, {cells} "
+            text = f"{lead_for_row(lead, r, q, titles)}{r.row.label}{unit_text(r.row)}, {cells} "
             text += f"{cite(r.sources)}."
             found.append((score, r.order, text, r))
     if not found:
@@ -329,7 +331,9 @@ def magnitude(value: str) -> float:
         return 0.0
 
 
-def whole(r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping[int, str]) -> bool:
+def broken_down_elsewhere(
+    r: Row, cell: tuple[str, str], rows: Sequence[Row], titles: Mapping[int, str]
+) -> bool:
     """Whether another table of the same filing gives the same label a smaller amount for the
     cell's date: that table breaks something else down ("stock-based compensation: Cost of
     revenue 38"), and a part is never more than the line item it is part of (4,720)."""
@@ -360,7 +364,7 @@ def _with_context(row: TableRow, cell: tuple[str, str], q: Question) -> list[tup
     return [cell, *(c for c in rest if bool(LONG_HEADER.search(c[0])) == long)][:2]
 
 
-def whose(lead: str, r: Row, q: Question, titles: Mapping[int, str]) -> str:
+def lead_for_row(lead: str, r: Row, q: Question, titles: Mapping[int, str]) -> str:
     """``lead`` ("AAPL: "), unless the row's source's title names another of the question's
     names and not the lead's: of "AAPL MSFT NVDA revenue", NVIDIA's row leads with "NVDA: "."""
     said = " ".join(titles.get(n, "") for n in r.sources)
@@ -388,6 +392,7 @@ __all__ = [
     "figure_line",
     "filing_of",
     "latest_date",
+    "lead_for_row",
     "match",
     "period_fit",
     "pick_cell",
@@ -395,5 +400,4 @@ __all__ = [
     "subject",
     "unit_kind",
     "unit_text",
-    "whose",
 ]

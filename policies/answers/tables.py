@@ -79,11 +79,13 @@ def breakdown_table(rows: Sequence[Row], q: Question) -> tuple[str, list[Row]] |
     and the one beside it (the prior period a reader compares with)."""
     tables = _tables(rows)
 
-    def fit(key: tuple[tuple[int, ...], str]) -> float:  # the asked quarter's, then the most rows
+    def table_score(
+        key: tuple[tuple[int, ...], str],
+    ) -> float:  # the asked quarter's, then the most rows
         cell = pick_cell(tables[key][0].row, q)
         return (cell_fit(cell[0], q) if cell else 0.0) * 1000 + len(tables[key])
 
-    named = named_table(tables, metric_terms(q), fit, dimension_terms(q))
+    named = named_table(tables, metric_terms(q), table_score, dimension_terms(q))
     if named is None:
         return None
     parts = _of_a_metric(tables[named], q)
@@ -193,10 +195,10 @@ def whole_table(
     total revenue"): the whole's row of the asked filing with the rows of its table that add up
     to it (``parts_of``), so a reader sees every part beside the total, whichever of them the
     question's group takes in. None unless a metric is a total with two parts or more."""
-    whole = next((m for m in q.metrics if terms(m)[:1] == ["total"]), "")
-    if not whole:
+    total_metric = next((m for m in q.metrics if terms(m)[:1] == ["total"]), "")
+    if not total_metric:
         return None
-    asked = replace(q, metrics=(whole,), metric_words=metric_words_of((whole,)))
+    asked = replace(q, metrics=(total_metric,), metric_words=metric_words_of((total_metric,)))
     found = figure_line(rows, asked, subject(q), titles)
     if found is None:
         return None

@@ -183,7 +183,7 @@ def _points(same: Sequence[Row]) -> dict[tuple[int, int, int], tuple[str, str, R
                 continue
             seen.add(key)
             # two values of one label for a date: the larger is the line item, the smaller a
-            # note's part of something else (``answer_rows.whole``)
+            # note's part of something else (``rows.broken_down_elsewhere``)
             if value not in BLANK and (
                 key not in points or magnitude(value) > magnitude(points[key][1])
             ):

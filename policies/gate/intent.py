@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from deepresearch.policies import unsourced
 from deepresearch.policies.follow_up.subject import in_context, thread_question
 from deepresearch.policies.gate import harm as intent_harm
 from deepresearch.policies.gate.lexicon import READABLE_SCRIPTS
@@ -25,7 +26,6 @@ from deepresearch.policies.gate.words import (
     THANKS_WORDS,
     VAGUE,
 )
-from deepresearch.policies.verification import unsourced
 from deepresearch.text import confusables
 
 Outcome = Literal["research", "chitchat", "harmful", "ambiguous", "undecided"]

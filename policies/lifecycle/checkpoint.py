@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deepresearch.policies.lifecycle import reducer as lc
-from deepresearch.policies.synthesis.sufficiency import usable_sources
+from deepresearch.policies.verification.citations import usable_sources
 from deepresearch.schemas import Request, ResearcherReport, SubTask, Usage
 
 VERSION: Literal[1] = 1

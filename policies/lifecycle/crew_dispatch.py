@@ -39,7 +39,7 @@ def pick_researcher(
 ) -> int | None:
     """The researcher with a free slot to serve a sub-task next (None: every slot is taken).
     ``capacity`` 0 means no limit (Ray queues what a researcher cannot start yet)."""
-    free = [i for i in range(researchers) if not capacity or busy.get(i, 0) < capacity]
-    if not free:
+    with_room = [i for i in range(researchers) if not capacity or busy.get(i, 0) < capacity]
+    if not with_room:
         return None
-    return min(free, key=lambda i: (i in replaced, busy.get(i, 0), i))
+    return min(with_room, key=lambda i: (i in replaced, busy.get(i, 0), i))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from deepresearch.llm_messages import EvaluateTask
-from deepresearch.policies.verification import unsourced
+from deepresearch.policies import unsourced
 from deepresearch.schemas import Evaluation, ResearcherReport, SubTask
 
 

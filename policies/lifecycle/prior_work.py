@@ -59,5 +59,5 @@ def resume_work(
 ) -> ResumeWork:
     """The pages and prior work a resume starts from. A page kept cut short (it reached the
     per-document cap of ``docs.jsonl``) is read again rather than reused shorter than it was."""
-    whole = tuple(d for d in docs if keep_for_follow_up(d) and len(d.text) < doc_cap_chars)
-    return ResumeWork(whole, prior_work(records, completed))
+    complete_docs = tuple(d for d in docs if keep_for_follow_up(d) and len(d.text) < doc_cap_chars)
+    return ResumeWork(complete_docs, prior_work(records, completed))

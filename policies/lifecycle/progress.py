@@ -130,9 +130,9 @@ class ProgressState:
         running = [n for n, s in zip(left, self.shares.values(), strict=True) if not s.finished]
         queued = [guess] * max(0, self.planned - len(self.shares))
         slots = self.slots or len(expected) + len(queued)
-        whole = span([], [*expected, *queued], slots)
+        all_steps = span([], [*expected, *queued], slots)
         to_go = span(running, queued, max(slots, len(running)))
-        return self.run_done + max(0, whole - to_go), self.run_steps + whole
+        return self.run_done + max(0, all_steps - to_go), self.run_steps + all_steps
 
 
 def _shown(state: ProgressState) -> ProgressState:

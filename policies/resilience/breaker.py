@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from deepresearch.config.settings import BreakerSettings
-
 Status = Literal["closed", "open", "half_open"]
 
 
@@ -22,14 +20,6 @@ class BreakerConfig:
     failure_threshold: int
     reset_timeout_s: float
     half_open_max_calls: int
-
-    @classmethod
-    def from_settings(cls, settings: BreakerSettings) -> BreakerConfig:
-        return cls(
-            failure_threshold=settings.failure_threshold,
-            reset_timeout_s=settings.reset_timeout_s,
-            half_open_max_calls=settings.half_open_max_calls,
-        )
 
 
 @dataclass(frozen=True)

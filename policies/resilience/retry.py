@@ -14,8 +14,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 
-from deepresearch.config.settings import RetrySettings
-
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -23,15 +21,6 @@ class RetryPolicy:
     base_delay_s: float
     max_delay_s: float
     retry_after_cap_s: float
-
-    @classmethod
-    def from_settings(cls, settings: RetrySettings) -> RetryPolicy:
-        return cls(
-            attempts=settings.attempts,
-            base_delay_s=settings.base_delay_s,
-            max_delay_s=settings.max_delay_s,
-            retry_after_cap_s=settings.retry_after_cap_s,
-        )
 
 
 def backoff_ceiling(policy: RetryPolicy, attempt: int) -> float:

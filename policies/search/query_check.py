@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from deepresearch.config.trust import ScoringSettings
+from deepresearch.policies import unsourced
 from deepresearch.policies.search.source_scoring import coverage, key_terms, normalized_terms
-from deepresearch.policies.verification import unsourced
 
 MAX_QUERY_CHARS = 300  # a search query, not a paragraph
 

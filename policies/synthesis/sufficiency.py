@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from deepresearch.config.trust import ScoringSettings
 from deepresearch.policies.search.source_scoring import coverage, key_terms, normalized_terms
+from deepresearch.policies.verification.citations import usable_sources
 from deepresearch.schemas import Finding, Report, ResearcherReport
 from deepresearch.text.boilerplate import shape_of
 from deepresearch.text.names import names_entity, proper_entities, spelt_like
@@ -145,11 +146,6 @@ def foreign(
     told += [finding.text] if quoted else []
     text = "\n".join(told)
     return not any(names_entity(n, text) for n in names)
-
-
-def usable_sources(reports: Sequence[ResearcherReport]) -> list[str]:
-    """URLs read and cited by at least one kept finding, once each, in first-seen order."""
-    return list(dict.fromkeys(u for r in reports for f in r.findings for u in f.citations))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from deepresearch.llm_messages import SourceText, WriteDraft, WriteTask
-from deepresearch.policies.verification import unsourced
+from deepresearch.policies import unsourced
 from deepresearch.schemas import (
     Finding,
     Report,

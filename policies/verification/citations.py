@@ -12,12 +12,12 @@ lists the pages cited.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.policies.urls import normalize_url
 from deepresearch.policies.verification.support import PAGE_LABEL
-from deepresearch.schemas import Finding, Report, Source
+from deepresearch.schemas import Finding, Report, ResearcherReport, Source
 
 # [1]  [1, 3]  — not escaped (\[1]) and not the text of a link ([1](url)).
 NUMERIC_MARKER = re.compile(r"(?<!\\)\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\](?!\()")
@@ -79,9 +79,9 @@ class _Lookup:
 
     def parse(self, content: str) -> list[str] | None:
         """Source URLs cited by a marker's content, or None when it cites no read source."""
-        whole = self.get(content)
-        if whole is not None:
-            return [whole]
+        one_url = self.get(content)
+        if one_url is not None:
+            return [one_url]
         parts = [p for p in re.split(r"\s*[,;]\s+|\s*[,;]\s*(?=https?://|doc:)", content) if p]
         found = [self.get(p) for p in parts]
         if len(parts) > 1 and all(url is not None for url in found):
@@ -101,6 +101,12 @@ def document_of(url: str) -> str:
     """The document a source URL is a page of: ``doc:a.pdf#page=3`` -> ``doc:a.pdf``; any other
     URL is its own document (a web page's ``#`` names a place, not a page of a file)."""
     return url.split("#", 1)[0] if url.startswith("doc:") else url
+
+
+def usable_sources(reports: Sequence[ResearcherReport]) -> list[str]:
+    """URLs read and cited by at least one kept finding, once each, in first-seen order: what the
+    lifecycle counts against ``run.min_sources`` and the could-not-research report states."""
+    return list(dict.fromkeys(u for r in reports for f in r.findings for u in f.citations))
 
 
 def number_sources(report: Report) -> dict[str, int]:
@@ -181,24 +187,24 @@ class _Rewriter:
         self.cited: list[int] = []
         self.inline = True
 
-    def _replace(self, whole: str, content: str) -> str:
+    def _replace(self, marker: str, content: str) -> str:
         urls = self.lookup.parse(content)
         if urls is not None:
             numbers = [self.numbering[u] for u in urls]
             self.cited.extend(numbers)
             return format_numbers(numbers) if self.inline else ""
-        if NUMERIC_MARKER.fullmatch(whole):
+        if NUMERIC_MARKER.fullmatch(marker):
             self.stripped += 1
             return ""
         parts = re.split(r"\s*[,;]\s*", content.strip())
         if all(_URL_LIKE.match(p) for p in parts):
             self.dropped += len(parts)
             return ""
-        return whole  # ordinary bracketed prose such as [sic]
+        return marker  # ordinary bracketed prose such as [sic]
 
     def _swap(self, match: re.Match[str]) -> str:
-        space, whole, content = match.group(1), match.group(2), match.group(3)
-        replaced = self._replace(whole, content)
+        space, marker, content = match.group(1), match.group(2), match.group(3)
+        replaced = self._replace(marker, content)
         # A marker that disappears takes its leading space with it: "claim [x]." -> "claim."
         return space + replaced if replaced else ""
 

@@ -279,9 +279,9 @@ def answer_write(task: WriteTask) -> WriteDraft:
     ranked = [*leads, *(k for k in ranked if k not in leads)]
     # below them, the prose a composed figure may be quoted with
     rest = sorted((k for k in range(len(flat)) if k not in ranked), key=lambda k: (-scores[k], k))
-    fit = quotable([(k in ranked, flat[k][1]) for k in [*ranked, *rest]], q)
-    best = [t for t, (_, lead) in fit.items() if lead][: max(MAX_QUOTES, len(leads))]
-    picked = {t: fit[t][0] for t in best}
+    quotes = quotable([(k in ranked, flat[k][1]) for k in [*ranked, *rest]], q)
+    best = [t for t, (_, lead) in quotes.items() if lead][: max(MAX_QUOTES, len(leads))]
+    picked = {t: quotes[t][0] for t in best}
     answer = _quotes(picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
     composed = compose(
@@ -299,7 +299,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
         wanted = {t for w in metric_words_of(explained) for t in terms(w)}
         prose = [
             (t, nums)
-            for t, (nums, _) in fit.items()
+            for t, (nums, _) in quotes.items()
             if not parse_row(t)
             and any(document_of(urls.get(n, "")) in docs for n in nums)
             and (not wanted or wanted & set(terms(t)))

@@ -193,14 +193,13 @@ def build_router(
     roles = {role: [provider(t) for t in role_chain(llm, role)] for role in llm.roles}
     if not needs_http and len(default) == 1 and not roles and not router_kwargs:
         return default[0]  # extractive alone: nothing to retry or fall back to
-    from deepresearch.policies.resilience.breaker import BreakerConfig
-    from deepresearch.policies.resilience.retry import RetryPolicy
+    from deepresearch.providers.breakers import breaker_config, retry_policy
     from deepresearch.providers.llm.router import Router
 
     return Router(
         default,
-        BreakerConfig.from_settings(llm.breaker),
-        RetryPolicy.from_settings(llm.retry),
+        breaker_config(llm.breaker),
+        retry_policy(llm.retry),
         roles=roles,
         breaker_states=breaker_states,
         **router_kwargs,

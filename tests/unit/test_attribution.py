@@ -33,11 +33,10 @@ from deepresearch.config.trust import ScoringSettings
 from deepresearch.per_run.coordinator import Coordinator
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.answers.compose import compose
-from deepresearch.policies.resilience.breaker import BreakerConfig
-from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.policies.synthesis.sufficiency import check_findings, whose_documents
 from deepresearch.policies.synthesis.synthesis import uncovered_notes
 from deepresearch.providers.assembly import from_settings as assembly
+from deepresearch.providers.breakers import breaker_config, retry_policy
 from deepresearch.run import driver
 from deepresearch.schemas import Evidence, Finding, ResearcherReport, Source
 from deepresearch.text.names import names_entity, proper_entities
@@ -227,8 +226,8 @@ def _run(corpus: Path, query: str, tmp: Path) -> str:
         llm = assembly.build_llm_provider(s, prep.keys)
         gateway = SearchGateway(
             assembly.build_search_providers(s),
-            BreakerConfig.from_settings(s.search.breaker),
-            RetryPolicy.from_settings(s.search.retry),
+            breaker_config(s.search.breaker),
+            retry_policy(s.search.retry),
             sink=sink,
         )
         fetchers = assembly.build_fetchers(s)

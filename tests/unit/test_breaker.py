@@ -17,6 +17,7 @@ from deepresearch.policies.resilience.breaker import (
     posted,
     still_open,
 )
+from deepresearch.providers.breakers import breaker_config
 
 CFG = BreakerConfig(failure_threshold=3, reset_timeout_s=10.0, half_open_max_calls=1)
 
@@ -32,7 +33,7 @@ def _opened_at(now: float) -> BreakerState:
 
 
 def test_from_settings_copies_fields() -> None:
-    cfg = BreakerConfig.from_settings(
+    cfg = breaker_config(
         BreakerSettings(failure_threshold=7, reset_timeout_s=2.5, half_open_max_calls=2)
     )
     assert cfg == BreakerConfig(7, 2.5, 2)

@@ -8,6 +8,9 @@ then providers, pure policies and the text analysis they share, and the config, 
 messages everything uses. Pure policies never reach into providers or actors: a rule that did
 would drag their dependencies into every decision. Read with ``ast``, so an import inside a
 function or under ``TYPE_CHECKING`` counts as much as one at the top.
+
+The house also stays low: ``MAX_FLOORS`` bounds the longest chain of rooms each importing the next,
+so a newcomer following a run from the entry point down to ``errors`` enters at most that many.
 """
 
 from __future__ import annotations
@@ -72,15 +75,15 @@ MAY_IMPORT: dict[str, set[str]] = {
     "providers": PROVIDER - {"providers"},
     "prompts": BASE | {"policies/answers"},
     "policies/lifecycle": POLICY
-    | {"policies/follow_up", "policies/search", "policies/synthesis", "policies/verification"},
+    | {"policies/follow_up", "policies/search", "policies/verification"},
     "policies/synthesis": POLICY | {"policies/search", "policies/verification"},
     "policies/gate": POLICY | {"policies/verification", "policies/follow_up"},
     "policies/follow_up": POLICY,
     "policies/verification": POLICY,
-    "policies/search": POLICY | {"policies/verification"},
-    "policies/resilience": POLICY,
+    "policies/search": POLICY,
+    "policies/resilience": set(),  # parameters as plain dataclasses: providers/breakers reads config
     "policies/answers": POLICY,
-    "policies": set(),
+    "policies": {"text"},  # rules every policy shares: urls, unsourced
     "cluster": {"config", "errors", "schemas"},
     "storage": {"config", "errors", "schemas"},
     "text": set(),
@@ -195,6 +198,50 @@ def wrong_way(root: Path, table: Mapping[str, set[str]]) -> list[str]:
             if there != here and there not in table[here]:
                 out.append(f"{name} imports {target}: {here} may not import {there}")
     return sorted(set(out))
+
+
+def room_graph(root: Path) -> dict[str, set[str]]:
+    """Room -> the other rooms its modules import."""
+    mods = modules(root)
+    rooms: dict[str, set[str]] = {}
+    for name, targets in import_graph(root).items():
+        here = room(name, mods[name], root)
+        rooms.setdefault(here, set()).update(
+            there for t in targets if (there := room(t, mods[t], root)) != here
+        )
+    return rooms
+
+
+def tallest_chain(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """The longest chain of rooms each importing the next (a room on the way is not re-entered)."""
+    best: dict[str, list[str]] = {}
+
+    def down(node: str, above: frozenset[str]) -> list[str]:
+        if node not in best:
+            below = [down(n, above | {node}) for n in sorted(graph.get(node, ())) if n not in above]
+            best[node] = [node, *max(below, key=len, default=[])]
+        return best[node]
+
+    return max((down(node, frozenset()) for node in sorted(graph)), key=len, default=[])
+
+
+MAX_FLOORS = 11
+
+
+def test_the_house_has_at_most_max_floors() -> None:
+    chain = tallest_chain(room_graph(ROOT))
+    assert len(chain) <= MAX_FLOORS, " -> ".join(chain)
+
+
+def test_floors_count_rooms_not_modules(tmp_path: Path) -> None:
+    """Two modules of one folder are one floor; an import inside a function adds a floor."""
+    (tmp_path / "top.py").write_text("def f():\n    from deepresearch.mid import a\n")
+    (tmp_path / "mid").mkdir()
+    (tmp_path / "mid" / "__init__.py").write_text("")
+    (tmp_path / "mid" / "a.py").write_text("from deepresearch.mid import b\n")
+    (tmp_path / "mid" / "b.py").write_text("import deepresearch.low\n")
+    (tmp_path / "low.py").write_text("x = 1\n")
+    assert tallest_chain(room_graph(tmp_path)) == ["top", "mid", "low"]
 
 
 def test_no_module_import_circles() -> None:

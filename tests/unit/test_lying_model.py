@@ -23,8 +23,8 @@ from deepresearch.llm_messages import (
     PlanDraft,
     WriteDraft,
 )
+from deepresearch.policies import unsourced
 from deepresearch.policies.synthesis import synthesis
-from deepresearch.policies.verification import unsourced
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
 from deepresearch.reports.export import render_as

@@ -51,11 +51,11 @@ async def test_finishes_in_a_burst_render_twice_and_the_last_render_shows_them_a
         await background.flush()  # each render done before the next finish
         clock.now += 0.3
     assert rendered == [1]
-    progress.settle()  # the run ends with a render due
+    progress.render_due_now()  # the run ends with a render due
     await background.flush()
     assert rendered == [1, 5]
     assert sink.files[progress_file.NAME].splitlines() == [f"Question {n}?" for n in range(1, 6)]
-    progress.settle()  # nothing due: nothing more
+    progress.render_due_now()  # nothing due: nothing more
     await background.flush()
     assert rendered == [1, 5]
 
@@ -81,7 +81,7 @@ async def test_a_rounds_last_finish_renders_at_once_so_the_runs_end_waits_for_no
         await background.flush()
         clock.now += 0.3
     assert rendered == [1, 3]
-    progress.settle()  # nothing is due any more
+    progress.render_due_now()  # nothing is due any more
     await background.flush()
     assert rendered == [1, 3]
     assert partial_pace.finished(Pace(100.0, due=True), 100.1, 2.0, last=True)[1] == 0.0
@@ -120,6 +120,6 @@ async def test_a_host_holding_many_runs_paces_each_runs_renders_further_apart(
             await background.flush()
             clock.now += 3.0
         assert rendered == expected
-        progress.settle()  # a render still due is done now: nothing left out
+        progress.render_due_now()  # a render still due is done now: nothing left out
         await background.flush()
         assert rendered == [1, 2]

@@ -182,9 +182,11 @@ def test_review_plan_on_a_terminal_starts_from_the_planners_agenda(
     monkeypatch.setattr(cli_plan, "_ask", ask)
     monkeypatch.setattr(cli_plan, "_echo", lambda text: None)
     query = "Compare Apple and Microsoft revenue in 2023"
-    agenda = cli_plan.settle(query, settings(), (), True, True)
+    agenda = cli_plan.agenda_to_research(query, settings(), (), True, True)
     assert agenda == (
         "What was Apple revenue in 2023?",
         "What was Microsoft revenue in fiscal 2023?",
     )
-    assert cli_plan.settle(query, settings(), ("A?",), True, False) == ("A?",)  # no TTY: as given
+    assert cli_plan.agenda_to_research(query, settings(), ("A?",), True, False) == (
+        "A?",
+    )  # no TTY: as given

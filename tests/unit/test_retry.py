@@ -9,12 +9,13 @@ import pytest
 
 from deepresearch.config.settings import RetrySettings
 from deepresearch.policies.resilience.retry import RetryPolicy, next_delay, parse_retry_after
+from deepresearch.providers.breakers import retry_policy
 
 POLICY = RetryPolicy(attempts=4, base_delay_s=0.5, max_delay_s=3.0, retry_after_cap_s=10.0)
 
 
 def test_from_settings() -> None:
-    policy = RetryPolicy.from_settings(
+    policy = retry_policy(
         RetrySettings(attempts=5, base_delay_s=1.0, max_delay_s=9.0, retry_after_cap_s=4.0)
     )
     assert policy == RetryPolicy(5, 1.0, 9.0, 4.0)

@@ -16,6 +16,7 @@ from deepresearch.config.settings import Settings, load_settings, overrides_from
 from deepresearch.per_run.coordinator import Coordinator
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.synthesis import sufficiency as suf
+from deepresearch.policies.verification.citations import usable_sources
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.search.base import SearchProvider
 from deepresearch.providers.search.corpus_index import CorpusIndex
@@ -121,7 +122,7 @@ def report(*citations: str, queries: tuple[str, ...] = ("q",)) -> ResearcherRepo
 
 def test_usable_sources_are_distinct_and_in_first_seen_order() -> None:
     reports = [report("a", "b"), report("b")]
-    assert suf.usable_sources(reports) == ["a", "b"]
+    assert usable_sources(reports) == ["a", "b"]
     ctx = suf.SearchContext(providers=("local",), corpus=True, deep=True)
     out = suf.could_not_research("q?", "q?", reports, 3, ctx)
     assert "2 usable source(s) found, fewer than the 3 required" in out.answer

@@ -1,13 +1,14 @@
 """Model text with no passage to check it against: only what asserts nothing new reaches a user.
 
-The citation verifier (``policies.verify``) checks the report's sentences against the passages they
-cite. Other model text reaches users too (the gate's reply, plan items, evaluator reasons, section
-headings, search queries a could-not-research report lists) and has nothing to cite. Such text may
-not state what its *grounds* (the user's query, the run's own questions, the passages read) do
-not: a sentence that carries a citation marker (text with no sources cannot cite) or states a
-figure the grounds lack is dropped; text left empty is replaced by the caller's product wording.
-The same check as the verifier's figure rule (``text.figures.missing_figures``), with the grounds as
-the passage. Pure functions.
+The citation verifier (``policies.verification.verify``) checks the report's sentences against the
+passages they cite. Other model text reaches users too (the gate's reply, plan items, evaluator
+reasons, section headings, search queries a could-not-research report lists) and has nothing to
+cite. Such text may not state what its *grounds* (the user's query, the run's own questions, the
+passages read) do not: a sentence that carries a citation marker (text with no sources cannot
+cite) or states a figure the grounds lack is dropped; text left empty is replaced by the caller's
+product wording. The same check as the verifier's figure rule (``text.figures.missing_figures``),
+with the grounds as the passage. The gate, planner, evaluator, synthesis and search's query check
+all use it, so it sits beside ``urls`` at the root of ``policies``, below them all. Pure functions.
 """
 
 from __future__ import annotations
