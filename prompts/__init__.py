@@ -26,7 +26,7 @@ from deepresearch.llm_messages import (
     Task,
     WriteTask,
 )
-from deepresearch.policies.answers.compose import compose
+from deepresearch.domains.filings.compose import compose
 from deepresearch.text.question import analyze
 
 USER_SPLIT = "---user---"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 
 from deepresearch.llm_messages import DraftFinding
-from deepresearch.policies.answers.rows import asks_rate, states_rate
 from deepresearch.text.boilerplate import chart_text, document_of, note_to_entry, points_elsewhere
 from deepresearch.text.figures import states_figure
 from deepresearch.text.question import Question
+from deepresearch.text.rates import asks_rate, states_rate
 from deepresearch.text.sentences import split_sentences
 from deepresearch.text.tables import parse_row
 from deepresearch.text.terms import terms

@@ -12,6 +12,8 @@ import math
 
 from pydantic import BaseModel
 
+from deepresearch.domains.filings.compose import compose
+from deepresearch.domains.filings.rows import cite
 from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
@@ -32,8 +34,6 @@ from deepresearch.llm_messages import (
     WriteDraft,
     WriteTask,
 )
-from deepresearch.policies.answers.compose import compose
-from deepresearch.policies.answers.rows import cite
 from deepresearch.policies.verification.support import Weights, support
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.answer_quotes import (

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from deepresearch.policies.answers.filing_periods import period_end
+from deepresearch.domains.filings.periods import period_end
 from deepresearch.policies.search.ranking import cover_date, cover_names, cover_title
 from deepresearch.providers.search.doc_ids import DocEntry
 from deepresearch.providers.search.passages import tokenize
@@ -25,7 +25,7 @@ from deepresearch.providers.search.passages import tokenize
 class Covers:
     dates: np.ndarray  # per document, its cover date as an ordinal (0: none)
     names: list[frozenset[str]]  # the names on its cover (``ranking.cover_names``)
-    ends: np.ndarray  # the end of the period it covers (``filing_periods.period_end``, 0: none)
+    ends: np.ndarray  # the end of the period it covers (``periods.period_end``, 0: none)
     titles: list[str]  # the cover's line naming who it is by (``ranking.cover_title``, "": none)
 
 

@@ -24,7 +24,7 @@ import bm25s
 import numpy as np
 
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageError
-from deepresearch.policies.answers.filing_periods import period_weights
+from deepresearch.domains.filings.periods import period_weights
 from deepresearch.policies.search.ranking import (
     DOC_PRIOR_WEIGHT,
     document_prior,

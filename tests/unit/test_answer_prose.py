@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from test_answer_shapes import PROSE, Q3, _task
 
-from deepresearch.policies.answers.compose import compose
+from deepresearch.domains.filings.compose import compose
 from deepresearch.providers.llm.evidence import evidence_units
 from deepresearch.providers.llm.extractive import answer_write
 from deepresearch.text.tables import TableRow, format_row

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime
 
-from deepresearch.policies.answers.compose import compose
-from deepresearch.policies.answers.filing_periods import calendar_quarter
+from deepresearch.domains.filings.compose import compose
+from deepresearch.domains.filings.periods import calendar_quarter
 
 ROW = "Statements of income (in millions): Net revenue: Three Months Ended {} = {}; Three Months Ended {} = {}"
 

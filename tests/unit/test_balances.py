@@ -12,7 +12,7 @@ from pathlib import Path
 
 from test_local_search import inline
 
-from deepresearch.policies.answers.compose import compose
+from deepresearch.domains.filings.compose import compose
 from deepresearch.providers.llm.evidence import line_item_boost
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.text.line_items import is_flow

@@ -192,7 +192,7 @@ def test_a_breakdown_is_the_asked_quarters_table_and_its_rows_of_the_asked_metri
     """ "Q2 2023": the table of the quarter ended June 30, though the one of March 31 (filed in
     the second quarter) has more rows; "their operating income": its operating income rows,
     not the net sales and operating expenses printed in the same table."""
-    from deepresearch.policies.answers.compose import compose
+    from deepresearch.domains.filings.compose import compose
 
     march = [
         _segment(label, "March 31, 2023", v, "March 31, 2022", p, 1)
@@ -224,7 +224,7 @@ def test_a_breakdown_is_the_asked_quarters_table_and_its_rows_of_the_asked_metri
 def test_a_table_naming_two_asked_metrics_lists_the_rows_of_both() -> None:
     """ "Revenue and operating income": the segment table whose title names both lists each
     metric's rows; it listed the revenue rows alone, and operating income went unanswered."""
-    from deepresearch.policies.answers.compose import compose
+    from deepresearch.domains.filings.compose import compose
 
     title = "Segment revenue and operating income were as follows"
     cells = ("Three Months Ended September 30, 2023", "Three Months Ended September 30, 2022")

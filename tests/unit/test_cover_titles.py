@@ -16,7 +16,7 @@ from pathlib import Path
 
 from test_local_search import inline, write_pdf
 
-from deepresearch.policies.answers.compose import compose
+from deepresearch.domains.filings.compose import compose
 from deepresearch.policies.search.ranking import cover_names, cover_title
 from deepresearch.policies.synthesis.synthesis import write_task
 from deepresearch.providers.search.corpus_index import CorpusIndex

@@ -4,8 +4,8 @@ products", when no row is called research and development."""
 
 from __future__ import annotations
 
-from deepresearch.policies.answers.compose import compose
-from deepresearch.text.definitions import defined_as, definitions
+from deepresearch.domains.filings.compose import compose
+from deepresearch.domains.filings.definitions import defined_as, definitions
 from deepresearch.text.tables import TableRow, format_row
 from deepresearch.text.terms import terms
 

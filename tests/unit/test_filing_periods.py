@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from test_local_search import inline
 
-from deepresearch.policies.answers.filing_periods import (
+from deepresearch.domains.filings.periods import (
     PERIOD_PENALTY,
     in_fiscal_quarter,
     period_end,

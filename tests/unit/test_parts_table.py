@@ -12,7 +12,7 @@ of what changed without its face value, discount and premium beside it.
 
 from __future__ import annotations
 
-from deepresearch.policies.answers.compose import compose
+from deepresearch.domains.filings.compose import compose
 from deepresearch.text.row_sums import summing
 from deepresearch.text.tables import TableRow, format_row
 

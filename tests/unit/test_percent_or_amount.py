@@ -4,8 +4,8 @@ asks for the rate: a reader asking neither reads both."""
 
 from __future__ import annotations
 
-from deepresearch.policies.answers.compose import compose
-from deepresearch.policies.answers.rows import unit_text
+from deepresearch.domains.filings.compose import compose
+from deepresearch.domains.filings.rows import unit_text
 from deepresearch.text.tables import TableRow, format_row
 
 CELLS = ("Three Months Ended October 29, 2023", "Three Months Ended October 30, 2022")

@@ -16,8 +16,8 @@ from test_balances import _row
 from test_local_search import inline
 
 from deepresearch.config.settings import ScoringSettings
-from deepresearch.policies.answers.compose import compose
-from deepresearch.policies.answers.rows import pick_cell
+from deepresearch.domains.filings.compose import compose
+from deepresearch.domains.filings.rows import pick_cell
 from deepresearch.policies.search.source_scoring import coverage, key_terms, normalized_terms
 from deepresearch.providers.llm.evidence import line_item_boost
 from deepresearch.providers.search.corpus_index import CorpusIndex

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from test_answer_shapes import row
 
-from deepresearch.policies.answers.compose import compose
+from deepresearch.domains.filings.compose import compose
 from deepresearch.text.tables import TableRow, format_row
 
 

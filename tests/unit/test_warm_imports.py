@@ -44,7 +44,7 @@ CREW_ONLY_OURS = (
     "deepresearch.prompts",
     "deepresearch.providers.llm.extractive",
     "deepresearch.providers.search.corpus_index",
-    "deepresearch.policies.answers.compose",
+    "deepresearch.domains.filings.compose",
     "deepresearch.policies.search.ranking",
 )
 

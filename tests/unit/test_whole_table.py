@@ -4,7 +4,7 @@ question's group is not a row, and a reader sees each part beside the total."""
 
 from __future__ import annotations
 
-from deepresearch.policies.answers.compose import compose
+from deepresearch.domains.filings.compose import compose
 from deepresearch.text.tables import TableRow, format_row
 
 TITLE = "Net revenue and operating income (loss) for each period were as follows"

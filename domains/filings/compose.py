@@ -19,25 +19,23 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from deepresearch.policies.answers.rows import (
+from deepresearch.domains.filings.definitions import defined_as
+from deepresearch.domains.filings.rows import (
     Row,
-    asks_rate,
     figure_line,
     filing_of,
     rows_of,
-    states_rate,
     subject,
     unit_kind,
 )
-from deepresearch.policies.answers.tables import (
+from deepresearch.domains.filings.tables import (
     breakdown_table,
     names_a_table,
     parts_table,
     rate_table,
     whole_table,
 )
-from deepresearch.policies.answers.trends import trend_table
-from deepresearch.text.definitions import defined_as
+from deepresearch.domains.filings.trends import trend_table
 from deepresearch.text.line_items import (
     STRUCTURE,
     LabelIndex,
@@ -52,6 +50,7 @@ from deepresearch.text.question import (
     analyze,
     metric_words_of,
 )
+from deepresearch.text.rates import asks_rate, states_rate
 from deepresearch.text.tables import format_row
 from deepresearch.text.terms import terms
 
@@ -242,7 +241,7 @@ _SPENDING = frozenset(terms("expenditure expenditures expense expenses cost cost
 
 def _defined(q: Question, rows: Sequence[Row], texts: Sequence[str]) -> Question:
     """``q`` asking for the row the filing defines as its first metric when no row is named
-    for it (``text.definitions``): "R&D expenditure" is the row whose costs "include payroll
+    for it (``definitions``): "R&D expenditure" is the row whose costs "include payroll
     and related expenses for employees involved in the research and development", not "Total
     operating expenses", which shares only a word for spending."""
     if not q.metrics:

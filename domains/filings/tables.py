@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from deepresearch.policies.answers.rows import (
+from deepresearch.domains.filings.rows import (
     BLANK,
     MAX_CELLS,
     Row,
@@ -20,7 +20,7 @@ from deepresearch.policies.answers.rows import (
     subject,
     unit_text,
 )
-from deepresearch.policies.answers.trends import MAX_TREND_ROWS
+from deepresearch.domains.filings.trends import MAX_TREND_ROWS
 from deepresearch.text.line_items import (
     MIN_TABLE_ROWS,
     STRUCTURE,

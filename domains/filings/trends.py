@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 
-from deepresearch.policies.answers.rows import (
+from deepresearch.domains.filings.rows import (
     BLANK,
     LONG_HEADER,
     Row,

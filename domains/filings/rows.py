@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.policies.answers.filing_periods import calendar_quarter, quarter_readings
+from deepresearch.domains.filings.periods import calendar_quarter, quarter_readings
 from deepresearch.text.line_items import (
     STRUCTURE,
     broken_compounds,
@@ -24,7 +24,7 @@ from deepresearch.text.line_items import (
     restated_head,
 )
 from deepresearch.text.names import names_entity
-from deepresearch.text.question import Question, asked_terms, metric_terms, periods_of
+from deepresearch.text.question import Question, asked_terms, periods_of
 from deepresearch.text.tables import TableRow, parse_row
 from deepresearch.text.terms import terms
 
@@ -93,27 +93,6 @@ def match(row: TableRow, wanted: set[str], metrics: Sequence[str] = ()) -> float
     parts = [p for p in map(set, map(terms, conjuncts(label))) if len(p - STRUCTURE) >= 2]
     parts += [set(terms(head))] if (head := restated_head(label_core(label))) else []
     return max(named(p) for p in [set(terms(label)), *parts])
-
-
-_RATE_WORDS = frozenset(terms("rate rates percentage percent"))
-
-
-def asks_rate(q: Question) -> bool:
-    """Whether the asked metric is a rate ("effective tax rate", "interest rate"): its answer
-    is a percent, never an amount that merely shares a word with it. A share of a whole
-    ("what percentage of revenue did Services contribute") is answered by the two amounts."""
-    return not q.share_of and bool(metric_terms(q) & _RATE_WORDS)
-
-
-def states_rate(row: TableRow, q: Question) -> bool:
-    """Whether a row states the asked rate: a percent cell or unit ("2.85% Notes" is a name,
-    not a rate), under a label or title naming what the rate is of ("tax" of "effective tax
-    rate"; "interest rates" of a notes table is another rate)."""
-    unit = row.unit.lower()
-    percent = any(v.strip().endswith("%") for _, v in row.cells) or "%" in unit or "percent" in unit
-    of = metric_terms(q) - _RATE_WORDS
-    named = set(terms(f"{row.label} {row.title}"))
-    return percent and (not of or bool(of & named))
 
 
 def date_key(header: str) -> tuple[int, int, int] | None:
@@ -194,8 +173,8 @@ def period_fit(r: Row, q: Question, titles: Mapping[int, str]) -> float:
 def cell_fit(header: str, q: Question) -> float:
     """0.5 when a column spans the months asked ("the first nine months") or its date is in a
     quarter the question asks for (the calendar quarter a 52-week period ends nearest,
-    ``filing_periods.calendar_quarter``), 0.4 by another way a quarter is named
-    (``filing_periods.quarter_readings``): of two rows naming the item, the one stating the
+    ``periods.calendar_quarter``), 0.4 by another way a quarter is named
+    (``periods.quarter_readings``): of two rows naming the item, the one stating the
     asked period's figure, not one from a year before."""
     span = span_asked(q)
     if span and (header_months(header) == span or (span < 0 and header_months(header))):

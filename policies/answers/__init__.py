@@ -1,1 +1,0 @@
-"""The filing answer composer: the Answer section from a filing's table rows."""
