@@ -22,6 +22,7 @@ class SourceText(Message):
     title: str
     location: str
     text: str
+    domain: str = "generic"  # the kind of document it is (``deepresearch.domains``)
 
 
 class QueriesTask(Message):

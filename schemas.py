@@ -63,6 +63,7 @@ class Source(Message):
     provider: str = ""
     cited_at: tuple[str, ...] = ()  # the passage locations cited: "p. 4", a text-fragment URL
     by: str = ""  # who the document is by, as its cover says ("Apple Inc."); "" when unknown
+    domain: str = "generic"  # the kind of document its content is (``deepresearch.domains``)
 
     @property
     def label(self) -> str:
@@ -80,6 +81,7 @@ class FetchedDoc(Message):
     content_type: str = "text/plain"
     provider: str = ""
     by: str = ""  # who the document is by, from its cover (corpus documents); see ``Source.by``
+    domain: str = "generic"  # the kind of document its content is (``deepresearch.domains``)
 
     def source(self) -> Source:
         return Source(
@@ -88,6 +90,7 @@ class FetchedDoc(Message):
             location=self.location,
             provider=self.provider,
             by=self.by,
+            domain=self.domain,
         )
 
 

@@ -307,7 +307,14 @@ class Researcher(Scraping):
     async def _report(self, docs: list[FetchedDoc]) -> ResearcherReport:
         rs = self._s.researcher
         texts = tuple(
-            SourceText(n=i + 1, url=d.url, title=d.title, location=d.location, text=d.text)
+            SourceText(
+                n=i + 1,
+                url=d.url,
+                title=d.title,
+                location=d.location,
+                text=d.text,
+                domain=d.domain,
+            )
             for i, d in enumerate(docs)
         )
         task = FindingsTask(

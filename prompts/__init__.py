@@ -15,6 +15,7 @@ from importlib.resources import files
 from string import Template
 from typing import Any
 
+from deepresearch import domains
 from deepresearch.llm_messages import (
     EvaluateTask,
     FindingsTask,
@@ -26,7 +27,6 @@ from deepresearch.llm_messages import (
     Task,
     WriteTask,
 )
-from deepresearch.domains.filings.compose import compose
 from deepresearch.text.question import analyze
 
 USER_SPLIT = "---user---"
@@ -166,27 +166,18 @@ def _task_values(task: Task) -> tuple[str, dict[str, Any]]:
         "shape": SHAPE_HINTS[analyze(task.query).shape],
         "query": task.query,
         "sections": wrap_untrusted(body, nonce),
-        "draft": wrap_untrusted(_draft(task, numbers), nonce),
+        "draft": wrap_untrusted(_draft(task), nonce),
         "sources": _sources_block(task.sources, nonce),
         "nonce": nonce,
     }
 
 
-def _draft(task: WriteTask, numbers: dict[str, int]) -> str:
+def _draft(task: WriteTask) -> str:
     """The model-free writer's composed answer (figure line, trend table, one line per entity)
-    from the same rows, so a model starts from the right cells in the asked shape."""
-    findings = [
-        (f.text, tuple(sorted({numbers[u] for u in f.citations if u in numbers})), si)
-        for si, section in enumerate(task.sections)
-        for f in section.findings
-    ]
-    composed = compose(
-        task.query,
-        [f for f in findings if f[1]],
-        [s.heading for s in task.sections],
-        {s.n: s.title for s in task.sources},
-    )
-    return composed[0] if composed else "(none: no table row fits the question)"
+    from the same evidence through the same domain (``domains.compose``), so a model starts
+    from the right cells in the asked shape."""
+    composed = domains.compose(task)
+    return composed.text if composed else "(none: no table row fits the question)"
 
 
 def render_task(task: Task, output_schema: dict[str, Any]) -> tuple[str, str]:

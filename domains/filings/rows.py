@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.domains.filings.periods import calendar_quarter, quarter_readings
+from deepresearch.domains.protocol import cite
 from deepresearch.text.line_items import (
     STRUCTURE,
     broken_compounds,
@@ -232,10 +233,6 @@ def unit_text(row: TableRow) -> str:
 _SCALE_ONLY = re.compile(
     r"^(?:dollars\s+|\$\s*)?in\s+(?:millions|thousands|billions)(?:,\s*except\b.*)?$", re.I
 )
-
-
-def cite(sources: tuple[int, ...]) -> str:
-    return "".join(f"[{n}]" for n in sources)
 
 
 def best_rows(

@@ -57,7 +57,12 @@ def write_task(
                 quotes.setdefault(url, finding.text[:snippet_chars])
     texts = tuple(
         SourceText(
-            n=i + 1, url=s.url, title=s.label, location=s.location, text=quotes.get(s.url, "")
+            n=i + 1,
+            url=s.url,
+            title=s.label,
+            location=s.location,
+            text=quotes.get(s.url, ""),
+            domain=s.domain,
         )
         for i, s in enumerate(sources)
     )

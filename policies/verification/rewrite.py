@@ -48,6 +48,7 @@ def rewrite_task(
             title=s.title,
             location=s.location,
             text="\n\n".join(e.quote for e in evidence.get(s.url, ())),
+            domain=s.domain,
         )
         for s in task.sources
         if s.url in wanted

@@ -12,8 +12,8 @@ import math
 
 from pydantic import BaseModel
 
-from deepresearch.domains.filings.compose import compose
-from deepresearch.domains.filings.rows import cite
+from deepresearch import domains
+from deepresearch.domains.protocol import cite
 from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
@@ -235,7 +235,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
     """Sections mirror the input with citation URLs mapped to source numbers (uncited findings are
     dropped). The answer is up to three findings, verbatim, cited: the strongest of each section
     first, then (when there are fewer sections, as in quick mode) the next strongest findings that
-    score at least half as well as the best. A composed figure (``policies.answer``) comes first
+    score at least half as well as the best. A composed figure (``domains.compose``) comes first
     instead, with the best prose findings (``MAX_QUOTES``) of its filings among all findings."""
     numbers = {s.url: s.n for s in task.sources}
     sections: list[DraftSection] = []
@@ -284,15 +284,10 @@ def answer_write(task: WriteTask) -> WriteDraft:
     picked = {t: quotes[t][0] for t in best}
     answer = _quotes(picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
-    composed = compose(
-        task.query,
-        [(d.text, d.sources, si) for si, d in flat],
-        [sec.heading for sec in task.sections],
-        {s.n: s.title for s in task.sources},
-    )
+    composed = domains.compose(task)  # through the domain of the evidence, as a model's draft
     if composed is not None:  # the figure / table first, then the best quoted prose
         # prose from another filing would speak of another company or quarter
-        docs = {document_of(urls.get(n, "")) for n in composed[1]}
+        docs = {document_of(urls.get(n, "")) for n in composed.sources}
         # and prose about another line item ("Cost of revenue increased ...") says nothing of it
         # (an explanation's: of what it explains, the line its figure answers)
         explained = q.metrics[:1] if q.shape == "explanation" else q.metrics
@@ -304,8 +299,8 @@ def answer_write(task: WriteTask) -> WriteDraft:
             and any(document_of(urls.get(n, "")) in docs for n in nums)
             and (not wanted or wanted & set(terms(t)))
         ][:MAX_QUOTES]
-        answer = "\n\n".join([composed[0], *(_sentence(t) for t, _ in prose)])
-        cited = tuple(dict.fromkeys((*composed[1], *(n for _, nums in prose for n in nums))))
+        answer = "\n\n".join([composed.text, *(_sentence(t) for t, _ in prose)])
+        cited = tuple(dict.fromkeys((*composed.sources, *(n for _, nums in prose for n in nums))))
     return WriteDraft(answer=answer, sections=tuple(sections), answer_sources=cited)
 
 

@@ -1,5 +1,6 @@
 """What the first page of each corpus document says about it: the date on its cover, the names
-on it, the end of the period it covers and the line saying who the document is by.
+on it and, where its domain reads one (``domains.identity``: a filing's cover), the end of the
+period it covers and the line saying who the document is by.
 
 Read once when an index is loaded (from the cached passages, no extraction): search weighs
 documents by them (``ranking.identity_weights``, ``recency_weights``, ``period_weights``) and a
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from deepresearch.domains.filings.periods import period_end
+from deepresearch import domains
 from deepresearch.policies.search.ranking import cover_date, cover_names, cover_title
 from deepresearch.providers.search.doc_ids import DocEntry
 from deepresearch.providers.search.passages import tokenize
@@ -25,8 +26,8 @@ from deepresearch.providers.search.passages import tokenize
 class Covers:
     dates: np.ndarray  # per document, its cover date as an ordinal (0: none)
     names: list[frozenset[str]]  # the names on its cover (``ranking.cover_names``)
-    ends: np.ndarray  # the end of the period it covers (``periods.period_end``, 0: none)
-    titles: list[str]  # the cover's line naming who it is by (``ranking.cover_title``, "": none)
+    ends: np.ndarray  # the end of the period it covers (``Identity.period_end``, 0: none)
+    titles: list[str]  # who it is by (``Identity.by``, of ``ranking.cover_title``; "": none)
 
 
 def read_covers(
@@ -35,9 +36,10 @@ def read_covers(
     p_text: Sequence[str],
     docs: Sequence[DocEntry],
     bm25: Any,
+    kinds: Sequence[str],
 ) -> Covers:
-    """The ``Covers`` of ``docs`` from their passages (document, page, text) and their BM25
-    index (which passages use a word)."""
+    """The ``Covers`` of ``docs`` from their passages (document, page, text), their BM25
+    index (which passages use a word) and their domains (``kinds``)."""
     dates = np.zeros(len(docs), dtype=np.int64)
     first: dict[int, list[str]] = {}
     for i in np.flatnonzero(p_page == 1).tolist():
@@ -45,17 +47,23 @@ def read_covers(
         dates[d] = max(int(dates[d]), cover_date(p_text[i]))
         first.setdefault(d, []).append(p_text[i])
     pages = ["\n".join(first.get(d, [])) for d in range(len(docs))]
-    ends = np.array([period_end(page) for page in pages], dtype=np.int64)
     names = [cover_names(page) for page in pages]
     share = _share(names, p_doc, bm25)
     # each document's passages, grouped once (not a scan of the corpus per document)
     order = np.argsort(p_doc, kind="stable")
     rows = np.split(order, np.cumsum(np.bincount(p_doc, minlength=len(docs)))[:-1])
-    titles = [
-        cover_title(page, names, _running(rows[d].tolist(), docs[d].pages, p_page, p_text), share)
+    found = [
+        domains.identity(
+            kinds[d],
+            page,
+            cover_title(
+                page, names, _running(rows[d].tolist(), docs[d].pages, p_page, p_text), share
+            ),
+        )
         for d, page in enumerate(pages)
     ]
-    return Covers(dates, names, ends, titles)
+    ends = np.array([f.period_end for f in found], dtype=np.int64)
+    return Covers(dates, names, ends, [f.by for f in found])
 
 
 def _share(covers: list[frozenset[str]], p_doc: np.ndarray, bm25: Any) -> Callable[[str], float]:

@@ -23,8 +23,8 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from deepresearch import domains
 from deepresearch.errors import CorpusError, FetchBlocked, FetchError, StorageError
-from deepresearch.domains.filings.periods import period_weights
 from deepresearch.policies.search.ranking import (
     DOC_PRIOR_WEIGHT,
     document_prior,
@@ -78,7 +78,11 @@ class CorpusIndex:
         self._p_page = np.asarray(meta["passages"]["page"], dtype=np.int32)
         self._p_text: list[str] = list(meta["passages"]["text"])
         self._pages_cache: dict[str, tuple[str, ...]] = {}
-        covers = read_covers(self._p_doc, self._p_page, self._p_text, self._docs, self._bm25)
+        # each document's kind, recognized from its content when the index was built
+        self._domains: list[str] = [str(k) for k in meta["domains"]]
+        covers = read_covers(
+            self._p_doc, self._p_page, self._p_text, self._docs, self._bm25, self._domains
+        )
         self._doc_dates, self._covers, self._doc_ends = covers.dates, covers.names, covers.ends
         self._by = covers.titles  # who each document is by, as its cover says
         # built on the first search that needs it, once for every copy ``_load`` hands out
@@ -136,6 +140,7 @@ class CorpusIndex:
         meta = passage_table(
             [(f.relpath, sha, f.kind, d.pages) for f, sha, d in docs], passage_chars
         )
+        meta["domains"] = [domains.recognize_pages(d.pages) for _, _, d in docs]  # by content
         if not meta["passages"]["text"]:
             raise CorpusError(str(corpus_dir), "no text could be extracted from any document")
         tokens = tokenize(_indexed_texts(meta))
@@ -200,6 +205,10 @@ class CorpusIndex:
     def passages(self) -> int:
         return len(self._p_text)
 
+    def domains(self) -> dict[str, str]:
+        """Each document's domain (``deepresearch.domains``), by its path in the corpus."""
+        return {d.relpath: self._domains[i] for i, d in enumerate(self._docs)}
+
     def search(self, query: str, limit: int) -> list[SearchHit]:
         """One hit per (file, page), ranked by its best passage's BM25 score."""
         tokens = tokenize([query])[0]
@@ -211,7 +220,8 @@ class CorpusIndex:
             self._bm25.get_tokens_ids(tokenize([" ".join(prior_names(query, self._covers))])[0])
         )
         prior = self.doc_prior(ids, names)
-        identity = identity_weights(query, self._covers) * period_weights(query, self._doc_ends)
+        periods = domains.period_weights(query, self._domains, self._doc_ends)
+        identity = identity_weights(query, self._covers) * periods
         scores = scores * (1.0 + DOC_PRIOR_WEIGHT * prior[self._p_doc]) * identity[self._p_doc]
         recency = np.ones(len(self._docs))
         if wants_latest(query):
@@ -350,6 +360,7 @@ class CorpusIndex:
             url=doc_id(rel, page, doc.kind),
             title=doc.name,
             by=self._by[index],
+            domain=self._domains[index],
             location=doc_location(rel, page, doc.kind),
             text=pages[page - 1],
             content_type="text/plain",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from deepresearch import domains
 from deepresearch.errors import ConfigError, ExtractionError, FetchBlocked, FetchError
 from deepresearch.policies.urls import web_url_problem
 from deepresearch.providers.documents.extract import ExtractionPool
@@ -185,6 +186,7 @@ class SafeFetcher:
             text=text,
             content_type=_CONTENT_TYPES[download.kind],
             provider="web",
+            domain=domains.recognize(text),  # from the page's content, as a corpus document's
         )
 
     async def download(self, url: str) -> Download:

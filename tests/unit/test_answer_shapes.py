@@ -3,8 +3,8 @@ composed lines hold only cited cells and headers, so the citation verifier accep
 
 from __future__ import annotations
 
-from deepresearch.llm_messages import SourceText, WriteTask
 from deepresearch.domains.filings.compose import compose
+from deepresearch.llm_messages import SourceText, WriteTask
 from deepresearch.policies.verification import verify
 from deepresearch.providers.llm.extractive import answer_write
 from deepresearch.schemas import Evidence, Finding, Report, ReportSection, Source

@@ -30,9 +30,9 @@ from deepresearch.actors.inprocess import LocalSpawner
 from deepresearch.actors.search_gateway import SearchGateway
 from deepresearch.config.settings import load_settings, overrides_from_flags
 from deepresearch.config.trust import ScoringSettings
+from deepresearch.domains.filings.compose import compose
 from deepresearch.per_run.coordinator import Coordinator
 from deepresearch.per_run.url_pool import UrlPool
-from deepresearch.domains.filings.compose import compose
 from deepresearch.policies.synthesis.sufficiency import check_findings, whose_documents
 from deepresearch.policies.synthesis.synthesis import uncovered_notes
 from deepresearch.providers.assembly import from_settings as assembly

@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 NOT_PACKAGE = {"tests", "bench", "build", ".venv"}
 
 BASE = {"config", "errors", "schemas", "llm_messages", "text"}  # what anything may use
+DOMAIN_IMPLEMENTATIONS = {"domains/generic", "domains/filings"}  # loaded by the registry only
 POLICY = BASE | {"policies"}  # a pure policy: the shared URL rules and the base, no more
 PROVIDER = BASE | {"policies", "policies/resilience", "providers"}
 ALL_POLICIES = {
     "policies",
-    "policies/answers",
     "policies/follow_up",
     "policies/gate",
     "policies/lifecycle",
@@ -67,13 +67,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "providers/testing": BASE | {"providers/web"},
     "providers/assembly": PROVIDER
     | {"providers/llm", "providers/search", "providers/documents", "providers/web"},
-    "providers/llm": PROVIDER | {"prompts", "policies/answers", "policies/verification"},
-    "providers/search": PROVIDER
-    | {"storage", "policies/search", "policies/answers", "providers/documents"},
-    "providers/web": BASE | {"policies", "providers/documents"},
+    "providers/llm": PROVIDER | {"prompts", "domains", "policies/verification"},
+    "providers/search": PROVIDER | {"storage", "policies/search", "domains", "providers/documents"},
+    "providers/web": BASE | {"policies", "providers/documents", "domains"},
     "providers/documents": BASE,
     "providers": PROVIDER - {"providers"},
-    "prompts": BASE | {"policies/answers"},
+    "prompts": BASE | {"domains"},
     "policies/lifecycle": POLICY
     | {"policies/follow_up", "policies/search", "policies/verification"},
     "policies/synthesis": POLICY | {"policies/search", "policies/verification"},
@@ -82,7 +81,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "policies/verification": POLICY,
     "policies/search": POLICY,
     "policies/resilience": set(),  # parameters as plain dataclasses: providers/breakers reads config
-    "policies/answers": POLICY,
+    # the domain seam: the registry and its protocol; each implementation only the protocol
+    # and the base (core code reaches one through the registry, never by import)
+    "domains": BASE,
+    "domains/generic": BASE | {"domains"},
+    "domains/filings": BASE | {"domains"},
     "policies": {"text"},  # rules every policy shares: urls, unsourced
     "cluster": {"config", "errors", "schemas"},
     "storage": {"config", "errors", "schemas"},
@@ -250,6 +253,23 @@ def test_no_module_import_circles() -> None:
 
 def test_each_folder_imports_only_what_the_table_allows() -> None:
     assert wrong_way(ROOT, MAY_IMPORT) == []
+
+
+def test_only_the_registry_loads_a_domain_implementation() -> None:
+    """No module outside an implementation's folder imports it, not even the registry (it loads
+    one by name, with importlib): core code knows a domain only through the seam."""
+    mods = modules(ROOT)
+    found = []
+    for name, targets in sorted(import_graph(ROOT).items()):
+        here = room(name, mods[name], ROOT)
+        for target in targets:
+            there = room(target, mods[target], ROOT)
+            if there in DOMAIN_IMPLEMENTATIONS and there != here:
+                found.append(f"{name} imports {target}")
+    assert found == []
+    assert not DOMAIN_IMPLEMENTATIONS & set().union(
+        *(MAY_IMPORT[r] for r in MAY_IMPORT if r not in DOMAIN_IMPLEMENTATIONS)
+    )
 
 
 def test_the_table_points_one_way() -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from test_local_search import inline
 
-from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.domains.filings.compose import compose
+from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.providers.search.corpus_index import CorpusIndex
 from deepresearch.text.line_items import (

@@ -4,8 +4,8 @@ The pair is found by arithmetic in every column, not by the rows' names."""
 
 from __future__ import annotations
 
-from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.domains.filings.compose import compose
+from deepresearch.llm_messages import FindingsTask, SourceText
 from deepresearch.providers.llm.extractive import answer_findings
 from deepresearch.text.row_sums import ratio_of
 from deepresearch.text.tables import TableRow, format_row, parse_row
