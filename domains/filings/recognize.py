@@ -17,7 +17,7 @@ TABLE_LINES = 4000  # lines read for statement tables: a report's statements com
 # a cover's words for a periodic report and who files it (any regulator's form)
 _COVER = re.compile(
     r"\bregistrant\b|\breport pursuant to\b|\bfile number\b|\bexact name of\b"
-    r"|\b(?:quarterly|annual|interim|semi-?annual) report\b",
+    r"|\b(?:quarterly|annual|interim|semi-?annual) report\b|\bform \d{1,2}-?[a-z]{1,2}\b",
     re.IGNORECASE,
 )
 # the titles financial statements carry; and line items only they hold

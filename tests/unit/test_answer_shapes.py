@@ -107,8 +107,9 @@ def _task(query: str, findings: list[tuple[str, str]]) -> WriteTask:
                 heading=query, findings=tuple(Finding(text=t, citations=(u,)) for t, u in findings)
             ),
         ),
-        sources=tuple(
-            SourceText(n=i + 1, url=u, title=u, location=u, text="") for i, u in enumerate(urls)
+        sources=tuple(  # filings' pages: the writer composes through the filing domain
+            SourceText(n=i + 1, url=u, title=u, location=u, text="", domain="filings")
+            for i, u in enumerate(urls)
         ),
     )
 
