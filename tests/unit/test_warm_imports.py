@@ -44,7 +44,7 @@ CREW_ONLY_OURS = (
     "deepresearch.prompts",
     "deepresearch.providers.llm.extractive",
     "deepresearch.providers.search.corpus_index",
-    "deepresearch.domains.filings.compose",
+    "deepresearch.domains",
     "deepresearch.policies.search.ranking",
 )
 
