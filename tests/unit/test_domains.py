@@ -194,3 +194,16 @@ def test_the_registry_imports_an_implementation_on_first_use() -> None:
         "'deepresearch.domains.protocol']",
         "True",
     ]
+
+
+def test_a_model_writer_is_handed_the_draft_composed_through_the_same_seam() -> None:
+    from deepresearch.prompts import render_task
+
+    row = _row("Total net sales", "4,210", "3,980")
+    query = "What were Quuxcorp's total net sales in Q2 2031?"
+    filing = _write_task(query, [(row, "doc:report.txt", "filings")])
+    composed = domains.compose(filing)
+    assert composed is not None
+    assert composed.text in render_task(filing, {"type": "object"})[1]
+    manual = _write_task(query, [(row, "doc:guide.md", "generic")])
+    assert "(none: no table row fits the question)" in render_task(manual, {"type": "object"})[1]
