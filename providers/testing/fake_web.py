@@ -150,6 +150,7 @@ class FakeWeb:
         self.ssl_context = ssl_context
         self.scheme = "https" if ssl_context else "http"
         self.requests: list[RecordedRequest] = []
+        self.texts: dict[str, str] = {}  # plain-text pages a test sets, served at /texts/<name>
         self.in_flight = 0
         self.peak_in_flight = 0
         self.port = 0
@@ -178,6 +179,7 @@ class FakeWeb:
             ("/mislabeled.pdf", self._pdf),
             ("/fake.pdf", self._fake_pdf),
             ("/notes.txt", self._text),
+            ("/texts/{name}", self._set_text),
             ("/html-as-octet", self._html_as_octet),
             ("/image.png", self._image),
             ("/binary", self._binary),
@@ -254,6 +256,12 @@ class FakeWeb:
 
     async def _text(self, request: web.Request) -> web.Response:
         return web.Response(text="Plain notes: the answer is 42.\n", content_type="text/plain")
+
+    async def _set_text(self, request: web.Request) -> web.Response:
+        text = self.texts.get(request.match_info["name"])
+        if text is None:
+            raise web.HTTPNotFound()
+        return web.Response(text=text, content_type="text/plain")
 
     async def _html_as_octet(self, request: web.Request) -> web.Response:
         html = article_html("Mislabeled page", "2022-01-02", [_LOREM.format(n=5)] * 3)

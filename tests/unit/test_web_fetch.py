@@ -79,6 +79,19 @@ async def test_html_pdf_and_text_are_extracted(
     assert all(r.headers["user-agent"] == USER_AGENT for r in web.requests)
 
 
+async def test_a_pages_domain_is_recognized_from_its_content(
+    web: FakeWeb, client: httpx.AsyncClient, pool: ExtractionPool
+) -> None:
+    from test_domains import filing_text
+
+    web.texts["notes.txt"] = filing_text()  # a filing's text under a name that says nothing
+    web.texts["10-q-report.txt"] = "Plain notes: the answer is 42.\n"  # and the reverse
+    f = fetcher(client, pool)
+    assert (await f.fetch(web.url("/texts/notes.txt"))).domain == "filings"
+    assert (await f.fetch(web.url("/texts/10-q-report.txt"))).domain == "generic"
+    assert (await f.fetch(web.url("/texts/notes.txt"))).source().domain == "filings"
+
+
 async def test_a_page_that_fails_to_extract_is_a_fetch_error(
     web: FakeWeb, client: httpx.AsyncClient
 ) -> None:
