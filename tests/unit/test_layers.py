@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_PACKAGE = {"tests", "bench", "build", ".venv"}
+NOT_PACKAGE = {"tests", "bench", "build", ".venv", ".venv-local-model"}
 
 BASE = {"config", "errors", "schemas", "llm_messages", "text"}  # what anything may use
 POLICY = BASE | {"policies"}  # a pure policy: the shared URL rules and the base, no more
