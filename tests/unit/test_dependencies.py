@@ -24,7 +24,7 @@ from deepresearch.cluster.dependency_check import RUNTIME_MODULES
 
 DIST = "ray-deep-research"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-NOT_PACKAGE = {"tests", "bench", "build", ".venv"}
+NOT_PACKAGE = {"tests", "bench", "build", ".venv", ".venv-local-model"}
 
 # A page with boilerplate around the article and a table: trafilatura keeps the article and the
 # table, and drops the navigation and the cookie banner. The markup-stripping fallback keeps all.

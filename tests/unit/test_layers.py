@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_PACKAGE = {"tests", "bench", "build", ".venv"}
+NOT_PACKAGE = {"tests", "bench", "build", ".venv", ".venv-local-model"}
 
 BASE = {"config", "errors", "schemas", "llm_messages", "text"}  # what anything may use
 DOMAIN_IMPLEMENTATIONS = {"domains/generic", "domains/filings"}  # loaded by the registry only
