@@ -104,7 +104,7 @@ class ReportWriter:
             await self._sink.emit("citations_dropped", {"count": dropped})
         if checking and report.status == "completed":
             report = await self._verify(task, report, usable, [f"[{n}]" for n in unknown])
-        if checking and not only_extractive() and usable:
+        if checking and self._s.verify.answer_floor and not only_extractive() and usable:
             report = await self._never_worse(task, title, notes, usable, report)
         return report
 

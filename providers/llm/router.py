@@ -102,6 +102,7 @@ class Router:
         self._hook = hook
         self._notify = notify
         self._endpoints = dict(endpoints or {})
+        self._last_failure: dict[str, str] = {}  # tier -> its last error (what opened a breaker)
         self.answered: dict[Role, list[str]] = {}
         self.model = self._default[0].model
 
@@ -130,7 +131,9 @@ class Router:
                 reply = await self.call_tier(provider, request)
             except (CircuitOpen, ProviderError, BudgetExceeded) as exc:
                 over_budget = exc if isinstance(exc, BudgetExceeded) else over_budget
-                failures.append(await self._fall(request.role, chain, index, _why(exc)))
+                failures.append(
+                    await self._fall(request.role, chain, index, self._why(provider, exc))
+                )
                 continue
             return self._answered(request.role, reply, failures)
         if over_budget is not None:
@@ -155,7 +158,9 @@ class Router:
                 replies += tier.replies
                 transport = True
                 over_budget = exc if isinstance(exc, BudgetExceeded) else over_budget
-                failures.append(await self._fall(request.role, chain, index, _why(exc)))
+                failures.append(
+                    await self._fall(request.role, chain, index, self._why(provider, exc))
+                )
                 continue
             replies += tier.replies
             if result is not None:
@@ -172,6 +177,18 @@ class Router:
             tiers = tuple(tier_key(p) for p in chain)
             raise LLMUnavailable(request.role, tiers, "; ".join(failures))
         return None, replies, reason, excerpt
+
+    def _why(self, provider: LLMProvider, exc: Exception) -> str:
+        """A tier's failure without the provider's name (the tier already names it); an open
+        circuit with the failure that opened it, when this router saw it."""
+        tier = tier_key(provider)
+        if isinstance(exc, CircuitOpen):
+            cause = self._last_failure.get(tier)
+            after = f" after {cause}" if cause else ""
+            return f"circuit open{after}, retry in {exc.retry_in_s:.1f}s"
+        why = exc.reason if isinstance(exc, ProviderError) else str(exc)
+        self._last_failure[tier] = why
+        return why
 
     def _answered(self, role: Role, reply: LLMReply, failures: list[str]) -> LLMReply:
         """Record the tier that answered; a reply that came after a fallback carries it."""
@@ -254,15 +271,6 @@ class _Tier:
 
     def count_tokens(self, text: str) -> int:
         return self._provider.count_tokens(text)
-
-
-def _why(exc: Exception) -> str:
-    """A tier's failure without the provider's name (the tier already names it)."""
-    if isinstance(exc, CircuitOpen):
-        return f"circuit open, retry in {exc.retry_in_s:.1f}s"
-    if isinstance(exc, ProviderError):
-        return exc.reason
-    return str(exc)
 
 
 def fallback_note(role: str, failure: str, to: str) -> str:
