@@ -131,3 +131,43 @@ async def test_an_emptied_fallback_fails_the_run_the_same_way_in_both_modes(
     assert code == 1, err
     assert "no tier answered" in err and "connection failed" in err
     assert summary == {} or summary["status"] == "failed"
+
+
+def schema_echo(body: dict[str, Any]) -> Step:
+    """A small model's answer to a request for ``queries``: the schema's title and type, not
+    the data (as a 135M model answers); every other role as asked."""
+    fmt = body.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name", "")
+    assert name in CANNED, f"unexpected schema {name!r}"
+    if name == "QueryList":
+        text = json.dumps({"title": "QueryList", "type": {"queries": "array"}})
+    else:
+        text = json.dumps(CANNED[name])
+    return Step(text=text, input_tokens=100, output_tokens=20)
+
+
+@pytest.mark.parametrize("mode", ["quick", "deep"])
+async def test_replies_that_stay_invalid_fall_back_and_every_call_is_counted(
+    sinks: list[ListSink], tmp_path: Path, capfd: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """The researcher's query plan stayed invalid after its repair: the run had failed (exit 3
+    quick, exit 1 deep). Now the researcher falls to ``extractive`` for that step, the run
+    completes, the note says why, and the footer counts each request the server saw (the
+    invalid ones and their tokens too), flags the unpriced model and the model-free steps."""
+    async with ScriptedOpenAIServer(schema_echo) as server:
+        code, summary, err = await run_against(server.base_url, mode, tmp_path, capfd)
+        server.assert_no_unexpected()
+        seen = len(server.requests)
+    assert (code, summary.get("status")) == (0, "completed"), err
+    report = await asyncio.to_thread(Path(summary["report_path"]).read_text, "utf-8")
+    line = "The researcher fell back from openai:gpt-test to extractive:extractive-v1: "
+    assert line + "invalid reply after one repair (queries: Field required" in report, report
+    usage = summary["usage"]
+    assert usage["llm_calls"] == seen and usage["input_tokens"] == 100 * seen
+    assert usage["output_tokens"] == 20 * seen and usage["extractive_steps"] >= 1
+    footer = next(x for x in report.splitlines() if x.startswith("- Usage: "))
+    assert f"{seen} LLM calls" in footer
+    assert "cost unpriced (gpt-test: not in llm.prices)" in footer and "$0.0000" not in footer
+    assert "extractive steps (no model)" in footer
+    invalid = [p for kind, p in sinks[0].events if kind == "llm_invalid_reply"]
+    assert invalid and all(p["role"] == "researcher" for p in invalid)
