@@ -2,8 +2,10 @@
 
 Each tier has its own circuit breaker, so a provider that keeps failing is skipped at once
 instead of costing every call a timeout. A 429 waits for ``Retry-After`` (capped) once, then
-falls to the next tier; other retryable errors retry per the ``RetryPolicy`` first. With
-``extractive`` as the last tier a run degrades instead of dying. The reply's ``provider`` names
+falls to the next tier; other retryable errors retry per the ``RetryPolicy`` first. A structured
+call (``complete_structured``) also falls through on a reply still invalid after one repair. With
+``extractive`` as the last tier (the default behind a model) a run degrades instead of dying, and
+each fallback is told (``notify``) and noted on the reply that answered (``LLMReply.fell_back``). The reply's ``provider`` names
 the tier that answered, so callers can report which tier served each role. The breaker-and-retry
 loop is ``providers.breakers`` (shared with the search gateway).
 
