@@ -160,3 +160,4 @@ class LLMReply(Message):
     input_tokens: int = 0
     output_tokens: int = 0
     estimated_tokens: bool = False
+    fell_back: str = ""  # the router's note when an earlier tier failed: "The writer fell back..."

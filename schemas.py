@@ -98,6 +98,10 @@ class FetchedDoc(Message):
 
 
 class Usage(Message):
+    """Model calls (each one the server saw, invalid replies included) and their tokens; the
+    model-free steps apart (``extractive_steps``: no tokens, no cost); ``unpriced``: models used
+    that ``llm.prices`` has no price for (their cost is not in ``cost_usd``)."""
+
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -105,6 +109,8 @@ class Usage(Message):
     search_calls: int = 0
     fetches: int = 0
     estimated_tokens: bool = False
+    extractive_steps: int = 0
+    unpriced: tuple[str, ...] = ()
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -115,6 +121,8 @@ class Usage(Message):
             search_calls=self.search_calls + other.search_calls,
             fetches=self.fetches + other.fetches,
             estimated_tokens=self.estimated_tokens or other.estimated_tokens,
+            extractive_steps=self.extractive_steps + other.extractive_steps,
+            unpriced=tuple(sorted({*self.unpriced, *other.unpriced})),
         )
 
 
@@ -155,6 +163,7 @@ class ResearcherReport(Message):
     usage: Usage = Usage()
     search_degraded: bool = False
     answered_by: tuple[str, ...] = ()  # the LLM provider tiers that answered its calls
+    fell_back: tuple[str, ...] = ()  # the first of its calls that fell to a later tier, and why
     queries: tuple[str, ...] = ()  # every search query it ran, reformulations included
     hits_found: int = 0  # distinct hits its searches returned
     hits_filtered: int = 0  # hits not fetched: below the source-scoring thresholds

@@ -102,6 +102,7 @@ class Researcher(Scraping):
         self._notes = list(notes)
         self._steering: list[str] = []
         self._answered: set[str] = set()  # which provider tiers answered this sub-task's calls
+        self._fell_back: list[str] = []  # the router's notes of its calls that fell back
         self._usage = Usage()
         self._degraded = False
         self._units = 0
@@ -211,6 +212,8 @@ class Researcher(Scraping):
     def _add_llm_usage(self, replies: list[LLMReply]) -> None:
         self._usage = self._usage + usage_of(replies, self._s.llm.prices)
         self._answered.update(r.provider for r in replies)
+        if not self._fell_back:  # one line per role: the first fallback says from, to and why
+            self._fell_back = [r.fell_back for r in replies if r.fell_back][:1]
 
     async def _plan_queries(self) -> list[str]:
         """The sub-task's queries: planned by the model, or the plan it had made before a resume."""
@@ -366,6 +369,7 @@ class Researcher(Scraping):
             question=self._task.question,
             usage=self._usage,
             answered_by=tuple(sorted(self._answered)),
+            fell_back=tuple(self._fell_back),
             search_degraded=self._degraded,
             queries=tuple(self._queries),
             hits_found=self._found,

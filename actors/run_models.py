@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from deepresearch.per_run import run_context
-from deepresearch.per_run.run_context import LedgerHook, LedgerTerms, RunContext
+from deepresearch.per_run.run_context import LedgerHook, LedgerTerms, RunContext, RunSink
 from deepresearch.policies.resilience.breaker import BreakerState
 from deepresearch.providers.llm.base import LLMProvider
 
@@ -38,8 +38,13 @@ class RunModels:
                 if context.ledger is not None:
                     terms = LedgerTerms.of(context.settings)
                     hook = LedgerHook(context.ledger, context.run_id, terms)
+                sink = RunSink(context.host, context.run_id) if context.host is not None else None
                 model = assembly.build_llm_provider(
-                    context.settings, context.keys, hook, self.breakers
+                    context.settings,
+                    context.keys,
+                    hook,
+                    self.breakers,
+                    notify=sink.emit if sink is not None else None,
                 )
             self._models[context.run_id] = model
             while len(self._models) > KEPT_RUNS:

@@ -142,7 +142,7 @@ class LLMSettings(Section):
     context_share: float = Field(0.55, gt=0, le=1)
     chars_per_token: float = Field(4.0, gt=0)
     roles: dict[LLMRoleName, LLMTier] = Field(default_factory=dict)
-    fallback: tuple[LLMTier, ...] = ()
+    fallback: tuple[LLMTier, ...] | None = None  # unset: [extractive] behind a model
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     max_cost_usd: float | None = Field(None, gt=0)
     rate_limits: dict[str, LLMRateLimit] = Field(default_factory=dict)  # per provider, run-wide

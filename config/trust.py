@@ -34,6 +34,8 @@ class VerifySettings(Section):
     min_support: float = Field(0.5, ge=0, le=1)  # share of a sentence's content the passage covers
     rewrite: bool = True  # unsupported sentences go back to the writer once before being dropped
     quote_chars: int = Field(600, ge=100, le=5000)  # longest evidence passage kept per citation
+    # with a model: the extractive composer's report when its Answer keeps more verified claims
+    answer_floor: bool = True
 
 
 class ScoringWeights(Section):

@@ -63,6 +63,7 @@ class Coordinator:
         self._evaluator = evaluator
         self._usage = Usage()
         self._providers: dict[str, str] = {}
+        self._fell_back: dict[str, str] = {}  # role -> its first fallback's note (not researchers)
         self._subtasks: dict[str, SubTask] = {}
         self._reports: dict[str, ResearcherReport] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -151,6 +152,7 @@ class Coordinator:
         self._reports.update(restored.reports)
         self._usage = restored.usage
         self._providers = restored.providers
+        self._fell_back = restored.fell_back
         self._plan_limits = restored.plan_limits
         return restored.state
 
@@ -191,6 +193,8 @@ class Coordinator:
     def _account(self, role: str, replies: Sequence[LLMReply]) -> None:
         for reply in replies:
             self._providers[role] = reply.provider
+            if reply.fell_back:
+                self._fell_back.setdefault(role, reply.fell_back)
         self._charge(replies)
 
     def _charge(self, replies: Sequence[LLMReply]) -> None:
@@ -352,6 +356,7 @@ class Coordinator:
                 self._usage,
                 self._providers,
                 self._plan_limits,
+                self._fell_back,
             )
         )
 
@@ -381,7 +386,8 @@ class Coordinator:
             report = await self._writer.write(
                 title, usable, notes, lambda: self._only_extractive(reports)
             )
-        report = report.model_copy(update={"limits": limits})
+        fell_back = synthesis.fallback_notes(self._fell_back, reports)
+        report = report.model_copy(update={"limits": limits, "notes": (*report.notes, *fell_back)})
         researcher_tiers = sorted({p for r in reports for p in r.answered_by})
         if researcher_tiers:
             self._providers["researcher"] = ",".join(researcher_tiers)

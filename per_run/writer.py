@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
-from deepresearch.llm_messages import LLMReply, RewriteDraft, WriteDraft, WriteTask
+from deepresearch.llm_messages import LLMReply, LLMRequest, RewriteDraft, WriteDraft, WriteTask
 from deepresearch.per_run.event_log import EventSink
 from deepresearch.policies.synthesis import sufficiency, synthesis
 from deepresearch.policies.verification import rewrite, verify
@@ -104,7 +104,39 @@ class ReportWriter:
             await self._sink.emit("citations_dropped", {"count": dropped})
         if checking and report.status == "completed":
             report = await self._verify(task, report, usable, [f"[{n}]" for n in unknown])
+        if checking and self._s.verify.answer_floor and not only_extractive() and usable:
+            report = await self._never_worse(task, title, notes, usable, report)
         return report
+
+    async def _never_worse(
+        self,
+        task: WriteTask,
+        title: str,
+        notes: list[str],
+        usable: Sequence[ResearcherReport],
+        report: Report,
+    ) -> Report:
+        """The model's report, unless the extractive composer's Answer keeps more verified
+        claims: a weak writer must not leave the user worse off than no model at all."""
+        request = build_request("writer", task, WriteDraft)
+        draft, replies = await call_structured(ExtractiveLLM(), request, WriteDraft)
+        self._charge(replies)
+        draft = verify.adopt_answer_markers(task, draft)
+        composed, _ = synthesis.report_from_draft(task, draft, title, notes)
+        if composed.status != "completed":
+            return report
+        composed = await self._verify(task, composed, usable, [], quiet=True)
+        evidence = verify.evidence_index(usable)
+        min_support = self._s.verify.min_support
+        model_n = verify.verified_answer_claims(report, evidence, min_support)
+        composer_n = verify.verified_answer_claims(composed, evidence, min_support)
+        if composer_n <= model_n:
+            return report
+        await self._sink.emit(
+            "answer_replaced", {"model_verified": model_n, "composer_verified": composer_n}
+        )
+        note = synthesis.composer_note(model_n, composer_n)
+        return composed.model_copy(update={"notes": (*composed.notes, note)})
 
     async def _verify(
         self,
@@ -112,24 +144,20 @@ class ReportWriter:
         report: Report,
         reports: Sequence[ResearcherReport],
         removed: list[str],
+        quiet: bool = False,
     ) -> Report:
         """Check every sentence against the passages the researchers cited; rewrite the failing
-        ones once (the writer, or the model-free writer if it is down), drop what still fails."""
+        ones once (the writer, or the model-free writer if it is down), drop what still fails.
+        ``quiet``: the composer's report to compare with, by the model-free writer, unannounced."""
         vs = self._s.verify
         evidence = verify.evidence_index(reports)
         checked = verify.check_report(report, evidence, vs.min_support)
         rewrites: dict[int, verify.Rewrite] = {}
         if checked.failing() and vs.rewrite:
             rtask = rewrite.rewrite_task(self._query, checked, evidence, task)
-            await self._sink.emit("rewriting", {"claims": len(rtask.claims)})
-            request = build_request("writer", rtask, RewriteDraft)
-            try:
-                rdraft, replies = await call_structured(self._llm, request, RewriteDraft)
-                self._account("writer", replies)
-            except DeepResearchError as exc:
-                await self._sink.emit("rewrite_fallback", {"error": str(exc)[:200]})
-                rdraft, replies = await call_structured(ExtractiveLLM(), request, RewriteDraft)
-                self._charge(replies)
+            if not quiet:
+                await self._sink.emit("rewriting", {"claims": len(rtask.claims)})
+            rdraft = await self._rewrite(build_request("writer", rtask, RewriteDraft), quiet)
             rewrites, unknown = rewrite.rewrites_from_draft(rtask, rdraft)
             removed += [f"[{n}]" for n in unknown]
         final, dropped = verify.finalize(
@@ -142,6 +170,8 @@ class ReportWriter:
         )
         counts = final.verification
         assert counts is not None
+        if quiet:
+            return final
         if counts.removed_ids:  # counted, not quoted: a bogus marker is not shown to anyone
             await self._sink.emit("citation_removed", {"count": len(counts.removed_ids)})
         for check in dropped:
@@ -152,3 +182,16 @@ class ReportWriter:
             counts.model_dump(mode="json", exclude={"removed_ids"}),
         )
         return final
+
+    async def _rewrite(self, request: LLMRequest, model_free: bool) -> RewriteDraft:
+        """The writer's rewrite of the failing sentences; the model-free one's if it is down."""
+        if not model_free:
+            try:
+                rdraft, replies = await call_structured(self._llm, request, RewriteDraft)
+                self._account("writer", replies)
+                return rdraft
+            except DeepResearchError as exc:
+                await self._sink.emit("rewrite_fallback", {"error": str(exc)[:200]})
+        rdraft, replies = await call_structured(ExtractiveLLM(), request, RewriteDraft)
+        self._charge(replies)
+        return rdraft

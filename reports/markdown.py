@@ -209,13 +209,25 @@ def _sources_block(resolved: ResolvedReport) -> str:
 
 
 def _usage_line(usage: Usage) -> str:
-    tokens = f"{usage.input_tokens:,} tokens in / {usage.output_tokens:,} out"
-    if usage.estimated_tokens:
-        tokens += " (estimated)"
-    return (
-        f"{usage.llm_calls} LLM calls, {tokens}, cost ${usage.cost_usd:.4f}, "
-        f"{usage.search_calls} searches, {usage.fetches} fetches"
-    )
+    """Model calls with their tokens and cost (an unpriced model named, never shown as $0),
+    model-free steps apart, then searches and fetches."""
+    parts: list[str] = []
+    if usage.llm_calls or not usage.extractive_steps:
+        tokens = f"{usage.input_tokens:,} tokens in / {usage.output_tokens:,} out"
+        if usage.estimated_tokens:
+            tokens += " (estimated)"
+        unpriced = ", ".join(f"{m}: not in llm.prices" for m in usage.unpriced)
+        if not unpriced:
+            cost = f"cost ${usage.cost_usd:.4f}"
+        elif usage.cost_usd > 0:
+            cost = f"cost ${usage.cost_usd:.4f} + unpriced ({unpriced})"
+        else:
+            cost = f"cost unpriced ({unpriced})"
+        parts += [f"{usage.llm_calls} LLM calls", tokens, cost]
+    if usage.extractive_steps:
+        parts.append(f"{usage.extractive_steps} extractive steps (no model)")
+    parts += [f"{usage.search_calls} searches", f"{usage.fetches} fetches"]
+    return ", ".join(parts)
 
 
 def verification_line(v: Verification) -> str:

@@ -4,7 +4,7 @@ resume. One place, so the writer and the reader cannot drift apart. Pure: no I/O
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,6 +24,7 @@ def payload(
     usage: Usage,
     providers: Mapping[str, str],
     plan_limits: Sequence[str] = (),
+    fell_back: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     return {
         "version": VERSION,
@@ -34,6 +35,7 @@ def payload(
         "usage": usage.model_dump(mode="json"),
         "providers": dict(providers),
         "plan_limits": list(plan_limits),  # agenda items the planner's cap left out
+        "fell_back": dict(fell_back or {}),  # role -> the report's note of its first fallback
     }
 
 
@@ -45,6 +47,7 @@ class Restored:
     usage: Usage
     providers: dict[str, str]
     plan_limits: tuple[str, ...] = ()
+    fell_back: dict[str, str] = field(default_factory=dict)
 
 
 class CheckpointShape(BaseModel):
@@ -62,6 +65,7 @@ class CheckpointShape(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     providers: dict[str, str] = Field(default_factory=dict)
     plan_limits: list[str] = Field(default_factory=list)
+    fell_back: dict[str, str] = Field(default_factory=dict)
 
 
 def problem(data: Mapping[str, Any]) -> str | None:
@@ -93,4 +97,5 @@ def restore(data: Mapping[str, Any]) -> Restored:
         usage=Usage.model_validate(data.get("usage", {})),
         providers=dict(data.get("providers", {})),
         plan_limits=tuple(data.get("plan_limits", [])),
+        fell_back=dict(data.get("fell_back", {})),
     )

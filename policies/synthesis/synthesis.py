@@ -204,6 +204,29 @@ def only_extractive(
     return answered <= {"extractive"} and (bool(answered) or llm_name == "extractive")
 
 
+ROLE_ORDER = ("planner", "researcher", "evaluator", "writer")
+
+
+def composer_note(model_verified: int, composer_verified: int) -> str:
+    """Why a model-run report carries the extractive composer's Answer."""
+    return (
+        f"The model's Answer kept {model_verified} verified claim(s), the extractive composer's "
+        f"{composer_verified}: this report is the composer's, quoted from the findings."
+    )
+
+
+def fallback_notes(
+    coordinator: Mapping[str, str], reports: Sequence[ResearcherReport]
+) -> tuple[str, ...]:
+    """One note per role whose model call fell to a later tier (from, to, why), in the order
+    the roles work: the coordinator's roles' own, the researchers' first."""
+    notes = dict(coordinator)
+    researchers = [n for r in reports for n in r.fell_back]
+    if researchers:
+        notes.setdefault("researcher", researchers[0])
+    return tuple(notes[role] for role in ROLE_ORDER if notes.get(role))
+
+
 def failed_report(subtask: SubTask, reason: str) -> ResearcherReport:
     """The report of a sub-task whose researcher failed, was cancelled or timed out."""
     return ResearcherReport(

@@ -211,6 +211,17 @@ def check_report(
     return Checked(cleaned, checks, tuple(dict.fromkeys(removed)))
 
 
+def verified_answer_claims(
+    report: Report, evidence: Mapping[str, Sequence[Evidence]], min_support: float
+) -> int:
+    """How many of the Answer's sentences cite a source whose passage supports them: what two
+    Answers of one run are compared by (the model's and the extractive composer's)."""
+    if report.status != "completed":
+        return 0
+    checks = check_report(report, evidence, min_support).checks
+    return sum(1 for c in checks if c.claim.section == ANSWER and c.ok and c.claim.citations)
+
+
 # --------------------------------------------------------------------------- the final report
 
 
@@ -366,4 +377,5 @@ __all__ = [
     "evidence_index",
     "finalize",
     "unknown_ids",
+    "verified_answer_claims",
 ]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from deepresearch.providers.documents.extract import ExtractionPool
     from deepresearch.providers.llm.registry import LLMKeys
+    from deepresearch.providers.llm.router import Notify
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.providers.search.registry import (
     KNOWN_SEARCH_PROVIDERS as KNOWN_SEARCH_PROVIDERS,
@@ -214,17 +215,18 @@ def build_llm_provider(
     keys: LLMKeys | None = None,
     hook: Any = None,
     breaker_states: dict[str, Any] | None = None,
+    notify: Notify | None = None,
 ) -> LLMProvider:
     """The run's model: extractive alone, or a router over the configured per-role chains. Keys
-    arrive as an argument (the driver read them from the environment once), never from os.environ."""
+    arrive as an argument (the driver read them from the environment once), never from os.environ.
+    ``notify`` hears the router's fallbacks, invalid replies, retries and opened breakers (the
+    run's event log), so a model that stops being used never does so silently."""
     from deepresearch.providers.llm.registry import LLMKeys, build_router
 
-    llm = build_router(
-        settings,
-        keys or LLMKeys(),
-        breaker_states=breaker_states,
-        **({"hook": hook} if hook is not None else {}),
-    )
+    extra: dict[str, Any] = {"hook": hook} if hook is not None else {}
+    if notify is not None:
+        extra["notify"] = notify
+    llm = build_router(settings, keys or LLMKeys(), breaker_states=breaker_states, **extra)
     if settings.simulate.latency_s > 0:
         from deepresearch.providers.assembly.simulated_latency import SlowLLM
 

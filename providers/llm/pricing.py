@@ -93,16 +93,21 @@ __all__ = [
 ]
 
 
+MODEL_FREE = "extractive"  # the provider that calls no model: its steps cost nothing
+
+
 def usage_of(replies: Iterable[LLMReply], prices: PriceTable) -> Usage:
-    """The ``Usage`` of some model calls: tokens from the replies, cost from the price table."""
-    total = Usage()
-    for reply in replies:
-        cost = reply_cost(reply, prices)
-        total = total + Usage(
-            llm_calls=1,
-            input_tokens=reply.input_tokens,
-            output_tokens=reply.output_tokens,
-            cost_usd=cost.usd,
-            estimated_tokens=reply.estimated_tokens,
-        )
-    return total
+    """The ``Usage`` of some model calls: tokens from the replies, cost from the price table,
+    the unpriced models named (``unpriced_models``); a model-free reply is a step, not a call."""
+    replies = list(replies)
+    steps = sum(1 for r in replies if r.provider == MODEL_FREE)
+    costs = [reply_cost(r, prices) for r in replies if r.provider != MODEL_FREE]
+    return Usage(
+        llm_calls=len(costs),
+        input_tokens=sum(c.input_tokens for c in costs),
+        output_tokens=sum(c.output_tokens for c in costs),
+        cost_usd=total_usd(costs),
+        estimated_tokens=any(c.estimated_tokens for c in costs),
+        extractive_steps=steps,
+        unpriced=unpriced_models(costs),
+    )

@@ -137,9 +137,20 @@ def _default_client(timeout_s: float) -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0))
 
 
+def fallback_tiers(llm: LLMSettings) -> tuple[LLMTier, ...]:
+    """``llm.fallback``; unset, ``[extractive]`` when a model is configured, so a model that is
+    down or answers junk costs the run its model, not its report. An emptied list (``[]``) is the
+    user's choice: no fallback, the run fails when the model does."""
+    if llm.fallback is not None:
+        return llm.fallback
+    own = [llm.provider, *(t.provider for t in llm.roles.values())]
+    models = any(name.strip().lower() != "extractive" for name in own)
+    return (LLMTier(provider="extractive"),) if models else ()
+
+
 def default_chain(llm: LLMSettings) -> list[LLMTier]:
-    """``llm.provider``/``llm.model`` then ``llm.fallback``, without repeats."""
-    return _dedupe([LLMTier(provider=llm.provider, model=llm.model), *llm.fallback])
+    """``llm.provider``/``llm.model`` then the fallback tiers, without repeats."""
+    return _dedupe([LLMTier(provider=llm.provider, model=llm.model), *fallback_tiers(llm)])
 
 
 def role_chain(llm: LLMSettings, role: Role) -> list[LLMTier]:
@@ -194,14 +205,17 @@ def build_router(
     if not needs_http and len(default) == 1 and not roles and not router_kwargs:
         return default[0]  # extractive alone: nothing to retry or fall back to
     from deepresearch.providers.breakers import breaker_config, retry_policy
-    from deepresearch.providers.llm.router import Router
+    from deepresearch.providers.llm.router import Router, tier_key
 
+    servers = {"openai": creds.openai_base_url, "gemini": creds.gemini_base_url}
+    endpoints = {tier_key(p): servers[name] for (name, _), p in built.items() if servers.get(name)}
     return Router(
         default,
         breaker_config(llm.breaker),
         retry_policy(llm.retry),
         roles=roles,
         breaker_states=breaker_states,
+        endpoints={k: v for k, v in endpoints.items() if v},
         **router_kwargs,
     )
 
@@ -216,6 +230,7 @@ __all__ = [
     "check_llm_name",
     "check_router",
     "default_chain",
+    "fallback_tiers",
     "keys_from_env",
     "role_chain",
 ]

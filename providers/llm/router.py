@@ -2,8 +2,10 @@
 
 Each tier has its own circuit breaker, so a provider that keeps failing is skipped at once
 instead of costing every call a timeout. A 429 waits for ``Retry-After`` (capped) once, then
-falls to the next tier; other retryable errors retry per the ``RetryPolicy`` first. With
-``extractive`` as the last tier a run degrades instead of dying. The reply's ``provider`` names
+falls to the next tier; other retryable errors retry per the ``RetryPolicy`` first. A structured
+call (``complete_structured``) also falls through on a reply still invalid after one repair. With
+``extractive`` as the last tier (the default behind a model) a run degrades instead of dying, and
+each fallback is told (``notify``) and noted on the reply that answered (``LLMReply.fell_back``). The reply's ``provider`` names
 the tier that answered, so callers can report which tier served each role. The breaker-and-retry
 loop is ``providers.breakers`` (shared with the search gateway).
 
@@ -17,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, JsonValue
 
 from deepresearch.errors import BudgetExceeded, CircuitOpen, LLMUnavailable, ProviderError
 from deepresearch.llm_messages import LLMReply, LLMRequest
@@ -25,9 +29,11 @@ from deepresearch.policies.resilience import breaker
 from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.breakers import Breakers
 from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.structured import Outcome, complete_with_repair
 from deepresearch.schemas import Role
 
-Notify = Callable[[str, dict[str, str | int | float | bool | None]], Awaitable[None]]
+T = TypeVar("T", bound=BaseModel)
+Notify = Callable[[str, dict[str, JsonValue]], Awaitable[None]]
 
 
 class CallHook(Protocol):
@@ -75,9 +81,12 @@ class Router:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rand: Callable[[], float] | None = None,
         breaker_states: dict[str, breaker.BreakerState] | None = None,
+        endpoints: Mapping[str, str] | None = None,
     ) -> None:
         """``breaker_states``: one dict shared by the routers of every run a crew process serves,
-        so a tier one run found failing (a 429, an outage) is skipped by the others too."""
+        so a tier one run found failing (a 429, an outage) is skipped by the others too.
+        ``endpoints``: each tier's server (tier key -> base URL), part of its breaker's key, so
+        a server found down does not close off another run's working one of the same name."""
         if not default:
             raise ValueError("the router needs at least one tier")
         self._default = list(default)
@@ -94,6 +103,8 @@ class Router:
         )
         self._hook = hook
         self._notify = notify
+        self._endpoints = dict(endpoints or {})
+        self._last_failure: dict[str, str] = {}  # tier -> its last error (what opened a breaker)
         self.answered: dict[Role, list[str]] = {}
         self.model = self._default[0].model
 
@@ -113,35 +124,101 @@ class Router:
         return self._default[0].count_tokens(text)
 
     async def complete(self, request: LLMRequest) -> LLMReply:
+        """The first tier's reply that arrives (transport errors and open breakers fall through)."""
         chain = self.chain(request.role)
-        errors: list[str] = []
+        failures: list[str] = []
         over_budget: BudgetExceeded | None = None
         for index, provider in enumerate(chain):
             try:
-                reply = await self._try_tier(provider, request)
+                reply = await self.call_tier(provider, request)
             except (CircuitOpen, ProviderError, BudgetExceeded) as exc:
-                if isinstance(exc, BudgetExceeded):
-                    over_budget = exc  # a later, free tier (extractive) may still answer
-                errors.append(str(exc))
-                if index + 1 < len(chain):
-                    await self._emit(
-                        "llm_fallback",
-                        role=request.role,
-                        tier=tier_key(provider),
-                        next=tier_key(chain[index + 1]),
-                        error=str(exc)[:200],
-                    )
+                over_budget = exc if isinstance(exc, BudgetExceeded) else over_budget
+                failures.append(
+                    await self._fall(request.role, chain, index, self._why(provider, exc))
+                )
                 continue
-            seen = self.answered.setdefault(request.role, [])
-            if reply.provider not in seen:
-                seen.append(reply.provider)
-            return reply
+            return self._answered(request.role, reply, failures)
         if over_budget is not None:
             raise over_budget
-        raise LLMUnavailable(request.role, tuple(tier_key(p) for p in chain), "; ".join(errors))
+        raise LLMUnavailable(request.role, tuple(tier_key(p) for p in chain), "; ".join(failures))
 
-    async def _try_tier(self, provider: LLMProvider, request: LLMRequest) -> LLMReply:
-        key = tier_key(provider)
+    async def complete_structured(self, request: LLMRequest, output: type[T]) -> Outcome[T]:
+        """A validated reply: a tier whose reply is still invalid after one repair falls to the
+        next tier, as a transport error does, so a weak model costs a step, not the run. Every
+        reply is returned, the invalid ones included: each was a call and is counted."""
+        chain = self.chain(request.role)
+        failures: list[str] = []
+        replies: list[LLMReply] = []
+        over_budget: BudgetExceeded | None = None
+        reason = excerpt = ""
+        transport = False
+        for index, provider in enumerate(chain):
+            tier = _Tier(self, provider)
+            try:
+                result, _, reason, excerpt = await complete_with_repair(tier, request, output)
+            except (CircuitOpen, ProviderError, BudgetExceeded) as exc:
+                replies += tier.replies
+                transport = True
+                over_budget = exc if isinstance(exc, BudgetExceeded) else over_budget
+                failures.append(
+                    await self._fall(request.role, chain, index, self._why(provider, exc))
+                )
+                continue
+            replies += tier.replies
+            if result is not None:
+                replies[-1] = self._answered(request.role, replies[-1], failures)
+                return result, replies, "", ""
+            await self._emit(
+                "llm_invalid_reply", role=request.role, tier=tier_key(provider), why=reason[:200]
+            )
+            why = f"invalid reply after one repair ({reason})"
+            failures.append(await self._fall(request.role, chain, index, why))
+        if over_budget is not None:
+            raise over_budget
+        if transport:
+            tiers = tuple(tier_key(p) for p in chain)
+            raise LLMUnavailable(request.role, tiers, "; ".join(failures))
+        return None, replies, reason, excerpt
+
+    def _why(self, provider: LLMProvider, exc: Exception) -> str:
+        """A tier's failure without the provider's name (the tier already names it); an open
+        circuit with the failure that opened it, when this router saw it."""
+        tier = tier_key(provider)
+        if isinstance(exc, CircuitOpen):
+            cause = self._last_failure.get(tier)
+            after = f" after {cause}" if cause else ""
+            return f"circuit open{after}, retry in {exc.retry_in_s:.1f}s"
+        why = exc.reason if isinstance(exc, ProviderError) else str(exc)
+        self._last_failure[tier] = why
+        return why
+
+    def _answered(self, role: Role, reply: LLMReply, failures: list[str]) -> LLMReply:
+        """Record the tier that answered; a reply that came after a fallback carries it."""
+        seen = self.answered.setdefault(role, [])
+        if reply.provider not in seen:
+            seen.append(reply.provider)
+        if not failures:
+            return reply
+        to = f"{reply.provider}:{reply.model}"
+        return reply.model_copy(update={"fell_back": fallback_note(role, failures[0], to)})
+
+    async def _fall(self, role: Role, chain: Sequence[LLMProvider], index: int, why: str) -> str:
+        """Say that ``chain[index]`` failed and the next tier (if any) is tried; the failure as
+        "tier: why", for the error if no tier answers and the note if one does."""
+        here = tier_key(chain[index])
+        if index + 1 < len(chain):
+            to = tier_key(chain[index + 1])
+            await self._emit("llm_fallback", role=role, **{"from": here, "to": to}, why=why[:200])
+        return f"{here}: {why}"
+
+    def breaker_key(self, provider: LLMProvider) -> str:
+        tier = tier_key(provider)
+        endpoint = self._endpoints.get(tier)
+        return f"{tier}@{endpoint}" if endpoint else tier
+
+    async def call_tier(self, provider: LLMProvider, request: LLMRequest) -> LLMReply:
+        key = self.breaker_key(provider)
+        tier = tier_key(provider)
 
         async def gate() -> None:
             if self._hook is not None:
@@ -157,13 +234,13 @@ class Router:
             await self._emit(
                 "llm_retry",
                 role=request.role,
-                tier=key,
+                tier=tier,
                 delay_s=round(delay, 3),
                 error=exc.reason[:200],
             )
 
         async def opened() -> None:
-            await self._emit("llm_breaker_open", tier=key)
+            await self._emit("llm_breaker_open", role=request.role, tier=tier)
 
         reply = await self._breakers.call(
             key, lambda: provider.complete(request), before=gate, on_retry=retrying, on_open=opened
@@ -174,7 +251,35 @@ class Router:
 
     async def _emit(self, kind: str, **payload: str | int | float | bool | None) -> None:
         if self._notify is not None:
-            await self._notify(kind, dict(payload))
+            data: dict[str, JsonValue] = dict(payload)
+            await self._notify(kind, data)
 
 
-__all__ = ["BreakerBoard", "CallHook", "Notify", "Router", "tier_key"]
+class _Tier:
+    """One tier as an ``LLMProvider`` whose calls go through the router's breaker, retries and
+    hook, keeping every reply (the repair call's too) so none goes uncounted."""
+
+    def __init__(self, router: Router, provider: LLMProvider) -> None:
+        self._router = router
+        self._provider = provider
+        self.name = provider.name
+        self.model = provider.model
+        self.replies: list[LLMReply] = []
+
+    async def complete(self, request: LLMRequest) -> LLMReply:
+        reply = await self._router.call_tier(self._provider, request)
+        self.replies.append(reply)
+        return reply
+
+    def count_tokens(self, text: str) -> int:
+        return self._provider.count_tokens(text)
+
+
+def fallback_note(role: str, failure: str, to: str) -> str:
+    """The report's line for a role that fell back, from the first failure ("tier: why") to the
+    tier that answered."""
+    source, _, why = failure.partition(": ")
+    return f"The {role} fell back from {source} to {to}: {why}."
+
+
+__all__ = ["BreakerBoard", "CallHook", "Notify", "Router", "fallback_note", "tier_key"]

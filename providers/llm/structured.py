@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import json_repair
 from pydantic import BaseModel, ValidationError
@@ -109,10 +109,22 @@ def parse_structured(text: str, output: type[T]) -> T:
         return output.model_validate(repaired)
 
 
-async def _call(
+Outcome = tuple[T | None, list[LLMReply], str, str]  # result or None, replies, reason, excerpt
+
+
+@runtime_checkable
+class ValidatingProvider(Protocol):
+    """A provider that validates replies itself (the router: an invalid reply falls to its next
+    tier), so a caller's one structured call covers the whole fallback chain."""
+
+    async def complete_structured(self, request: LLMRequest, output: type[T]) -> Outcome[T]: ...
+
+
+async def complete_with_repair(
     provider: LLMProvider, request: LLMRequest, output: type[T]
-) -> tuple[T | None, list[LLMReply], str, str]:
-    """Parse with one retry; returns (result or None, replies, error reason, excerpt)."""
+) -> Outcome[T]:
+    """One provider's reply, parsed, and one retry showing the model its validation error;
+    returns (result or None, replies, error reason, excerpt)."""
     replies: list[LLMReply] = []
     reply = await provider.complete(request)
     replies.append(reply)
@@ -141,11 +153,17 @@ async def _call(
         return None, replies, describe_error(err), second.text[:200]
 
 
+async def _structured(provider: LLMProvider, request: LLMRequest, output: type[T]) -> Outcome[T]:
+    if isinstance(provider, ValidatingProvider):
+        return await provider.complete_structured(request, output)
+    return await complete_with_repair(provider, request, output)
+
+
 async def call_structured(
     provider: LLMProvider, request: LLMRequest, output: type[T]
 ) -> tuple[T, list[LLMReply]]:
     """The validated reply and every raw reply (for usage); ``StructuredOutputError`` if invalid."""
-    result, replies, reason, excerpt = await _call(provider, request, output)
+    result, replies, reason, excerpt = await _structured(provider, request, output)
     if result is None:
         raise StructuredOutputError(request.role, reason, excerpt)
     return result, replies
@@ -155,7 +173,7 @@ async def evaluation_or_synthesize(
     provider: LLMProvider, request: LLMRequest
 ) -> tuple[Evaluation, list[LLMReply]]:
     """The evaluator's decision; a reply that never validates counts as *synthesize*."""
-    result, replies, _, _ = await _call(provider, request, Evaluation)
+    result, replies, _, _ = await _structured(provider, request, Evaluation)
     if result is None:
         return Evaluation(action="synthesize", reason=EVALUATOR_FALLBACK_REASON), replies
     return result, replies
@@ -163,9 +181,12 @@ async def evaluation_or_synthesize(
 
 __all__ = [
     "EVALUATOR_FALLBACK_REASON",
+    "Outcome",
+    "ValidatingProvider",
     "build_request",
     "call_structured",
     "clean_reply",
+    "complete_with_repair",
     "describe_error",
     "evaluation_or_synthesize",
     "parse_structured",

@@ -177,7 +177,13 @@ def test_each_run_gets_its_own_model_built_with_its_own_keys(
     built: list[tuple[str, LLMKeys]] = []
     breaker_dicts: list[Any] = []
 
-    def build(settings: Settings, keys: LLMKeys, hook: Any = None, breakers: Any = None) -> Any:
+    def build(
+        settings: Settings,
+        keys: LLMKeys,
+        hook: Any = None,
+        breakers: Any = None,
+        notify: Any = None,
+    ) -> Any:
         breaker_dicts.append(breakers)
         built.append(
             (str(keys.openai_api_key.get_secret_value() if keys.openai_api_key else ""), keys)

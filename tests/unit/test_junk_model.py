@@ -2,7 +2,7 @@
 --llm openai`` against the loopback OpenAI-compatible server (the real openai/httpx client) over
 the fake search of ``test_actors_inprocess``. Nothing the junk model says is shown as a search
 query, the report says why the sources read gave no answer, and an unreachable model ends the
-same way in quick and deep mode."""
+same way in quick and deep mode: on extractive, saying so, unless the user emptied the fallback."""
 
 from __future__ import annotations
 
@@ -52,11 +52,11 @@ def run_cli(*argv: str) -> int:
 
 
 async def run_against(
-    base_url: str, mode: str, out: Path, capfd: pytest.CaptureFixture[str]
+    base_url: str, mode: str, out: Path, capfd: pytest.CaptureFixture[str], *more: str
 ) -> tuple[int, dict[str, Any], str]:
     os.environ["OPENAI_BASE_URL"] = base_url
     try:
-        argv = ("run", QUERY, "--llm", "openai", "--mode", mode, "--model", "gpt-test")
+        argv = ("run", QUERY, "--llm", "openai", "--mode", mode, "--model", "gpt-test", *more)
         code = await asyncio.to_thread(run_cli, *argv, "--output-dir", str(out), "--json")
     finally:
         del os.environ["OPENAI_BASE_URL"]
@@ -90,15 +90,84 @@ async def test_junk_queries_are_neither_searched_nor_listed(
 
 
 @pytest.mark.parametrize("mode", ["quick", "deep"])
-async def test_an_unreachable_model_fails_the_run_the_same_way_in_both_modes(
+async def test_an_unreachable_model_falls_back_to_extractive_and_says_so(
     sinks: list[ListSink], tmp_path: Path, capfd: pytest.CaptureFixture[str], mode: str
 ) -> None:
-    """Quick ended ``no_answer`` (3, "every researcher failed") and deep ``failed`` (1, the
-    planner's error). It is a failure of the model, not of the sources: ``failed``, exit 1, the
-    model's error as the reason, in both."""
+    """With a model configured and ``llm.fallback`` unset, the chain ends in ``extractive``: a
+    model that cannot be reached costs the run its model, not its report (it failed, exit 1).
+    The report's note says which roles fell back, from what, to what and why; the events say
+    it as it happens; the footer counts model-free steps, not LLM calls."""
     async with ScriptedOpenAIServer([]) as server:
         closed = server.base_url  # nothing listens here once the server is gone
     code, summary, err = await run_against(closed, mode, tmp_path, capfd)
+    assert (code, summary.get("status")) == (0, "completed"), err
+    report = await asyncio.to_thread(Path(summary["report_path"]).read_text, "utf-8")
+    roles = ["researcher", "writer"] if mode == "quick" else ["planner", "researcher", "writer"]
+    for role in roles:
+        line = f"The {role} fell back from openai:gpt-test to extractive:extractive-v1: "
+        assert line in report, report
+    assert "connection failed (ConnectError)" in report
+    usage = next(x for x in report.splitlines() if x.startswith("- Usage: "))
+    assert "extractive steps (no model)" in usage and "LLM calls" not in usage, usage
+    events = [(kind, payload) for kind, payload in sinks[0].events if kind.startswith("llm_")]
+    fell = [p for kind, p in events if kind == "llm_fallback"]
+    assert {p["role"] for p in fell} >= set(roles)
+    assert all(p["from"] == "openai:gpt-test" and p["why"] for p in fell), fell
+    assert any(kind == "llm_retry" for kind, _ in events)
+
+
+@pytest.mark.parametrize("mode", ["quick", "deep"])
+async def test_an_emptied_fallback_fails_the_run_the_same_way_in_both_modes(
+    sinks: list[ListSink], tmp_path: Path, capfd: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """``llm.fallback: []`` is the user's choice of no fallback: an unreachable model fails the
+    run, ``failed`` and exit 1 in quick and deep mode alike, the model's error as the reason
+    (quick had ended ``no_answer``, exit 3), recorded in the run's summary."""
+    config = tmp_path / "config.yaml"
+    await asyncio.to_thread(config.write_text, "llm:\n  fallback: []\n", "utf-8")
+    async with ScriptedOpenAIServer([]) as server:
+        closed = server.base_url
+    code, summary, err = await run_against(closed, mode, tmp_path, capfd, "--config", str(config))
     assert code == 1, err
     assert "no tier answered" in err and "connection failed" in err
     assert summary == {} or summary["status"] == "failed"
+
+
+def schema_echo(body: dict[str, Any]) -> Step:
+    """A small model's answer to a request for ``queries``: the schema's title and type, not
+    the data (as a 135M model answers); every other role as asked."""
+    fmt = body.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name", "")
+    assert name in CANNED, f"unexpected schema {name!r}"
+    if name == "QueryList":
+        text = json.dumps({"title": "QueryList", "type": {"queries": "array"}})
+    else:
+        text = json.dumps(CANNED[name])
+    return Step(text=text, input_tokens=100, output_tokens=20)
+
+
+@pytest.mark.parametrize("mode", ["quick", "deep"])
+async def test_replies_that_stay_invalid_fall_back_and_every_call_is_counted(
+    sinks: list[ListSink], tmp_path: Path, capfd: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """The researcher's query plan stayed invalid after its repair: the run had failed (exit 3
+    quick, exit 1 deep). Now the researcher falls to ``extractive`` for that step, the run
+    completes, the note says why, and the footer counts each request the server saw (the
+    invalid ones and their tokens too), flags the unpriced model and the model-free steps."""
+    async with ScriptedOpenAIServer(schema_echo) as server:
+        code, summary, err = await run_against(server.base_url, mode, tmp_path, capfd)
+        server.assert_no_unexpected()
+        seen = len(server.requests)
+    assert (code, summary.get("status")) == (0, "completed"), err
+    report = await asyncio.to_thread(Path(summary["report_path"]).read_text, "utf-8")
+    line = "The researcher fell back from openai:gpt-test to extractive:extractive-v1: "
+    assert line + "invalid reply after one repair (queries: Field required" in report, report
+    usage = summary["usage"]
+    assert usage["llm_calls"] == seen and usage["input_tokens"] == 100 * seen
+    assert usage["output_tokens"] == 20 * seen and usage["extractive_steps"] >= 1
+    footer = next(x for x in report.splitlines() if x.startswith("- Usage: "))
+    assert f"{seen} LLM calls" in footer
+    assert "cost unpriced (gpt-test: not in llm.prices)" in footer and "$0.0000" not in footer
+    assert "extractive steps (no model)" in footer
+    invalid = [p for kind, p in sinks[0].events if kind == "llm_invalid_reply"]
+    assert invalid and all(p["role"] == "researcher" for p in invalid)

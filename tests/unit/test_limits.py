@@ -14,7 +14,10 @@ QUESTION = "Widget sales, gadget output and plant count in 2024"
 
 class Priced(ExtractiveLLM):
     """Every call bills a million input tokens of ``gpt-x``, so its price per Mtok is the cost
-    of one call."""
+    of one call. Named apart from ``extractive``, whose steps the usage counts as model-free."""
+
+    def __init__(self) -> None:
+        super().__init__(name="priced")
 
     async def complete(self, request):  # type: ignore[no-untyped-def]
         reply = await super().complete(request)

@@ -93,7 +93,10 @@ async def test_a_lying_model_leaves_no_trace_in_report_events_or_reason(mode: st
     assert result.status == "completed" and report.sections  # honest sentences survive
 
 
-async def test_a_draft_without_cited_findings_reports_product_wording() -> None:
+async def test_a_draft_without_cited_findings_gives_way_to_the_composer() -> None:
+    """The model's draft cites nothing (it had ended ``no_answer`` with product wording): the
+    extractive composer's Answer keeps more verified claims, so the report is the composer's,
+    says so, and still carries nothing of the lie."""
     draft = WriteDraft(
         answer=f"I could not find the figure. {LIE}",
         sections=(DraftSection(heading=f"Totals {LIE}", findings=(DraftFinding(text=LIE),)),),
@@ -101,9 +104,10 @@ async def test_a_draft_without_cited_findings_reports_product_wording() -> None:
     llm = ScriptedLLM({"writer": [draft.model_dump_json()]}, delegate=ExtractiveLLM())
     coord, sink, _, _ = coordinator("quick", llm, "How many widget units were sold in 2024?")
     result = await coord.run()
-    assert result.status == "no_answer"
-    assert result.report.answer == synthesis.NO_CITED_FINDINGS
-    assert result.reason.startswith("No answer could be given")
+    assert result.status == "completed"
+    assert result.report.answer != synthesis.NO_CITED_FINDINGS
+    assert any("this report is the composer's" in n for n in result.report.notes)
+    assert any(kind == "answer_replaced" for kind, _ in sink.events)
     md = render(result.report, Footer("r.md", "r1", "quick"))
     assert clean(md, result.reason, json.dumps(sink.events))
 
