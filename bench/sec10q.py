@@ -237,7 +237,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--mode", choices=("quick", "deep", "both"), default="quick")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--cache-dir", default=None, help="reuse an index cache (default: temporary)")
-    p.add_argument("--address", default=None, help="join a running Ray (e.g. auto) to skip its start")
+    p.add_argument(
+        "--address", default=None, help="join a running Ray (e.g. auto) to skip its start"
+    )
     p.add_argument("--details", default=None, help="write per-question outcomes to this JSON file")
     p.add_argument(
         "--keep", default=None, help="folder to keep each question's report and evidence in"
