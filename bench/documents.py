@@ -10,7 +10,8 @@ mode and part of the fixed split (``split.py``, the rule the SEC bench uses) it 
 * ``bm25@1`` / ``bm25@3`` — the same over the best 1 / 3 passages of plain BM25 on the index the
   runs built (``CorpusIndex.plain_passages``): what quoting search results verbatim would hold;
 * ``gold`` — share of questions citing a gold document among the Sources;
-* ``failed`` / ``no_ans`` — runs that raised or ended without an answer;
+* ``failed`` / ``no_ans`` — runs that raised or whose every researcher failed / other runs that
+  ended without an answer;
 * ``cit_prec`` — cited sentences the verifier found supported, over all cited;
 * ``median_s`` — median seconds per question.
 
@@ -163,6 +164,15 @@ class Outcome:
     error: str = ""
 
 
+_ALL_FAILED = "every researcher failed"  # the run's reason when no research step succeeded
+
+
+def run_status(status: str, reason: str) -> str:
+    """The run's status as the bench counts it: a run that ends without an answer because every
+    researcher failed (an error, not a lack of evidence) is ``failed``, as a run that raised."""
+    return "failed" if status == "no_answer" and _ALL_FAILED in reason else status
+
+
 def run_one(corpus: str, q: Question, settings: Any, mode: str) -> Outcome:
     started = time.monotonic()
     try:
@@ -179,17 +189,19 @@ def run_one(corpus: str, q: Question, settings: Any, mode: str) -> Outcome:
         )
     body = report_text(markdown) if markdown else ""
     sources = [(s.title, s.url) for s in summary.sources]
+    status = run_status(str(summary.status), summary.reason)
     return Outcome(
         corpus,
         mode,
         q.part,
         q.text,
-        str(summary.status),
+        status,
         time.monotonic() - started,
         answer=holds_all(q.keys, answer_section(body)),
         report=holds_all(q.keys, body),
         gold=cites_gold(q.gold, sources),
         verify=verification_counts(markdown) if markdown else None,
+        error=summary.reason if status == "failed" else "",
     )
 
 

@@ -124,6 +124,13 @@ def test_aggregate_counts_shares_failures_and_citation_precision() -> None:
     assert "answer" in bench.table([("c", "development", "quick", figures)]).splitlines()[0]
 
 
+def test_a_run_whose_every_researcher_failed_counts_as_failed() -> None:
+    reason = "Could not research this question: every researcher failed. No answer is given."
+    assert bench.run_status("no_answer", reason) == "failed"
+    assert bench.run_status("no_answer", "nothing in the corpus supports an answer") == "no_answer"
+    assert bench.run_status("completed", "") == "completed"
+
+
 def test_a_validation_run_prints_neither_its_question_nor_its_score(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
