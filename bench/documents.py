@@ -23,8 +23,11 @@ Runs go through the same in-process driver as ``sec10q.py`` (``ask``), on one Ra
 ``--address auto`` joins a ``ray start --head`` so repeated runs skip Ray's start.
 
 Usage: ``python bench/documents.py [--corpus NAME ...] [--mode quick|deep|both] [--part dev|val|both]
-[--address ADDR] [--limit N] [--json] [--show-misses]``. Needs the corpora built first
-(``python bench/corpora/build.py``: apt-get, dpkg-deb, and groff for the man-page PDFs).
+[--address ADDR] [--search local|searxng] [--limit N] [--json] [--show-misses]``. With
+``--search searxng`` the HTML corpora are read from the web instead: their pages served on
+loopback behind a SearXNG-compatible search (``web_corpus.py``), fetched by the safe fetcher.
+Needs the corpora built first (``python bench/corpora/build.py``: apt-get, dpkg-deb, and groff for
+the man-page PDFs).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,7 +143,10 @@ def holds_all(keys: Sequence[Sequence[str]], text: str) -> bool:
 
 
 def cites_gold(gold: Sequence[str], sources: Sequence[tuple[str, str]]) -> bool:
+    """True when a cited source is a gold document: a corpus document or a served page (its
+    URL's last path segment) of that file name."""
     names = {n for title, url in sources for n in source_file_name(title, url)}
+    names |= {url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] for _, url in sources}
     return any(g in names for g in gold)
 
 
@@ -267,6 +273,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--mode", choices=("quick", "deep", "both"), default="quick")
     p.add_argument("--part", choices=("dev", "val", "both"), default="both")
     p.add_argument("--address", default=None, help="join a running Ray (e.g. auto)")
+    p.add_argument(
+        "--search",
+        choices=("local", "searxng"),
+        default="local",
+        help="searxng: HTML corpora served on loopback behind a SearXNG-compatible search",
+    )
     p.add_argument("--root", default=str(ROOT), help="where build.py put the corpora")
     p.add_argument("--cache-dir", default=None, help="index cache (default: ROOT/NAME/index)")
     p.add_argument("--llm", default="extractive", help="llm.provider for the runs")
@@ -284,13 +296,52 @@ def _selected(args: argparse.Namespace) -> list[tuple[str, list[Question]]]:
     for name in names:
         if name not in known:
             raise QuestionsError(f"no corpus {name!r} (known: {', '.join(known)})")
-        load_manifest(name)
+        if args.search == "searxng" and load_manifest(name).format != "html":
+            if args.corpus:
+                raise QuestionsError(f"{name}: --search searxng serves HTML corpora only")
+            continue  # the web path is measured on the corpora a web server would serve
         folder = docs_dir(name, Path(args.root).expanduser())
         if not folder.is_dir() or not any(folder.iterdir()):
             raise QuestionsError(f"{name} is not built: python bench/corpora/build.py {name}")
         questions = [q for q in load_questions(name) if q.part in parts]
         out.append((name, questions[: args.limit] if args.limit else questions))
     return out
+
+
+@contextlib.contextmanager
+def _searched(search: str, settings: Any, ns: argparse.Namespace, tmp: Path) -> Iterator[Any]:
+    """The settings the runs use: the local corpus as is, or (``searxng``) no corpus and web
+    search over the corpus's pages served on loopback (``web_corpus.py``), ranked by the corpus
+    index, which is built first when it is not cached yet."""
+    if search == "local":
+        yield settings
+        return
+    import os
+
+    from web_corpus import ServedCorpus
+
+    from deepresearch.run import driver
+
+    driver.build_index(settings)
+    web = make_settings(
+        argparse.Namespace(**{**vars(ns), "docs": None}),
+        tmp / "web",
+        {
+            "search.providers": "searxng",
+            "web.allow_private_urls": True,  # the pages are on loopback
+            "web.per_host_delay_s": 0.0,
+        },
+    )
+    before = os.environ.get("SEARXNG_URL")
+    with ServedCorpus(Path(ns.docs), plain_index(settings)) as searxng_url:
+        os.environ["SEARXNG_URL"] = searxng_url  # the driver hands it to the search gateway
+        try:
+            yield web
+        finally:
+            if before is None:
+                os.environ.pop("SEARXNG_URL", None)
+            else:
+                os.environ["SEARXNG_URL"] = before
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,16 +374,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 settings = make_settings(ns, Path(tmp_name) / name)
                 if connection is None:
                     connection = runtime.connect(settings.ray)
-                for mode in modes:
-                    outcomes: list[Outcome] = []
-                    for i, q in enumerate(questions, 1):
-                        outcomes.append(run_one(name, q, settings, mode))
-                        progress(outcomes[-1], i, len(questions))
-                    add_baseline(questions, outcomes, plain_index(settings))
-                    for part in PART_NAMES.values():
-                        chosen = [o for o in outcomes if o.part == part]
-                        if chosen:
-                            rows.append((name, part, mode, aggregate(chosen)))
+                label = name if args.search == "local" else f"{name}/web"
+                with _searched(args.search, settings, ns, Path(tmp_name) / name) as run_settings:
+                    for mode in modes:
+                        outcomes: list[Outcome] = []
+                        for i, q in enumerate(questions, 1):
+                            outcomes.append(run_one(label, q, run_settings, mode))
+                            progress(outcomes[-1], i, len(questions))
+                        add_baseline(questions, outcomes, plain_index(settings))
+                        for part in PART_NAMES.values():
+                            chosen = [o for o in outcomes if o.part == part]
+                            if chosen:
+                                rows.append((label, part, mode, aggregate(chosen)))
                     misses += [
                         f"{name} {mode} {o.status}: {o.question}"
                         for o in outcomes

@@ -100,19 +100,22 @@ def load_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
     return rows[:limit] if limit else rows
 
 
-def make_settings(args: argparse.Namespace, tmp: Path) -> Any:
+def make_settings(args: argparse.Namespace, tmp: Path, extra: dict[str, Any] | None = None) -> Any:
+    """The runs' settings: the corpus ``args.docs`` (none when empty), throwaway state and output
+    under ``tmp``, and ``extra`` flags on top (``documents.py``'s web path)."""
     from deepresearch.config.settings import load_settings, overrides_from_flags
 
     cache = Path(args.cache_dir) if args.cache_dir else tmp / "cache"
     flags: dict[str, Any] = {
         "state_dir": str(tmp / "state"),
-        "corpus.path": str(Path(args.docs).resolve()),
+        "corpus.path": str(Path(args.docs).resolve()) if args.docs else None,
         "corpus.cache_dir": str(cache),
         "run.output_dir": str(tmp / "out"),
         "llm.provider": args.llm,
         "run.mode": args.mode if args.mode != "both" else "quick",
         "ray.address": getattr(args, "address", None),  # join a running Ray (``ray start --head``)
     }
+    flags |= extra or {}
     (tmp / "out").mkdir(parents=True, exist_ok=True)
     return load_settings(None, overrides_from_flags(flags), env={})
 

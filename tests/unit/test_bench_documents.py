@@ -152,3 +152,35 @@ def test_an_unbuilt_corpus_says_how_to_build_it(
 ) -> None:
     assert bench.main(["--corpus", CORPORA[0], "--root", str(tmp_path)]) == 2
     assert "build.py" in capsys.readouterr().err
+
+
+def test_a_served_page_counts_as_its_gold_document() -> None:
+    assert bench.cites_gold(["ch-files.html"], [("Files", "http://127.0.0.1:8/ch-files.html")])
+    assert bench.cites_gold(["find.pdf"], [("find.pdf", "doc:find.pdf#page=2")])
+    assert not bench.cites_gold(["ch-files.html"], [("Files", "http://127.0.0.1:8/ch-docs.html")])
+
+
+def test_the_web_search_ranks_one_result_per_document_as_served_urls() -> None:
+    from deepresearch.schemas import SearchHit
+
+    web_corpus = _load("bench_web_corpus", BENCH / "web_corpus.py")
+
+    class Index:
+        def search(self, query: str, limit: int) -> list[SearchHit]:
+            hits = [("a.html", 1), ("a.html", 2), ("b.html", None)]
+            return [
+                SearchHit(url=f"doc:{n}" + (f"#page={p}" if p else ""), title=n.upper(),
+                          snippet=query, provider="local", rank=i)
+                for i, (n, p) in enumerate(hits, 1)
+            ]  # fmt: skip
+
+    rank = web_corpus.ranked_pages(Index(), lambda name: f"http://127.0.0.1:9/{name}")
+    results = rank("q")
+    assert [r["url"] for r in results] == ["http://127.0.0.1:9/a.html", "http://127.0.0.1:9/b.html"]
+    assert results[0]["title"] == "A.HTML" and results[0]["content"] == "q"
+
+
+def test_the_web_path_takes_html_corpora_only(capsys: pytest.CaptureFixture[str]) -> None:
+    other = next(n for n in CORPORA if build.load_manifest(n).format != "html")
+    assert bench.main(["--corpus", other, "--search", "searxng"]) == 2
+    assert "HTML" in capsys.readouterr().err
