@@ -100,33 +100,44 @@ def load_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
     return rows[:limit] if limit else rows
 
 
-def make_settings(args: argparse.Namespace, tmp: Path) -> Any:
+def make_settings(args: argparse.Namespace, tmp: Path, extra: dict[str, Any] | None = None) -> Any:
+    """The runs' settings: the corpus ``args.docs`` (none when empty), throwaway state and output
+    under ``tmp``, and ``extra`` flags on top (``documents.py``'s web path)."""
     from deepresearch.config.settings import load_settings, overrides_from_flags
 
     cache = Path(args.cache_dir) if args.cache_dir else tmp / "cache"
     flags: dict[str, Any] = {
         "state_dir": str(tmp / "state"),
-        "corpus.path": str(Path(args.docs).resolve()),
+        "corpus.path": str(Path(args.docs).resolve()) if args.docs else None,
         "corpus.cache_dir": str(cache),
         "run.output_dir": str(tmp / "out"),
         "llm.provider": args.llm,
         "run.mode": args.mode if args.mode != "both" else "quick",
+        "ray.address": getattr(args, "address", None),  # join a running Ray (``ray start --head``)
     }
+    flags |= extra or {}
     (tmp / "out").mkdir(parents=True, exist_ok=True)
     return load_settings(None, overrides_from_flags(flags), env={})
+
+
+def ask(question: str, mode: str, settings: Any) -> tuple[Any, str]:
+    """One run in this process on the connected Ray, as the CLI runs it: its summary and its
+    report's markdown ("" without a report). Raises what the run raises."""
+    from deepresearch.run import driver
+
+    summary = driver.execute(driver.prepare(question, mode, settings))
+    markdown = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""
+    return summary, markdown
 
 
 def run_one(
     row: dict[str, str], settings: Any, mode: str = "quick", keep: Path | None = None
 ) -> Outcome:
-    from deepresearch.run import driver
-
     question = row["Question"].strip()
     part = part_of(row.get("Original Question", question))
     started = time.monotonic()
     try:
-        prep = driver.prepare(question, mode, settings)
-        summary = driver.execute(prep)
+        summary, markdown = ask(question, mode, settings)
     except Exception as exc:  # one broken question must not end the benchmark
         return Outcome(
             question,
@@ -142,8 +153,7 @@ def run_one(
     cited = [(s.title, s.url) for s in summary.sources]
     body = section = ""
     counts = None
-    if summary.report_path:
-        markdown = Path(summary.report_path).read_text("utf-8")
+    if markdown:
         body = report_text(markdown)
         section = answer_section(body)
         counts = verification_counts(markdown)
@@ -230,6 +240,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--mode", choices=("quick", "deep", "both"), default="quick")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--cache-dir", default=None, help="reuse an index cache (default: temporary)")
+    p.add_argument(
+        "--address", default=None, help="join a running Ray (e.g. auto) to skip its start"
+    )
     p.add_argument("--details", default=None, help="write per-question outcomes to this JSON file")
     p.add_argument(
         "--keep", default=None, help="folder to keep each question's report and evidence in"
@@ -274,20 +287,28 @@ def run_mode(
 
 def baseline(rows: Sequence[dict[str, str]], outcomes: Sequence[Outcome], settings: Any) -> None:
     """Plain BM25's best 1 and 3 passages per question, on the index the runs built."""
-    from deepresearch.providers.search.corpus_index import CorpusIndex
-
-    corpus = settings.corpus
-    try:
-        index = CorpusIndex.load_cached(
-            Path(corpus.path), settings.resolved_cache_dir(), corpus.passage_chars
-        )
-    except Exception as exc:  # the baseline is information: its absence must not end the bench
-        print(f"no BM25 baseline: {type(exc).__name__}: {exc}", file=sys.stderr)
+    index = plain_index(settings)
+    if index is None:
         return
     for row, o in zip(rows, outcomes, strict=True):
         o.bm25_top1, o.bm25_top3 = bm25_baseline(
             row["Answer"], index.plain_passages(row["Question"].strip(), 3)
         )
+
+
+def plain_index(settings: Any) -> Any:
+    """The index the runs built over the corpus, for plain BM25; ``None`` (said on stderr) when
+    there is none: the baseline is information, its absence must not end the bench."""
+    from deepresearch.providers.search.corpus_index import CorpusIndex
+
+    corpus = settings.corpus
+    try:
+        return CorpusIndex.load_cached(
+            Path(corpus.path), settings.resolved_cache_dir(), corpus.passage_chars
+        )
+    except Exception as exc:
+        print(f"no BM25 baseline: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
