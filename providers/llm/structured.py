@@ -18,7 +18,7 @@ import json_repair
 from pydantic import BaseModel, ValidationError
 
 from deepresearch.errors import StructuredOutputError
-from deepresearch.llm_messages import ChatMessage, LLMReply, LLMRequest, Task
+from deepresearch.llm_messages import OUTPUT_CAPS, ChatMessage, LLMReply, LLMRequest, Task
 from deepresearch.prompts import render_task
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.schemas import Evaluation, Role
@@ -32,9 +32,10 @@ EVALUATOR_FALLBACK_REASON = "evaluator reply was not valid JSON"
 
 
 def build_request(
-    role: Role, task: Task, output_cls: type[BaseModel], *, max_output_tokens: int = 2048
+    role: Role, task: Task, output_cls: type[BaseModel], *, max_output_tokens: int | None = None
 ) -> LLMRequest:
-    """A request with the task's rendered prompt and the output model's JSON schema."""
+    """A request with the task's rendered prompt and the output model's JSON schema, capped at
+    what its kind of reply needs (``OUTPUT_CAPS``) unless the caller says otherwise."""
     schema = copy.deepcopy(_schema_of(output_cls))
     system, user = render_task(task, schema)
     return LLMRequest(
@@ -46,7 +47,7 @@ def build_request(
         ),
         output_name=output_cls.__name__,
         output_schema=schema,
-        max_output_tokens=max_output_tokens,
+        max_output_tokens=max_output_tokens or OUTPUT_CAPS.get(task.kind, 2048),
     )
 
 
