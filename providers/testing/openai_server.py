@@ -22,7 +22,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -155,6 +155,7 @@ class Step:
     delay_s: float = 0.0
     malformed: bool = False
     think: str | None = None
+    body: dict[str, Any] | None = None  # sent as it is, with ``status`` (a recorded reply)
 
 
 Responder: TypeAlias = Callable[[dict[str, Any]], Step]
@@ -219,6 +220,7 @@ class ScriptedOpenAIServer:
         self.quirks = QUIRKS[quirks] if quirks is not None else None
         self.n_ctx = n_ctx
         self.probes: list[str] = []  # the paths of GET/POST probes beyond chat completions
+        self.recorded_info: dict[str, Any] = {}  # path -> a recorded probe answer
         self.requests: list[RecordedRequest] = []
         self.errors: list[str] = []
         self._runner: web.AppRunner | None = None
@@ -282,6 +284,8 @@ class ScriptedOpenAIServer:
         """The family's answers to the endpoints a client probes (404 where it has none)."""
         path = request.path.removeprefix(self._prefix)
         self.probes.append(path)
+        if path in self.recorded_info:
+            return web.json_response(self.recorded_info[path])
         q = self.quirks
         if q is None:
             raise web.HTTPNotFound()
@@ -331,7 +335,7 @@ class ScriptedOpenAIServer:
         if q is not None and fmt in q.refuse:
             status, message = q.refuse[fmt]
             return _error(status, message, "invalid_request_error")
-        if q is None and fmt is not None and fmt != "text" and fmt not in self.accept_formats:
+        if fmt is not None and fmt != "text" and fmt not in self.accept_formats:
             rejection = JSON_SCHEMA_REJECTION if fmt == "json_schema" else JSON_OBJECT_REJECTION
             return _error(400, rejection, "invalid_request_error")
         if q is not None and q.overflow is not None:
@@ -349,6 +353,8 @@ class ScriptedOpenAIServer:
             return _error(500, f"ScriptedOpenAIServer: {message}", "script_exhausted")
         if step.delay_s > 0:
             await asyncio.sleep(step.delay_s)
+        if step.body is not None:
+            return web.json_response(step.body, status=step.status)
         if step.status != 200:
             headers = {"Retry-After": step.retry_after} if step.retry_after is not None else {}
             return _error(step.status, step.error or f"scripted HTTP {step.status}", "", headers)
@@ -417,6 +423,27 @@ class ScriptedOpenAIServer:
         return out
 
 
+def replaying(records: Sequence[Mapping[str, Any]], **kwargs: Any) -> ScriptedOpenAIServer:
+    """A server answering as a recorded one did: each recorded chat-completions reply (status and
+    body as received) in order, and the recorded answers to probes. A record is one line of a
+    recording: ``path``, ``code``, ``req`` and ``resp`` (JSON text or already parsed)."""
+
+    def parsed(value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
+
+    steps: list[ScriptItem] = []
+    info: dict[str, Any] = {}
+    for record in records:
+        path, status, body = str(record["path"]), int(record["code"]), parsed(record["resp"])
+        if path.endswith("/chat/completions"):
+            steps.append(Step(status=status, body=body))
+        else:
+            info[path] = body
+    server = ScriptedOpenAIServer(steps, **kwargs)
+    server.recorded_info = info
+    return server
+
+
 def _last_user(body: dict[str, Any]) -> str:
     for message in reversed(body.get("messages", [])):
         if isinstance(message, dict) and message.get("role") == "user":
@@ -442,6 +469,7 @@ __all__ = [
     "Step",
     "rate_limited",
     "reject_json_schema",
+    "replaying",
     "reply",
     "server_error",
 ]
