@@ -335,9 +335,10 @@ class OpenAICompatLLM:
     async def _learn(self) -> None:
         """Detect the server's family and window once (again later if it did not answer)."""
         facts = self._facts
-        known = facts.profile is not None and (facts.window is not None or facts.probe_after < 0)
-        if known or time.monotonic() < facts.probe_after:
-            return
+        if facts.probe_after < 0 or time.monotonic() < facts.probe_after:
+            return  # asked and answered, or unreachable a moment ago
+        if facts.profile is not None and self.profile.window_source == "none":
+            return  # named by config (or hosted OpenAI) and no window to ask for
         headers = {"Authorization": f"Bearer {self._secret or NO_KEY_PLACEHOLDER}"}
         root = self._base_url.removesuffix("/v1")
         probe = await self._probe(root, headers)
