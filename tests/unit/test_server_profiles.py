@@ -12,11 +12,19 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from deepresearch.config.settings import LLMSettings, ServerFamily, TaskKind, load_settings
+from deepresearch.config.settings import (
+    LLMSettings,
+    ServerFamily,
+    TaskKind,
+    load_settings,
+    overrides_from_flags,
+)
 from deepresearch.errors import ProviderError
 from deepresearch.llm_messages import OUTPUT_CAPS, ChatMessage, QueriesTask, QueryList, WriteTask
 from deepresearch.providers.llm import server_profiles
+from deepresearch.providers.llm.base import learned_window
 from deepresearch.providers.llm.openai_compat import OpenAICompatLLM, server_facts
+from deepresearch.providers.llm.registry import LLMKeys, build_router
 from deepresearch.providers.llm.server_profiles import Probe, detect
 from deepresearch.providers.llm.structured import build_request
 from deepresearch.providers.testing.openai_server import (
@@ -218,3 +226,27 @@ async def test_an_unreachable_server_is_probed_again_later(http: httpx.AsyncClie
     facts = server_facts(gone, "m")
     assert facts.profile is None  # nothing learnt: asked again once probe_after has passed
     assert facts.probe_after > 0
+
+
+async def test_the_router_built_from_settings_passes_the_window_to_the_researcher(
+    http: httpx.AsyncClient,
+) -> None:
+    settings = load_settings(
+        None,
+        overrides_from_flags(
+            {
+                "llm.provider": "openai",
+                "llm.model": "smollm2-135m",
+                "llm.fallback": "extractive",
+                "llm.max_output_tokens": {"queries": 99},
+            }
+        ),
+        env={},
+    )
+    async with ScriptedOpenAIServer([reply(GOOD)], quirks="vllm", n_ctx=6000) as server:
+        keys = LLMKeys(openai_base_url=server.base_url)
+        router = build_router(settings, keys, http)
+        assert learned_window(router, "researcher") is None  # nothing asked yet
+        await router.complete(_request())
+    assert learned_window(router, "researcher") == 6000
+    assert server.requests[0].body["max_tokens"] == 99
