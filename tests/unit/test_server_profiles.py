@@ -250,3 +250,57 @@ async def test_the_router_built_from_settings_passes_the_window_to_the_researche
         await router.complete(_request())
     assert learned_window(router, "researcher") == 6000
     assert server.requests[0].body["max_tokens"] == 99
+
+
+async def test_recorded_prompts_are_counted_within_five_percent(http: httpx.AsyncClient) -> None:
+    """The recorded prompts, sent again: once the server's prompt tokens have calibrated the
+    estimate, it matches what the server counted; characters / 4 did not."""
+    records = _records()
+    answered = [r for r in records if r["code"] == 200 and r["req"]]
+    prompts = [json.loads(r["req"])["messages"] for r in answered]
+    reported = sum(json.loads(r["resp"])["usage"]["prompt_tokens"] for r in answered)
+    text = ["".join(m["content"] for m in messages) for messages in prompts]
+    async with replaying([records[0], *answered]) as server:
+        llm = _llm(server, http)
+        before = sum(llm.count_tokens(t) for t in text)
+        for messages in prompts:
+            request = _request().model_copy(
+                update={
+                    "messages": tuple(ChatMessage(**m) for m in messages),
+                    "output_schema": {},
+                }
+            )
+            await llm.complete(request)
+        server.assert_all_used()
+    after = sum(llm.count_tokens(t) for t in text)
+    assert abs(before - reported) / reported > 0.05
+    assert abs(after - reported) / reported <= 0.05
+
+
+@pytest.mark.parametrize(
+    ("message", "window"),
+    [
+        ("This model's maximum context length is 4096 tokens. However, you requested 5000", 4096),
+        ("Requested tokens (9000) exceed context window of 8192", 8192),
+        (
+            "the request exceeds the available context size, try increasing it "
+            "{'type': 'exceed_context_size_error', 'n_prompt_tokens': 9000, 'n_ctx': 8192}",
+            8192,
+        ),
+    ],
+)
+def test_context_errors_name_their_window(message: str, window: int) -> None:
+    assert server_profiles.context_error(message) == (True, window)
+    assert server_profiles.context_error("upstream exploded") == (False, None)
+
+
+@pytest.mark.parametrize("family", ["llama.cpp", "vllm"])
+async def test_overflow_on_other_families_is_not_retried(
+    http: httpx.AsyncClient, family: str
+) -> None:
+    async with ScriptedOpenAIServer([], quirks=family, n_ctx=300) as server:
+        llm = _llm(server, http)
+        with pytest.raises(ProviderError) as info:
+            await llm.complete(_request())
+    assert not info.value.retryable
+    assert llm.context_window == 300
