@@ -149,7 +149,7 @@ OUTPUT_CAPS: dict[str, int] = {
     "evaluate": 384,
     "findings": 1536,
     "write": 2048,
-    "rewrite": 1536,
+    "rewrite": 2048,  # the answer's sentences again: as long as the write
 }
 
 
