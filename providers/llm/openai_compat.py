@@ -109,6 +109,7 @@ class ServerFacts:
     prompt_chars: int = 0
     prompt_tokens: int = 0
     probe_after: float = 0.0  # monotonic time before which an unreachable server is not re-asked
+    probing: bool = False  # a call is asking it now (concurrent first calls ask once)
 
     def chars_per_token(self, default: float) -> float:
         if self.prompt_tokens >= _CALIBRATE_MIN_TOKENS and self.prompt_chars > 0:
@@ -339,6 +340,15 @@ class OpenAICompatLLM:
             return  # asked and answered, or unreachable a moment ago
         if facts.profile is not None and self.profile.window_source == "none":
             return  # named by config (or hosted OpenAI) and no window to ask for
+        if facts.probing:
+            return  # another call is asking; this one goes ahead with what is known
+        facts.probing = True
+        try:
+            await self._ask(facts)
+        finally:
+            facts.probing = False
+
+    async def _ask(self, facts: ServerFacts) -> None:
         headers = {"Authorization": f"Bearer {self._secret or NO_KEY_PLACEHOLDER}"}
         root = self._base_url.removesuffix("/v1")
         probe = await self._probe(root, headers)

@@ -3,6 +3,7 @@ against the loopback fake playing each family's recorded quirks (and a replayed 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -304,3 +305,11 @@ async def test_overflow_on_other_families_is_not_retried(
             await llm.complete(_request())
     assert not info.value.retryable
     assert llm.context_window == 300
+
+
+async def test_concurrent_first_calls_probe_once(http: httpx.AsyncClient) -> None:
+    async with ScriptedOpenAIServer(lambda _body: reply(GOOD), quirks="vllm") as server:
+        llm = _llm(server, http)
+        await asyncio.gather(*(llm.complete(_request()) for _ in range(4)))
+        await llm.complete(_request())
+    assert server.probes.count("/v1/models") == 1
