@@ -141,6 +141,19 @@ class ChatMessage(Message):
     content: str
 
 
+#: Tokens each task kind may generate: what its reply needs, so a slow local model is not held
+#: to a 2,048-token reply it never needed (``llm.max_output_tokens`` overrides per kind).
+OUTPUT_CAPS: dict[str, int] = {
+    "queries": 256,
+    "intent": 256,
+    "plan": 768,
+    "evaluate": 384,
+    "findings": 1536,
+    "write": 2048,
+    "rewrite": 2048,  # the answer's sentences again: as long as the write
+}
+
+
 class LLMRequest(Message):
     """One model call. ``messages`` is the rendered prompt for real models; ``task`` carries the same
     content typed, so a model-free provider (extractive) or a scripted fake can answer it too."""

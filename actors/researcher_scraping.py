@@ -17,7 +17,7 @@ from deepresearch.per_run.ports import PoolPort
 from deepresearch.policies.search.batches import batches
 from deepresearch.policies.synthesis import findings
 from deepresearch.policies.synthesis.context import estimate_tokens, gate
-from deepresearch.providers.llm.base import LLMProvider
+from deepresearch.providers.llm.base import LLMProvider, learned_window
 from deepresearch.providers.search.base import Fetcher
 from deepresearch.schemas import Claim, FetchedDoc, SearchHit, SubTask, Usage
 
@@ -78,12 +78,18 @@ class Scraping:
         for batch in batches(urls, rs.batch_sizes, rs.max_sources):
             prompt = base + sum(doc_tokens)
             decision = gate(
-                prompt,
-                doc_tokens,
-                len(batch),
-                self._s.llm.context_window,
-                self._s.llm.context_share,
+                prompt, doc_tokens, len(batch), self._window(), self._s.llm.context_share
             )
+            cut = decision.admit and decision.take < len(batch)
+            if cut:  # read what fits of this batch, then no more
+                batch = batch[: decision.take]
+                self._emit(
+                    "context_gate",
+                    prompt_tokens=decision.prompt_tokens,
+                    expected=decision.expected_batch_tokens,
+                    limit=decision.limit_tokens,
+                    took=decision.take,
+                )
             if not decision.admit:
                 self._of = self._units + 1  # only the report is left
                 if first:
@@ -124,6 +130,9 @@ class Scraping:
                     raise outcome
             if stop is not None:
                 raise stop
+            if cut:
+                self._of = self._units + 1  # only the report is left
+                break
         if first:  # no batch at all: the handshake still says what siblings hold
             await self._claim(urls, [], first)
         return docs
@@ -131,6 +140,12 @@ class Scraping:
     @property
     def _chars_per_token(self) -> float:
         return self._s.llm.chars_per_token
+
+    def _window(self) -> int:
+        """``llm.context_window``, or less where the model's server said its window is smaller."""
+        learned = learned_window(self._llm, "researcher")
+        configured = self._s.llm.context_window
+        return min(configured, learned) if learned else configured
 
     async def _read(self, url: str, claim: Claim, defer: bool = False) -> FetchedDoc | None:
         if claim.status == "cached" and claim.doc is not None:

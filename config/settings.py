@@ -135,12 +135,24 @@ class LLMRateLimit(Section):
     tokens_per_minute: int | None = Field(None, ge=1)
 
 
+# The families of providers/llm/server_profiles.py and the task kinds of llm_messages.OUTPUT_CAPS
+# (config imports neither; tests/unit/test_server_profiles.py checks that they agree).
+ServerFamily = Literal[
+    "auto", "llama-cpp-python", "llama.cpp", "ollama", "vllm", "lm-studio", "openai", "generic"
+]
+TaskKind = Literal["queries", "intent", "plan", "evaluate", "findings", "write", "rewrite"]
+
+
 class LLMSettings(Section):
     provider: str = "extractive"
     model: str = ""
     context_window: int = Field(32000, ge=1000)
     context_share: float = Field(0.55, gt=0, le=1)
     chars_per_token: float = Field(4.0, gt=0)
+    # OpenAI-compatible server family (providers/llm/server_profiles.py), or auto: detected
+    server: ServerFamily = "auto"
+    stream: Literal["auto", "on", "off"] = "auto"
+    max_output_tokens: dict[TaskKind, int] = Field(default_factory=dict)  # llm_messages.OUTPUT_CAPS
     roles: dict[LLMRoleName, LLMTier] = Field(default_factory=dict)
     fallback: tuple[LLMTier, ...] | None = None  # unset: [extractive] behind a model
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
@@ -149,6 +161,13 @@ class LLMSettings(Section):
     timeout_s: float = Field(120.0, gt=0)
     breaker: BreakerSettings = Field(default_factory=lambda: BreakerSettings())
     retry: RetrySettings = Field(default_factory=lambda: RetrySettings())
+
+    @field_validator("stream", mode="before")
+    @classmethod
+    def _stream_word(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # YAML reads a bare on/off as a boolean
+            return "on" if value else "off"
+        return value
 
     @field_validator("fallback", mode="before")
     @classmethod

@@ -27,7 +27,7 @@ async def ask_model(
     # here, not at the top: the prompts' machinery is for the model, which the rules rarely ask
     from deepresearch.providers.llm.structured import build_request, call_structured
 
-    request = build_request("planner", IntentTask(query=query), IntentDraft, max_output_tokens=256)
+    request = build_request("planner", IntentTask(query=query), IntentDraft)
     try:
         draft, _ = await asyncio.wait_for(call_structured(llm, request, IntentDraft), timeout_s)
     except Exception:  # the gate must never stop a run because it could not decide

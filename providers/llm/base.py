@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from deepresearch.llm_messages import LLMReply, LLMRequest
+from deepresearch.schemas import Role
 
 
 @runtime_checkable
@@ -24,3 +25,24 @@ class LLMProvider(Protocol):
     def count_tokens(self, text: str) -> int:
         """Tokens ``text`` costs for this model (exact where a tokenizer exists, else estimated)."""
         ...
+
+
+def learned_window(llm: object, role: Role) -> int | None:
+    """The context window (tokens) the provider serving ``role`` learnt from its server, if any,
+    looked for through wrappers (``inner``) and a router's chain (the tier tried first)."""
+    for _ in range(4):  # wrappers nest a few deep at most
+        window = getattr(llm, "context_window", None)
+        if isinstance(window, int) and window > 0:
+            return window
+        inner = getattr(llm, "inner", None)
+        chain = getattr(llm, "chain", None)
+        if inner is not None:
+            llm = inner
+        elif callable(chain):
+            tiers = chain(role)
+            if not tiers:
+                return None
+            llm = tiers[0]
+        else:
+            return None
+    return None

@@ -100,8 +100,10 @@ def build_llm(
     keys: LLMKeys | Mapping[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
     timeout_s: float = 120.0,
+    settings: LLMSettings | None = None,
 ) -> LLMProvider:
-    """The provider called ``name``; ``model`` overrides its default model where it has one."""
+    """The provider called ``name``; ``model`` overrides its default model where it has one;
+    ``settings`` carry the OpenAI-compatible server's family, streaming and output caps."""
     key = name.strip().lower()
     creds = _keys(keys)
     check_llm(key, creds)
@@ -118,6 +120,7 @@ def build_llm(
             model or OPENAI_DEFAULT_MODEL,
             http_client or _default_client(timeout_s),
             timeout_s=timeout_s,
+            **_compat_options(settings),
         )
     from deepresearch.providers.llm.gemini import GEMINI_DEFAULT_MODEL, GeminiLLM
 
@@ -129,6 +132,17 @@ def build_llm(
         base_url=creds.gemini_base_url,
         timeout_s=timeout_s,
     )
+
+
+def _compat_options(llm: LLMSettings | None) -> dict[str, Any]:
+    if llm is None:
+        return {}
+    return {
+        "server": llm.server,
+        "stream": llm.stream,
+        "output_caps": llm.max_output_tokens,
+        "chars_per_token": llm.chars_per_token,
+    }
 
 
 def _default_client(timeout_s: float) -> httpx.AsyncClient:
@@ -196,7 +210,12 @@ def build_router(
         ident = (tier.provider.strip().lower(), tier.model)
         if ident not in built:
             built[ident] = build_llm(
-                tier.provider, tier.model, keys=creds, http_client=client, timeout_s=llm.timeout_s
+                tier.provider,
+                tier.model,
+                keys=creds,
+                http_client=client,
+                timeout_s=llm.timeout_s,
+                settings=llm,
             )
         return built[ident]
 

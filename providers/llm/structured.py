@@ -18,7 +18,7 @@ import json_repair
 from pydantic import BaseModel, ValidationError
 
 from deepresearch.errors import StructuredOutputError
-from deepresearch.llm_messages import ChatMessage, LLMReply, LLMRequest, Task
+from deepresearch.llm_messages import OUTPUT_CAPS, ChatMessage, LLMReply, LLMRequest, Task
 from deepresearch.prompts import render_task
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.schemas import Evaluation, Role
@@ -26,15 +26,19 @@ from deepresearch.schemas import Evaluation, Role
 T = TypeVar("T", bound=BaseModel)
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+_WHOLE_FENCE = re.compile(
+    r"```[ \t]*(?:json|JSON)?[ \t]*\n?((?:(?!```).)*?)\n?[ \t]*```", re.DOTALL
+)
+_MAX_CANDIDATES = 20
 _RETRY_ECHO_CHARS = 2000
 EVALUATOR_FALLBACK_REASON = "evaluator reply was not valid JSON"
 
 
 def build_request(
-    role: Role, task: Task, output_cls: type[BaseModel], *, max_output_tokens: int = 2048
+    role: Role, task: Task, output_cls: type[BaseModel], *, max_output_tokens: int | None = None
 ) -> LLMRequest:
-    """A request with the task's rendered prompt and the output model's JSON schema."""
+    """A request with the task's rendered prompt and the output model's JSON schema, capped at
+    what its kind of reply needs (``OUTPUT_CAPS``) unless the caller says otherwise."""
     schema = copy.deepcopy(_schema_of(output_cls))
     system, user = render_task(task, schema)
     return LLMRequest(
@@ -46,7 +50,7 @@ def build_request(
         ),
         output_name=output_cls.__name__,
         output_schema=schema,
-        max_output_tokens=max_output_tokens,
+        max_output_tokens=max_output_tokens or OUTPUT_CAPS.get(task.kind, 2048),
     )
 
 
@@ -58,28 +62,65 @@ def _schema_of(output_cls: type[BaseModel]) -> dict[str, Any]:
     return output_cls.model_json_schema()
 
 
-def clean_reply(text: str) -> str:
-    """Strip reasoning blocks, code fences and surrounding prose, leaving the JSON candidate."""
+def _without_reasoning(text: str) -> str:
     out = _THINK_BLOCK.sub("", text)
     if "</think>" in out.lower():  # closing tag without an opening one: reasoning came first
         out = out[out.lower().rfind("</think>") + len("</think>") :]
     stripped = out.lstrip()
     if stripped.lower().startswith("<think>"):  # unclosed: keep only what follows the reasoning
-        out = stripped[len("<think>") :]
-        fenced = _FENCE.search(out)
-        if fenced:
-            return fenced.group(1).strip()
-        match = re.search(r"^[ \t]*[{\[]", out, re.MULTILINE)
-        out = out[match.start() :] if match else ""
-    fenced = _FENCE.search(out)
-    if fenced:
-        out = fenced.group(1)
-    out = out.strip()
-    if out and out[0] not in "{[":
-        start, end = out.find("{"), out.rfind("}")
-        if 0 <= start < end:
-            out = out[start : end + 1]
-    return out
+        rest = stripped[len("<think>") :]
+        match = re.search(r"^[ \t]*(?:[{\[]|```)", rest, re.MULTILINE)
+        out = rest[match.start() :] if match else ""
+    return out.strip()
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level ``{...}`` span, in order, braces inside JSON strings not counted."""
+    found: list[str] = []
+    depth, start, in_string, escaped = 0, -1, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"' and depth > 0:
+            in_string = True
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                found.append(text[start : i + 1])
+                if len(found) >= _MAX_CANDIDATES:
+                    break
+    return found
+
+
+def json_candidates(text: str) -> list[str]:
+    """What in a reply may be its JSON, best first: the inside of a code fence only when the
+    fence wraps the whole reply (a fence elsewhere is usually code quoted from a document), else
+    each balanced object in order (the caller takes the first that validates), else the text from
+    its first brace on (for ``json_repair`` to close)."""
+    out = _without_reasoning(text)
+    whole = _WHOLE_FENCE.fullmatch(out)
+    if whole:
+        return [whole.group(1).strip()]
+    objects = _balanced_objects(out)
+    if objects:
+        return objects
+    start = out.find("{")
+    return [out[start:] if start >= 0 else out]
+
+
+def clean_reply(text: str) -> str:
+    """Strip reasoning blocks, a code fence around the whole reply and surrounding prose,
+    leaving the first JSON candidate."""
+    return json_candidates(text)[0]
 
 
 def describe_error(err: Exception) -> str:
@@ -95,18 +136,29 @@ def describe_error(err: Exception) -> str:
 
 
 def parse_structured(text: str, output: type[T]) -> T:
-    """Validate ``text`` as ``output``: strictly first, then once through ``json_repair``."""
-    cleaned = clean_reply(text)
-    try:
-        return output.model_validate_json(cleaned)
-    except ValidationError as first:
+    """Validate ``text`` as ``output``: each JSON candidate strictly first, then through
+    ``json_repair``; the error raised is the first candidate's."""
+    candidates = json_candidates(text)
+    first: ValidationError | None = None
+    for candidate in candidates:
         try:
-            repaired: Any = json_repair.repair_json(cleaned, return_objects=True)
+            return output.model_validate_json(candidate)
+        except ValidationError as err:
+            first = first or err
+    assert first is not None  # json_candidates is never empty
+    for index, candidate in enumerate(candidates):
+        try:
+            repaired: Any = json_repair.repair_json(candidate, return_objects=True)
         except Exception:
-            raise first from None
+            continue
         if not isinstance(repaired, dict):
-            raise first from None
-        return output.model_validate(repaired)
+            continue
+        try:
+            return output.model_validate(repaired)
+        except ValidationError as err:
+            if index == 0:
+                first = err  # names the fields the first candidate got wrong
+    raise first from None
 
 
 Outcome = tuple[T | None, list[LLMReply], str, str]  # result or None, replies, reason, excerpt
@@ -189,5 +241,6 @@ __all__ = [
     "complete_with_repair",
     "describe_error",
     "evaluation_or_synthesize",
+    "json_candidates",
     "parse_structured",
 ]

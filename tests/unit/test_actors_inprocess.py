@@ -106,6 +106,30 @@ async def test_context_gate_stops_scraping() -> None:
     assert report.status == "ok"
 
 
+async def test_an_8k_window_cuts_the_first_batch_instead_of_reading_nothing() -> None:
+    """0.55 x 8192 = 4,505 tokens: three page-sized sources (4,500) and the question no longer
+    fit, which used to stop the researcher before it read anything."""
+    sink, fetcher = ListSink(), FakeFetcher()
+    s = settings(**{"llm.context_window": 8192, "llm.context_share": 0.55})
+    report = await researcher(s, ExtractiveLLM(), FakeGateway(), UrlPool(), fetcher, sink)()
+    gates = [p for t, p in sink.events if t == "context_gate"]
+    assert gates[0]["took"] == 2 and gates[0]["limit"] == 4505
+    assert len(fetcher.fetched) == 2
+    assert report.status == "ok" and report.sources
+
+
+class Windowed(ExtractiveLLM):
+    context_window = 1000  # what a server said; smaller than llm.context_window
+
+
+async def test_a_window_the_server_reported_sizes_the_batches() -> None:
+    sink, fetcher = ListSink(), FakeFetcher()
+    await researcher(settings(), Windowed(), FakeGateway(), UrlPool(), fetcher, sink)()
+    gates = [p for t, p in sink.events if t == "context_gate"]
+    assert gates and gates[0]["limit"] == 550 and gates[0]["took"] == 1
+    assert len(fetcher.fetched) == 1
+
+
 async def test_siblings_share_the_pool_and_never_fetch_twice() -> None:
     pool, fetcher, sink = UrlPool(), FakeFetcher(), ListSink()
     first = researcher(settings(), ExtractiveLLM(), FakeGateway(), pool, fetcher, sink, "t1")

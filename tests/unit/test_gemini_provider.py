@@ -115,7 +115,7 @@ async def test_request_and_response_mapping(serve: Any) -> None:
     config = body["generationConfig"]
     assert config["responseMimeType"] == "application/json"
     assert config["responseJsonSchema"] == QueryList.model_json_schema()
-    assert config["maxOutputTokens"] == 2048
+    assert config["maxOutputTokens"] == 256  # the queries cap (OUTPUT_CAPS)
 
 
 async def test_missing_usage_is_estimated(serve: Any) -> None:

@@ -111,7 +111,7 @@ async def test_switches_to_max_completion_tokens_when_asked(http: httpx.AsyncCli
         await llm.complete(_request())
         await llm.complete(_request())
     assert ["max_tokens" in b for b in server.bodies()] == [True, False, False]
-    assert server.bodies()[1]["max_completion_tokens"] == 2048
+    assert server.bodies()[1]["max_completion_tokens"] == 256  # the queries cap
 
 
 async def test_think_preamble_is_stripped(http: httpx.AsyncClient) -> None:

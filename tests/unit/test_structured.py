@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.errors import StructuredOutputError
-from deepresearch.llm_messages import EvaluateTask, PlanDraft, PlanTask, QueriesTask, QueryList
+from deepresearch.llm_messages import (
+    EvaluateTask,
+    FindingsDraft,
+    PlanDraft,
+    PlanTask,
+    QueriesTask,
+    QueryList,
+)
 from deepresearch.providers.llm.structured import (
     EVALUATOR_FALLBACK_REASON,
     build_request,
@@ -117,3 +124,32 @@ async def test_evaluator_non_json_counts_as_synthesize() -> None:
     good = Evaluation(action="delegate", reason="gap", new_subtasks=("x",))
     llm2 = ScriptedLLM({"evaluator": [scripted_json(good)]})
     assert (await evaluation_or_synthesize(llm2, req))[0] == good
+
+
+FINDINGS = '{"summary": "s", "findings": [{"text": "t", "sources": [1]}]}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # prose, a quoted code block, then the JSON
+        f"The document shows:\n```\nprint('x')\n```\n{VALID}",
+        # a first object that is not the answer (the schema echoed), then the answer
+        '{"title": "QueryList", "type": "object"} ' + VALID,
+        # two fences: the first holds code, the second the reply
+        f"```\nx = 1\n```\nand\n```json\n{VALID}\n```",
+    ],
+)
+def test_fence_or_object_that_is_not_the_reply_is_skipped(text: str) -> None:
+    assert parse_structured(text, QueryList) == QueryList(queries=("a", "b"))
+
+
+def test_braces_inside_strings_do_not_split_the_object() -> None:
+    text = 'Here: {"queries": ["a } b", "c { d"]} done'
+    assert clean_reply(text) == '{"queries": ["a } b", "c { d"]}'
+    assert parse_structured(FINDINGS, FindingsDraft).findings[0].sources == (1,)
+
+
+def test_code_quoted_inside_a_string_is_not_taken_as_the_reply() -> None:
+    text = '{"summary": "it runs ```python\\nx = {1: 2}\\n``` daily", "findings": []}'
+    assert parse_structured(text, FindingsDraft).summary.startswith("it runs ```python")
