@@ -82,7 +82,13 @@ _OPENERS = _WH | _AUXILIARIES | frozenset({
     "in", "for", "from", "at", "on", "during", "compare", "describe", "explain", "list", "give",
     "show", "tell", "summarize", "outline", "identify", "please", "according",
 })  # fmt: skip
-_IRREGULAR = {"better": "good", "worse": "bad", "further": "far", "farther": "far", "less": "little"}
+_IRREGULAR = {
+    "better": "good",
+    "worse": "bad",
+    "further": "far",
+    "farther": "far",
+    "less": "little",
+}
 MAX_SIDE = 5  # words of a compared side: longer ones describe, and their relation is one question
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 
@@ -160,7 +166,7 @@ def _left(tokens: list[Token], k: int, owned: bool = False) -> list[Token]:
     return out
 
 
-def _right(tokens: list[Token], j: int) -> list[Token]:
+def _right(tokens: list[Token], j: int, owned: bool = False) -> list[Token]:
     if j < len(tokens) and _is_period(tokens[j]):
         return [tokens[j]]
     out: list[Token] = []
@@ -168,7 +174,7 @@ def _right(tokens: list[Token], j: int) -> list[Token]:
         if out and len(tokens[j]) > 4 and tokens[j].lower().endswith("ed"):
             break  # "risks disclosed in": a participle starts what is said of both
         out.append(tokens[j])
-        if _possessive(tokens[j]):
+        if _possessive(tokens[j]) and not owned:
             break
         j += 1
     return out
@@ -185,7 +191,7 @@ class _Coordination:
 def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | None:
     k = i - 1 - (tokens[i - 1] == "," if i > 0 else 0)
     left = _left(tokens, k, owned) if k >= 0 else []
-    right = _right(tokens, i + 1)
+    right = _right(tokens, i + 1, owned)
     if not left or not right:
         return None
     start = k - len(left) + 1
@@ -233,8 +239,6 @@ def _why_whole(tokens: list[Token], i: int, c: _Coordination, licensed: bool) ->
         return f"'{tokens[i - 1]} {tokens[i]} {tokens[i + 1]}' is one name"
     if before in _EXAMPLES or any(_low(item[-1]) in _OPEN_ENDED for item in c.items):
         return "its list gives examples of one thing"
-    if {"between", "among"} & {_low(t) for t in tokens[:i]} and not licensed:
-        return "it asks about one relation between two things"
     if all(_is_period(t) for item in c.items for t in item):
         return ""
     names = all(_capitalized(t) or _code(t) for t in words)
@@ -332,8 +336,12 @@ def _split_on(
         if _low(tokens[i + 1]) in _CLAUSE or _low(tokens[i - 1]) in _WH:
             reason = "its 'and' joins two clauses, which are answered together"
             continue
+        if {"between", "among"} & {_low(t) for t in tokens[:i]} and not licensed:
+            reason = "it asks about one relation between two things"
+            continue
         c = _coordination(tokens, i, licensed)
         if c is None:
+            reason = "its 'and' joins phrases of different shapes: not each a whole question"
             continue
         why = _why_whole(tokens, i, c, licensed or _low(tok) in _VERSUS)
         if why:
@@ -346,11 +354,16 @@ def _split_on(
             if all(_capitalized(item[0]) or _possessive(item[0]) for item in c.items)
             else "items"
         )
-        texts = _inherit(periods, [list(item) for item in c.items]) if kind == "periods" else periods
+        texts = (
+            _inherit(periods, [list(item) for item in c.items]) if kind == "periods" else periods
+        )
         out: list[str] = []
         kinds = {kind}
         for part in _parts(tokens, c):
-            more, also, _ = _split_on(question, part, texts, licensed, depth - 1) if depth > 1 else ([], set(), "")
+            # a comparison's sides are split once; within each, the rules of any question
+            more, also, _ = (
+                _split_on(question, part, texts, False, depth - 1) if depth > 1 else ([], set(), "")
+            )
             if more:
                 out += more
                 kinds |= also
@@ -370,7 +383,13 @@ _BETWEEN = re.compile(
     r"(?P<a>.+?) and (?P<b>.+?)(?P<tail> (?:for|in|when|on|with regard to|in terms of) .+?)?[?.]*$",
     re.IGNORECASE,
 )
-_COMPARE_LEAD = re.compile(r"^(?:please )?(?:compare|contrast)\s+(?P<rest>.+?)[?.]*$", re.IGNORECASE)
+_HOW_THEY_COMPARE = re.compile(
+    r"^how (?:does|do|did) (?P<rest>.+? and .+?) compare(?P<tail> (?:in|for|during|over) .+?)?[?.]*$",
+    re.IGNORECASE,
+)
+_COMPARE_LEAD = re.compile(
+    r"^(?:please )?(?:compare|contrast)\s+(?P<rest>.+?)[?.]*$", re.IGNORECASE
+)
 _HOW_COMPARE = re.compile(
     r"^how (?:does|do|did) (?P<a>.+?) (?:compare|stack up) (?:with|to|against) (?P<b>.+?)[?.]*$",
     re.IGNORECASE,
@@ -390,7 +409,9 @@ def _base(comparative: str) -> str:
         stem = low[:-2]
         if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "lsaeiou":
             return stem[:-1]  # bigger, hotter
-        if re.search(r"[^aeiou][aeiou][^aeiouwxy]$", stem) or re.search(r"(?:rg|ns|rs|[^aeiou]l|v|c)$", stem):
+        if re.search(r"[^aeiou][aeiou][^aeiouwxy]$", stem) or re.search(
+            r"(?:rg|ns|rs|[^aeiou]l|v|c)$", stem
+        ):
             return stem + "e"  # safer, larger, simpler, denser
         return stem
     return ""
@@ -424,7 +445,10 @@ def _comparison(question: str) -> Decomposition | None:
         return Decomposition(question, parts, "comparison")
     how = _HOW_COMPARE.match(text)
     lead = _COMPARE_LEAD.match(text)
-    if how:
+    they = _HOW_THEY_COMPARE.match(text)
+    if they and not how:  # "How did A's and B's revenue compare in 2023?"
+        rest = they.group("rest") + (they.group("tail") or "")
+    elif how:
         a, b = how.group("a"), how.group("b")
         if not (_short(a) and len(b.split()) <= MAX_SIDE + 3):
             return _whole(question, "it compares two descriptions: one relation between them")
@@ -435,10 +459,11 @@ def _comparison(question: str) -> Decomposition | None:
             rest = rest.replace(word, " and ", 1) if " and " not in rest else rest
     else:
         return None
-    owner = re.match(r"(?:the \w+ of )?([A-Z][\w.&-]*(?:'s|’s))", rest)
+    owner = re.match(r"(?:the \w+ of )?([A-Z][\w.&-]*(?:'s|’s))", rest) if how else None
     if owner:  # "Acme's expenses against its earnings": its earnings are Acme's
         rest = re.sub(r"\b(?:its|their)\b", owner.group(1), rest)
-    verb = "was" if _YEAR.search(text) or (how and text.lower().startswith("how did")) else "is"
+    past = text.lower().startswith("how did")
+    verb = "was" if _YEAR.search(text) or past or re.search(r"\bQ[1-4]\b", text) else "is"
     tokens, periods = tokenize(f"What {verb} {rest}?")
     sides = [t for t in tokens if _low(t) in _CONJ]
     if not sides:
@@ -446,7 +471,8 @@ def _comparison(question: str) -> Decomposition | None:
     parts, _, reason = _split_on(question, tokens, periods, True, 2)
     if not parts:
         return _whole(question, reason)
-    parts = [p[:-1] + "?" if p.endswith(".") else p for p in parts]
+    # each part is about one side: "in their filings" is in its own
+    parts = [re.sub(r"\btheir\b", "its", p[:-1] + "?" if p.endswith(".") else p) for p in parts]
     return Decomposition(question, tuple(parts), "comparison")
 
 
@@ -462,6 +488,8 @@ def decompose(question: str, max_parts: int) -> Decomposition:
     if found is None:
         tokens, periods = tokenize(text)
         parts, kinds, reason = _split_on(text, tokens, periods, False, 3)
+        if not parts and _COMPARE & {_low(t) for t in tokens}:
+            reason = "it compares two descriptions: one relation between them"
         if not parts:
             return _whole(text, reason)
         found = Decomposition(text, tuple(parts), next(k for k in _ORDER if k in kinds))
