@@ -139,7 +139,10 @@ WHOLE = [
         "with its sales?",
         "relation",
     ),
-    ("Outline the risks of Initech's business and the evolution of these risks.", "different shapes"),
+    (
+        "Outline the risks of Initech's business and the evolution of these risks.",
+        "different shapes",
+    ),
 ]
 
 
