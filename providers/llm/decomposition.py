@@ -113,6 +113,10 @@ def _capitalized(tok: Token) -> bool:
     return bool(tok) and not _is_period(tok) and tok[0].isupper()
 
 
+def _name_word(tok: Token) -> bool:
+    return _capitalized(tok) and _low(tok) not in _PRONOUNS | _WH | _AUXILIARIES
+
+
 def _code(tok: Token) -> bool:
     """A literal (an option, a setting, a file): written with what no English word has."""
     return bool(re.search(r"[-_./=`$@#:0-9]", tok)) and not _is_period(tok) and len(tok) > 1
@@ -276,8 +280,8 @@ def _agree(tokens: list[Token], at: int) -> list[Token]:
     """The verb before a coordinated subject agrees with the one conjunct left in its place:
     with the subject's head, its last word before a preposition ("the -f option of")."""
     k = at - 1
-    while k > 0 and _low(tokens[k]) in _DETERMINERS:
-        k -= 1
+    while k > 0 and (_low(tokens[k]) in _DETERMINERS or _name_word(tokens[k])):
+        k -= 1  # back over the owner the conjuncts share ("were ACME Corp [sales and dividend]")
     verb = _low(tokens[k]) if k >= 0 else ""
     if verb not in _PLURAL_AUX and verb not in _AUX:
         return tokens
