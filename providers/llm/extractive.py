@@ -9,6 +9,7 @@ Output is deterministic: no randomness, no clock, stable ordering everywhere.
 from __future__ import annotations
 
 import math
+import re
 
 from pydantic import BaseModel
 
@@ -250,33 +251,44 @@ def whole_first(task: WriteTask) -> bool:
 
 
 def answer_write(task: WriteTask) -> WriteDraft:
-    """The Answer of a split plan opens with the whole question's, as quick mode writes it, and
-    adds what each part's own Answer adds; each passage is quoted once, in the Answer and in the
-    sections (a part's finding the whole question's section holds is not repeated)."""
+    """The Answer of a split plan opens with the whole question's, as quick mode writes it, then
+    adds what the parts add: the whole question's Answer over the parts' findings, then each
+    part's own Answer, each passage quoted once."""
     if not whole_first(task):
         return compose_answer(task)
     whole = compose_answer(task.model_copy(update={"sections": task.sections[:1]}))
+    parts = [compose_answer(task.model_copy(update={"sections": task.sections[1:]}))]
+    parts += [
+        compose_answer(task.model_copy(update={"query": sec.heading, "sections": (sec,)}))
+        for sec in task.sections[1:]
+    ]
     paragraphs = [] if whole.answer == NO_ANSWER else whole.answer.split("\n\n")
     cited = list(whole.answer_sources)
-    sections = list(whole.sections)
-    shown = {_norm_text(f.text) for sec in sections for f in sec.findings}
-    for sec in task.sections[1:]:
-        part = compose_answer(task.model_copy(update={"query": sec.heading, "sections": (sec,)}))
-        said = "\n\n".join(paragraphs)
-        new = [p for p in part.answer.split("\n\n") if p != NO_ANSWER and p not in said]
+    for part in parts:
+        new = _unsaid(part.answer, "\n\n".join(paragraphs))
         paragraphs += new
         cited += part.answer_sources if new else ()
-        kept = tuple(f for f in part.sections[0].findings if _norm_text(f.text) not in shown)
-        shown |= {_norm_text(f.text) for f in kept}
-        sections.append(DraftSection(heading=sec.heading, findings=kept))
+    sections = (*whole.sections, *parts[0].sections)
     answer = "\n\n".join(paragraphs) or NO_ANSWER
-    return WriteDraft(
-        answer=answer, sections=tuple(sections), answer_sources=tuple(dict.fromkeys(cited))
-    )
+    return WriteDraft(answer=answer, sections=sections, answer_sources=tuple(dict.fromkeys(cited)))
 
 
-def _norm_text(text: str) -> str:
-    return " ".join(text.split()).lower()
+def _unsaid(answer: str, said: str) -> list[str]:
+    """The paragraphs of a part's Answer the Answer so far does not hold; of quoted prose, the
+    sentences it does not (a part quotes the whole question's passages in its own order)."""
+    out: list[str] = []
+    for paragraph in answer.split("\n\n"):
+        if paragraph == NO_ANSWER or paragraph in said:
+            continue
+        if "\n" not in paragraph and not _CITED.search(paragraph):  # prose, not rows or tables
+            fresh = [t for t in split_sentences(paragraph) if t not in said]
+            paragraph = " ".join(fresh)
+        if paragraph:
+            out.append(paragraph)
+    return out
+
+
+_CITED = re.compile(r"\[\d")
 
 
 def compose_answer(task: WriteTask) -> WriteDraft:
