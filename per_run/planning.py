@@ -59,7 +59,8 @@ async def propose(llm: LLMProvider, query: str, settings: Settings) -> Proposal:
     vetted = unsourced.vet_all(draft.sub_questions, grounds=query)
     questions = [q for q in dict.fromkeys(q.strip() for q in vetted) if q]
     cap = sizes[draft.complexity - 1]
-    whole = draft.kept_whole.strip() if len(questions) <= 1 else ""
+    # why the plan is the question alone: model text too, so it keeps only what the query holds
+    whole = unsourced.vet(draft.kept_whole, grounds=query) if len(questions) <= 1 else ""
     return Proposal(
         questions[:cap] or [query], questions[cap:], draft.complexity, cap, list(replies), whole
     )

@@ -71,9 +71,7 @@ _EXAMPLES = frozenset({"like", "including", "include", "includes", "e.g", "e.g."
 _OPEN_ENDED = frozenset({"others", "other", "more", "etc", "so", "similar"})
 # a clause's opening after "and": "..., and if so, what ...", "... and how might it ..."
 _CLAUSE = _WH | _AUXILIARIES | frozenset({"if", "so", "then", "also", "therefore", "thus"})
-_DIFFERENCE = frozenset({"difference", "differences", "distinction", "distinctions"})
 _COMPARE = frozenset({"compare", "comparing", "contrast", "contrasting"})
-_COMPARED = frozenset({"with", "to", "against", "and", "versus", "vs", "vs."})
 _PERIOD_NOUNS = {
     "quarters": "quarter", "years": "year", "months": "month", "periods": "period",
     "weeks": "week", "halves": "half",
@@ -469,15 +467,14 @@ def _comparison(question: str) -> Decomposition | None:
     past = text.lower().startswith("how did")
     verb = "was" if _YEAR.search(text) or past or re.search(r"\bQ[1-4]\b", text) else "is"
     tokens, periods = tokenize(f"What {verb} {rest}?")
-    sides = [t for t in tokens if _low(t) in _CONJ]
-    if not sides:
+    if not any(_low(t) in _CONJ for t in tokens):
         return _whole(question, "it compares one thing with nothing named beside it")
-    parts, _, reason = _split_on(question, tokens, periods, True, 2)
-    if not parts:
+    found, _, reason = _split_on(question, tokens, periods, True, 2)
+    if not found:
         return _whole(question, reason)
     # each part is about one side: "in their filings" is in its own
-    parts = [re.sub(r"\btheir\b", "its", p[:-1] + "?" if p.endswith(".") else p) for p in parts]
-    return Decomposition(question, tuple(parts), "comparison")
+    asked = [re.sub(r"\btheir\b", "its", p[:-1] + "?" if p.endswith(".") else p) for p in found]
+    return Decomposition(question, tuple(asked), "comparison")
 
 
 _ORDER: tuple[Split, ...] = ("comparison", "entities", "periods", "items")
@@ -491,12 +488,12 @@ def decompose(question: str, max_parts: int) -> Decomposition:
     found = _comparison(text)
     if found is None:
         tokens, periods = tokenize(text)
-        parts, kinds, reason = _split_on(text, tokens, periods, False, 3)
-        if not parts and _COMPARE & {_low(t) for t in tokens}:
+        split, kinds, reason = _split_on(text, tokens, periods, False, 3)
+        if not split and _COMPARE & {_low(t) for t in tokens}:
             reason = "it compares two descriptions: one relation between them"
-        if not parts:
+        if not split:
             return _whole(text, reason)
-        found = Decomposition(text, tuple(parts), next(k for k in _ORDER if k in kinds))
+        found = Decomposition(text, tuple(split), next(k for k in _ORDER if k in kinds))
     if found.whole:
         return found
     parts = tuple(dict.fromkeys(found.parts))
