@@ -57,7 +57,7 @@ _PREPOSITIONS = frozenset({
 })  # fmt: skip
 _DETERMINERS = frozenset({
     "the", "a", "an", "its", "their", "his", "her", "our", "your", "my", "any", "some", "all",
-    "each", "every", "no", "these", "those", "this", "that",
+    "each", "every", "no", "these", "those", "this", "that", "many", "much", "few",
 })  # fmt: skip
 # verbs that set one thing against another: a conjunct ends before them ("A and B align with")
 _RELATING = frozenset({
@@ -211,7 +211,9 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
         if len(left) > len(right) + 1:
             start += len(left) - len(right) - 1
             left = left[-(len(right) + 1) :]
-        if not {_low(t) for t in right[1:]} & _DETERMINERS:  # "rotate the log files": a phrase
+        if _low(right[0]) in _DETERMINERS and _low(left[0]) in _DETERMINERS:
+            right = right[: len(left)]  # "the -r flag or the -R flag copy": alike, word for word
+        elif not {_low(t) for t in right[1:]} & _DETERMINERS:  # "rotate the log files": a phrase
             right = right[: len(left) + 1]
     end = i + 1 + len(right)
     head = ""
@@ -271,6 +273,13 @@ def _inherit(periods: list[str], items: list[list[Token]]) -> list[str]:
             text = periods[int(item[0][1:])]
             if _YEAR.fullmatch(text) and _YEAR.search(dated) and not _YEAR.fullmatch(dated):
                 out[int(item[0][1:])] = _YEAR.sub(text, dated, count=1)
+    # "Q1 and Q2 2023": a period without a year takes the year its sibling states
+    last = items[-1][0] if len(items[-1]) == 1 and _is_period(items[-1][0]) else ""
+    year = _YEAR.search(periods[int(last[1:])]) if last else None
+    for item in items[:-1]:
+        if year and len(item) == 1 and _is_period(item[0]):
+            n = int(item[0][1:])
+            out[n] = out[n] if _YEAR.search(out[n]) else f"{out[n]} {year.group(0)}"
     return out
 
 

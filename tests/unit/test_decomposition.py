@@ -95,7 +95,10 @@ SPLITS = [
     (
         "What is the maximum size of a BLOB and a TEXT column?",
         "items",
-        ("What is the maximum size of a BLOB?", "What is the maximum size of a TEXT column?"),
+        (
+            "What is the maximum size of a BLOB column?",
+            "What is the maximum size of a TEXT column?",
+        ),
     ),
     (
         "How do I configure logging and rotate the log files?",
@@ -116,6 +119,27 @@ SPLITS = [
         (
             "Are there any legal proceedings disclosed in the report?",
             "Are there any risks disclosed in the report?",
+        ),
+    ),
+]
+
+SPLITS += [
+    (  # a period without a year takes its sibling's
+        "What was revenue in Q1 and Q2 2023?",
+        "periods",
+        ("What was revenue in Q1 2023?", "What was revenue in Q2 2023?"),
+    ),
+    (  # a quantifier is shared like an article
+        "How many tables and indexes can a database hold?",
+        "items",
+        ("How many tables can a database hold?", "How many indexes can a database hold?"),
+    ),
+    (  # phrases alike word for word: what follows is said of both
+        "Does the -r flag or the -R flag copy directories recursively?",
+        "items",
+        (
+            "Does the -r flag copy directories recursively?",
+            "Does the -R flag copy directories recursively?",
         ),
     ),
 ]
