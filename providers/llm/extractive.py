@@ -245,9 +245,7 @@ def answer_evaluate(task: EvaluateTask) -> Evaluation:
 
 def whole_first(task: WriteTask) -> bool:
     """A split plan's report: its first section researched the whole question (``answer_plan``)."""
-    return len(task.sections) > 1 and rules.dedupe(
-        [task.sections[0].heading, task.query]
-    ) == rules.dedupe([task.query])
+    return len(task.sections) > 1 and len(rules.dedupe([task.sections[0].heading, task.query])) == 1
 
 
 def answer_write(task: WriteTask) -> WriteDraft:
