@@ -112,6 +112,7 @@ class FindingsDraft(Message):
 class PlanDraft(Message):
     complexity: Literal[1, 2, 3] = 1
     sub_questions: tuple[str, ...]
+    kept_whole: str = ""  # why the question was not split, when the plan is the question alone
 
 
 class IntentDraft(Message):

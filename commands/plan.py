@@ -23,6 +23,7 @@ from deepresearch.text.terminal import printable
 
 if TYPE_CHECKING:  # the planner and the settings load only when a command needs them
     from deepresearch.config.settings import Settings
+    from deepresearch.per_run.planning import Proposal
     from deepresearch.providers.llm.base import LLMProvider
 
 Ask = Callable[[str, str], str]
@@ -169,9 +170,10 @@ def register(cli: click.Group) -> None:
             from deepresearch.commands.gated import answer_gated
 
             answer_gated(gated, text, False)
-        agenda = check_items(
-            propose_now(text, settings), "the planner's agenda", max_items(settings)
-        )
+        proposal = proposal_now(text, settings)
+        for line in proposal.limits():  # kept whole, or cut by the cap: said, not only written
+            _echo(line)
+        agenda = check_items(proposal.questions, "the planner's agenda", max_items(settings))
         yaml_text = dump_plan(agenda, text)
         if output is None:
             click.echo(yaml_text, nl=False)
@@ -186,6 +188,11 @@ def register(cli: click.Group) -> None:
 def propose_now(query: str, settings: Settings, llm: LLMProvider | None = None) -> list[str]:
     """The planner's agenda from this synchronous command, through the same router a run would
     use (``planning.propose``, as the coordinator calls it)."""
+    return proposal_now(query, settings, llm).questions
+
+
+def proposal_now(query: str, settings: Settings, llm: LLMProvider | None = None) -> Proposal:
+    """The planner's whole proposal: its agenda and what it says of it (kept whole, capped)."""
     from deepresearch.per_run import planning
 
     if llm is None:
@@ -193,4 +200,4 @@ def propose_now(query: str, settings: Settings, llm: LLMProvider | None = None) 
         from deepresearch.providers.llm.registry import keys_from_env
 
         llm = assembly.build_llm_provider(settings, keys_from_env(os.environ))
-    return asyncio.run(planning.propose(llm, query, settings)).questions
+    return asyncio.run(planning.propose(llm, query, settings))

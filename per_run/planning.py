@@ -24,6 +24,7 @@ class Proposal:
     complexity: int
     cap: int
     replies: list[LLMReply]
+    kept_whole: str = ""  # why the planner researches the question whole, when it does
 
     def event(self) -> dict[str, JsonValue]:
         """The ``plan_capped`` event's payload."""
@@ -40,7 +41,11 @@ class Proposal:
             f"the plan is capped at {self.cap} sub-question(s) for complexity {self.complexity}, "
             "deep.researchers_by_complexity"
         )
-        return tuple(f"Not researched ({why}): {q}" for q in self.dropped)
+        whole = (f"{WHOLE_NOTE} ({self.kept_whole.rstrip('.')}).",) if self.kept_whole else ()
+        return whole + tuple(f"Not researched ({why}): {q}" for q in self.dropped)
+
+
+WHOLE_NOTE = "Not split into sub-questions: researched whole, as quick mode does"
 
 
 async def propose(llm: LLMProvider, query: str, settings: Settings) -> Proposal:
@@ -54,6 +59,8 @@ async def propose(llm: LLMProvider, query: str, settings: Settings) -> Proposal:
     vetted = unsourced.vet_all(draft.sub_questions, grounds=query)
     questions = [q for q in dict.fromkeys(q.strip() for q in vetted) if q]
     cap = sizes[draft.complexity - 1]
+    # why the plan is the question alone: model text too, so it keeps only what the query holds
+    whole = unsourced.vet(draft.kept_whole, grounds=query) if len(questions) <= 1 else ""
     return Proposal(
-        questions[:cap] or [query], questions[cap:], draft.complexity, cap, list(replies)
+        questions[:cap] or [query], questions[cap:], draft.complexity, cap, list(replies), whole
     )

@@ -189,6 +189,7 @@ COMPOUNDS = (
     "depreciation and amortization",
     "gains and losses",
     "profit and loss",
+    "terms and conditions",
 )
 # each compound's words around its "and": a coordination there is a name, not two conjuncts
 COMPOUND_PAIRS = frozenset(

@@ -9,6 +9,7 @@ Output is deterministic: no randomness, no clock, stable ordering everywhere.
 from __future__ import annotations
 
 import math
+import re
 
 from pydantic import BaseModel
 
@@ -42,6 +43,7 @@ from deepresearch.providers.llm.answer_quotes import (
     quotable,
     standing,
 )
+from deepresearch.providers.llm.decomposition import decompose
 from deepresearch.providers.llm.evidence import (
     HEADING_WEIGHT,
     PER_DOCUMENT_SHAPES,
@@ -191,18 +193,28 @@ def _select(
 
 
 def answer_plan(task: PlanTask) -> PlanDraft:
-    subs = rules.sub_questions(task.query, task.max_subtasks) or [task.query.strip()]
-    n = len(subs)
-    complexity = 1 if n == 1 else 2 if n <= 3 else 3
-    return PlanDraft(complexity=complexity, sub_questions=tuple(subs))
+    """The whole question first, researched as quick mode does, then its parts, each a whole
+    question (``decomposition``); the question alone, with why, when it does not split."""
+    whole = " ".join(task.query.split())
+    split = decompose(whole, task.max_subtasks - 1)
+    if split.whole:
+        return PlanDraft(complexity=1, sub_questions=(whole,), kept_whole=split.reason)
+    subs = (whole, *split.parts)
+    complexity = 2 if len(subs) <= 3 else 3
+    return PlanDraft(complexity=complexity, sub_questions=subs)
 
 
-def _reformulate(gap: str, query: str) -> str:
-    """A keyword rewording of a failed sub-question, plus the query's periods it lacks."""
+def _reformulate(gap: str, query: str) -> list[str]:
+    """Whole questions to delegate for a sub-question that found nothing: its parts when it
+    splits, else one question on its keywords, with the query's periods it lacks (a keyword
+    string as a sub-question would head a section of the report)."""
+    parts = decompose(gap, 3).parts
+    if parts:
+        return list(parts)
     tokens, periods = rules.tokenize(gap)
-    text = rules.keywords(tokens, periods) or gap.strip()
+    text = rules.keywords(tokens, periods) or gap.strip().rstrip("?.")
     missing = [p for p in find_periods(query) if p.lower() not in text.lower()]
-    return " ".join([text, *missing])
+    return [f"What do the sources say about {' '.join([text, *missing])}?"]
 
 
 def answer_evaluate(task: EvaluateTask) -> Evaluation:
@@ -220,7 +232,7 @@ def answer_evaluate(task: EvaluateTask) -> Evaluation:
             action="synthesize",
             reason=f"{len(gaps)} agenda item(s) lack a summary but round {task.round} is the last",
         )
-    new = rules.dedupe([_reformulate(g, task.query) for g in gaps])
+    new = rules.dedupe([q for g in gaps for q in _reformulate(g, task.query)])
     new = [q for q in new if q.strip().lower() not in {a.strip().lower() for a in task.agenda}]
     if not new or task.max_new_subtasks <= 0:
         return Evaluation(action="synthesize", reason="gaps remain but no new sub-question helps")
@@ -231,7 +243,53 @@ def answer_evaluate(task: EvaluateTask) -> Evaluation:
     )
 
 
+def whole_first(task: WriteTask) -> bool:
+    """A split plan's report: its first section researched the whole question (``answer_plan``)."""
+    return len(task.sections) > 1 and len(rules.dedupe([task.sections[0].heading, task.query])) == 1
+
+
 def answer_write(task: WriteTask) -> WriteDraft:
+    """The Answer of a split plan opens with the whole question's, as quick mode writes it, then
+    adds what the parts add: the whole question's Answer over the parts' findings, then each
+    part's own Answer, each passage quoted once."""
+    if not whole_first(task):
+        return compose_answer(task)
+    whole = compose_answer(task.model_copy(update={"sections": task.sections[:1]}))
+    parts = [compose_answer(task.model_copy(update={"sections": task.sections[1:]}))]
+    parts += [
+        compose_answer(task.model_copy(update={"query": sec.heading, "sections": (sec,)}))
+        for sec in task.sections[1:]
+    ]
+    paragraphs = [] if whole.answer == NO_ANSWER else whole.answer.split("\n\n")
+    cited = list(whole.answer_sources)
+    for part in parts:
+        new = _unsaid(part.answer, "\n\n".join(paragraphs))
+        paragraphs += new
+        cited += part.answer_sources if new else ()
+    sections = (*whole.sections, *parts[0].sections)
+    answer = "\n\n".join(paragraphs) or NO_ANSWER
+    return WriteDraft(answer=answer, sections=sections, answer_sources=tuple(dict.fromkeys(cited)))
+
+
+def _unsaid(answer: str, said: str) -> list[str]:
+    """The paragraphs of a part's Answer the Answer so far does not hold; of quoted prose, the
+    sentences it does not (a part quotes the whole question's passages in its own order)."""
+    out: list[str] = []
+    for paragraph in answer.split("\n\n"):
+        if paragraph == NO_ANSWER or paragraph in said:
+            continue
+        if "\n" not in paragraph and not _CITED.search(paragraph):  # prose, not rows or tables
+            fresh = [t for t in split_sentences(paragraph) if t not in said]
+            paragraph = " ".join(fresh)
+        if paragraph:
+            out.append(paragraph)
+    return out
+
+
+_CITED = re.compile(r"\[\d")
+
+
+def compose_answer(task: WriteTask) -> WriteDraft:
     """Sections mirror the input with citation URLs mapped to source numbers (uncited findings are
     dropped). The answer is up to three findings, verbatim, cited: the strongest of each section
     first, then (when there are fewer sections, as in quick mode) the next strongest findings that

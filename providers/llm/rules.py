@@ -1,7 +1,8 @@
-"""Rule-based question decomposition for the model-free provider: plain English grammar, no data.
+"""Search queries for the model-free provider, by plain English grammar (its plans are
+``decomposition``'s).
 
 A question is tokenized with its period expressions ("quarter ended July 1, 2023", "Q3 2023",
-"2022") frozen as single tokens so they survive verbatim into every sub-question. Coordinations
+"2022") frozen as single tokens so they survive verbatim into every query. Coordinations
 ("A and B", "A, B and C", "A vs B", "compare A with B") are expanded into one variant per conjunct;
 a conjunct that names only an entity borrows the metric of its sibling ("Apple's net income vs
 Microsoft's" → "Microsoft's net income"). Expansion recurses, so entities × periods multiply.
@@ -48,16 +49,6 @@ _QUERY_STOP = _BOUNDARY | (FUNCTION_WORDS - {"most"}) | {
     "report", "reports", "reported", "reporting", "quarterly", "filing", "filings", "filed",
     "disclosed", "document", "documents", "stated",
 }  # fmt: skip
-# what a comparison's lead leaves once its comparing words are gone ("How do", "What are the")
-_COMPARISON_LEAD = frozenset(
-    {"how", "does", "do", "did", "the", "a", "an", "what", "are", "is", "was", "were", "there"}
-)
-_WH = frozenset({"what", "which", "who", "whom", "how", "when", "where", "why", "whether"})
-_QUESTION_LEAD = {
-    "what", "which", "who", "how", "when", "where", "why", "did", "does", "do", "is", "are",
-    "was", "were", "has", "have", "had", "can", "could", "will", "would", "should",
-}  # fmt: skip
-
 Token = str  # a word, a punctuation mark "," / ";", or a period placeholder "\x00<i>"
 
 
@@ -305,104 +296,11 @@ def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ())
     return out[: max(1, max_queries)] if out else [question.strip()]
 
 
-def entity_metric_questions(query: str, max_subtasks: int) -> list[str]:
-    """A comparison of several entities: one question per entity x metric, each naming its
-    entity and the query's periods (one per entity, metrics joined, when that is too many)."""
-    q = analyze(query)
-    if q.shape != "comparison" or len(q.entities) < 2 or not q.metrics:
-        return []
-    spans = [p.text for p in q.periods]
-    when = ", ".join(spans[:-1]) + f" and {spans[-1]}" if len(spans) > 1 else "".join(spans)
-    tail = f" in {when}?" if when else " in the latest quarter?" if q.latest else "?"
-    if len(q.entities) * len(q.metrics) <= max(1, max_subtasks):
-        return [f"What was {e}'s {m}{tail}" for e in q.entities for m in q.metrics]
-    joined = (
-        ", ".join(q.metrics[:-1]) + f" and {q.metrics[-1]}" if len(q.metrics) > 1 else q.metrics[0]
-    )
-    return [f"What were {e}'s {joined}{tail}" for e in q.entities][: max(1, max_subtasks)]
-
-
-def _own(text: str, names: tuple[str, ...]) -> str:
-    """ "their" becomes "its" in a sub-question that names one of the query's entities."""
-    if sum(bool(re.search(rf"\b{re.escape(n)}\b", text)) for n in names) != 1:
-        return text
-    return re.sub(r"\btheir\b", "its", re.sub(r"\bTheir\b", "Its", text))
-
-
-_PREPOSITIONS = frozenset({"in", "of", "for", "during", "at", "on", "from", "by", "to", "across"})
-
-
-def _verb(words: list[Token], past: bool) -> str:
-    """ "was"/"is", or "were"/"are" when the phrase's head noun (its last word before a
-    preposition or a period) is plural: "What were iPhone net sales", "What was revenue"."""
-    head = ""
-    for w in words:
-        if _is_period(w) or w.lower() in _PREPOSITIONS:
-            break
-        head = w.lower()
-    plural = len(head) > 3 and head.endswith("s") and not head.endswith(("ss", "us", "is"))
-    return ("were" if plural else "was") if past else ("are" if plural else "is")
-
-
-def sub_questions(query: str, max_subtasks: int) -> list[str]:
-    """One question per resolved coordination when each names its entity, else one per entity x
-    metric of a comparison (each naming its entity and period); the query when nothing splits."""
-    tokens, periods = tokenize(query)
-    names = analyze(query).entities
-    variants = expand(tokens)
-    named = all(any(n in render(v, periods) for n in names) for v in variants)
-    # the coordination's own wording when it names every entity and fits the cap, else one
-    # question per entity (x metric), so no entity is cut off by the cap
-    planned = entity_metric_questions(query, max_subtasks)
-    if planned and (not named or len(variants) > max(1, max_subtasks)):
-        return planned
-    if len(variants) <= 1:
-        return [query.strip()]
-    lowered = {t.lower() for t in tokens}
-    # "the differences between X and Y" compares as "compare" does: each side gets its own
-    # question, not the comparison's wording with the comparison cut out ("What are the Ray")
-    comparative = bool(lowered & _COMPARE_WORDS) or bool(
-        lowered & {"difference", "differences"} and "between" in lowered
-    )
-    # a question keeps its own opening in every sub-question ("In Q2 2023, did ...", "Has X
-    # announced ..."); one whose opening a split would cut or prefix is not split
-    asked = (
-        query.strip().endswith("?")
-        or bool(lowered & _WH)
-        or tokens[0].lower() in _PREPOSITIONS | _CLAUSE  # "For X, analyze ..."
-    )
-    found = find_coordination(tokens)
-    names_sides = found is not None and all(c and c[0] != c[0].lower() for c in found[2])
-    if asked and comparative and not names_sides:  # clauses: "how does X compare with Y and Z"
-        return planned or [query.strip()]
-    # "For X, analyze Y." stays a request; a comparison's sides become questions
-    end = "." if query.strip().endswith(".") and not comparative else "?"
-    out: list[str] = []
-    for v in variants:
-        drop = _COMPARE_WORDS | {"between", "difference", "differences"} if comparative else set()
-        words = [t for t in v if t.lower() not in drop]
-        if comparative:
-            while words and words[0].lower() in _COMPARISON_LEAD:
-                words = words[1:]
-        text = render(words, periods)
-        if asked and not comparative:
-            if not words or words[0].lower() != tokens[0].lower():
-                return planned or [query.strip()]
-        elif not words or words[0].lower() not in _QUESTION_LEAD:
-            if words and words[0].lower() in _QUERY_STOP:
-                text = text[:1].lower() + text[1:]
-            text = f"What {_verb(words, bool(periods))} {text}"
-        out.append(_own(text.rstrip(" ?.") + end, names))
-    out = dedupe(out)
-    return out[: max(1, max_subtasks)]
-
-
 __all__ = [
     "dedupe",
     "expand",
     "find_coordination",
     "keywords",
     "search_queries",
-    "sub_questions",
     "tokenize",
 ]

@@ -176,14 +176,17 @@ def test_deep_review_plan_ctrl_c_then_resume(small_corpus: Path, tmp_path: Path)
         "run", DEEP, "--mode", "Deep", "--review-plan", "--corpus", str(small_corpus), "--json",
         cwd=tmp_path, pipe_stdout=True, **slow,
     )  # fmt: skip
-    term.expect(r"1\. What are ACME Corp sales\?\s+\[k\]eep, \[d\]rop or \[e\]dit")
+    # the plan leads with the whole question (researched as quick mode does), then its parts
+    term.expect(r"1\. Compare ACME Corp sales, Globex Inc revenue and ACME dividend\s+\[k\]eep")
+    term.send("d\r")
+    term.expect(r"2\. What are ACME Corp sales\?\s+\[k\]eep, \[d\]rop or \[e\]dit")
     term.send("x\r")
     term.expect(r"Please answer k \(keep\), d \(drop\) or e \(edit\)")
     term.expect(r"\[k\]eep, \[d\]rop or \[e\]dit")  # asked again, not taken as keep
     term.send("k\r")
-    term.expect(r"2\. What is Globex Inc revenue\?\s+\[k\]eep")
+    term.expect(r"3\. What is Globex Inc revenue\?\s+\[k\]eep")
     term.send("d\r")
-    term.expect(r"3\. What is ACME dividend\?\s+\[k\]eep")
+    term.expect(r"4\. What is ACME dividend\?\s+\[k\]eep")
     term.send("\r")
     term.expect(r"Add a sub-question")
     term.send("\r")

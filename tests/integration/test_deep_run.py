@@ -19,7 +19,7 @@ from deepresearch.schemas import Evaluation
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
-QUERY = "Compare ACME Corp sales, Globex Inc revenue, ACME dividend, Globex expansion and ACME factories"
+QUERY = "What were ACME Corp sales, Globex Inc revenue, ACME dividend and Globex expansion?"
 
 
 def events_of(run_id: str, state: Path) -> list[dict[str, Any]]:

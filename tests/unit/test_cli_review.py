@@ -167,12 +167,28 @@ def test_plan_command_prints_yaml_that_run_accepts(
     from deepresearch.run.plan_file import parse_plan
 
     items = parse_plan(text, "stdout", 5)
-    assert len(items) == 2 and any("Microsoft" in q for q in items)
+    # the whole question first (researched as quick mode does), then one per company
+    assert len(items) == 3 and items[0] == "Compare Apple and Microsoft revenue in 2023"
+    assert any("Microsoft" in q for q in items[1:])
     target = work["tmp"] / "agenda.yaml"
     assert (
         run_cli("plan", "Compare Apple and Microsoft revenue in 2023", "--output", str(target)) == 0
     )
     assert parse_plan(target.read_text(), "f", 5) == items
+
+
+def test_plan_command_says_on_stderr_when_the_question_stays_whole(
+    work: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A question the planner cannot split is planned alone, and the user is told why."""
+    from deepresearch.run.plan_file import parse_plan
+
+    query = "What does the -v option do and when should it be used?"
+    assert run_cli("plan", query) == 0
+    captured = capsys.readouterr()
+    assert parse_plan(captured.out, "stdout", 5) == (query,)
+    assert "Not split into sub-questions: researched whole, as quick mode does" in captured.err
+    assert "two clauses" in captured.err
 
 
 def test_choices_are_taken_in_any_case(

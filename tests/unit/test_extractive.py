@@ -24,7 +24,7 @@ from deepresearch.llm_messages import (
 )
 from deepresearch.providers.llm.extractive import NO_PASSAGE, ExtractiveLLM
 from deepresearch.providers.llm.registry import KNOWN_LLM_PROVIDERS, build_llm
-from deepresearch.providers.llm.rules import search_queries, sub_questions
+from deepresearch.providers.llm.rules import search_queries
 from deepresearch.schemas import Finding, ReportSection
 
 PDF = Path(__file__).resolve().parents[3] / "shared/data/sec-10q/docs/2023 Q3 AAPL.pdf"
@@ -173,28 +173,25 @@ def test_query_rules_general() -> None:
 
 
 async def test_plan_complexity() -> None:
+    """A split plan is the whole question first (researched as quick mode does), then its
+    parts; a question that does not split is planned alone, with why."""
     one = PlanDraft.model_validate_json(await run(PlanTask(query=Q), "planner"))
-    assert one.complexity == 1 and one.sub_questions == (Q,)
-    two = PlanDraft.model_validate_json(
-        await run(PlanTask(query="Compare Apple's net income with Microsoft's in 2022"), "planner")
-    )
-    assert two.complexity == 2
+    assert one.complexity == 1 and one.sub_questions == (Q,) and one.kept_whole
+    compared = "Compare Apple's net income with Microsoft's in 2022"
+    two = PlanDraft.model_validate_json(await run(PlanTask(query=compared), "planner"))
+    assert two.complexity == 2 and not two.kept_whole
     assert two.sub_questions == (
+        compared,
         "What was Apple's net income in 2022?",
         "What was Microsoft's net income in 2022?",
     )
     four = PlanDraft.model_validate_json(
         await run(
-            PlanTask(query="What was the revenue of Apple and Intel in 2022 and 2023?"), "planner"
+            PlanTask(query="What were Apple's and Intel's revenues in 2022 and 2023?"), "planner"
         )
     )
-    assert four.complexity == 3 and len(four.sub_questions) == 4
-    assert all(("2022" in s) != ("2023" in s) for s in four.sub_questions)
-    capped = sub_questions("What was the revenue of Apple and Intel in 2022 and 2023?", 3)
-    assert capped == [  # too many for the cap: one per entity, so no entity is cut off
-        "What was Apple's revenue in 2022 and 2023?",
-        "What was Intel's revenue in 2022 and 2023?",
-    ]
+    assert four.complexity == 3 and len(four.sub_questions) == 5
+    assert all(("2022" in s) != ("2023" in s) for s in four.sub_questions[1:])
 
 
 async def test_evaluator_rule() -> None:
@@ -209,7 +206,8 @@ async def test_evaluator_rule() -> None:
         max_new_subtasks=2,
     )
     ev = json.loads(await run(gap, "evaluator"))
-    assert ev["action"] == "delegate" and ev["new_subtasks"] == ["Intel revenue Q3 2023"]
+    assert ev["action"] == "delegate"  # a whole question, never a keyword string as a heading
+    assert ev["new_subtasks"] == ["What do the sources say about Intel revenue Q3 2023?"]
     assert "Intel" in ev["reason"]
     late = gap.model_copy(update={"round": 3})  # the last round of the budget it was sent
     assert json.loads(await run(late, "evaluator"))["action"] == "synthesize"

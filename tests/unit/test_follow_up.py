@@ -160,18 +160,18 @@ async def test_quick_follow_up_reuses_texts_and_links_the_earlier_report(tmp_pat
 
 async def test_deep_follow_up_researches_only_new_sub_questions(tmp_path: Path) -> None:
     _, _, fetch1, _ = await run_once(
-        tmp_path, "d1", "Widget sales and gadget output in 2024", "deep", URLS[:8]
+        tmp_path, "d1", "What were Widget sales and gadget output in 2024?", "deep", URLS[:8]
     )
-    query = "Widget sales and plant count in 2024"
+    query = "What were Widget sales and plant count in 2024?"
     second, ev2, fetch2, checkpoints = await run_once(
         tmp_path, "d2", query, "deep", URLS[:8], follow_up_of="d1"
     )
     reused = [e["payload"] for e in ev2 if e["type"] == "subtask_reused"]
     assert [(r["question"], r["earlier_subtask"]) for r in reused] == [
-        ("What were Widget sales in 2024?", "t1")
+        ("What were Widget sales in 2024?", "t2")  # t1 was the first run's whole question
     ]
     researched = [e["payload"]["question"] for e in ev2 if e["type"] == "researcher_started"]
-    assert researched == ["What was plant count in 2024?"]
+    assert researched == [query, "What was plant count in 2024?"]
     assert fetch1.fetched and not fetch2.fetched  # every page was read by the first run
     report = read(second.report_path)
     # The reused report's findings are in the new report (the pages never give a plant count,
@@ -189,7 +189,7 @@ async def test_deep_follow_up_researches_only_new_sub_questions(tmp_path: Path) 
         tmp_path, "d2", query, "deep", URLS[:8], follow_up_of="d1", resume=cp
     )
     assert "run_resumed" in [e["type"] for e in ev3] and not fetch3.fetched
-    assert [e["payload"]["subtask"] for e in ev3 if e["type"] == "subtask_reused"] == ["t1"]
+    assert [e["payload"]["subtask"] for e in ev3 if e["type"] == "subtask_reused"] == ["t2"]
     assert resumed.report_path != second.report_path
     assert body_of(read(resumed.report_path)) == body_of(report)
 

@@ -9,7 +9,7 @@ from test_actors_inprocess import ExtractiveLLM, FakeGateway, coordinator
 
 from deepresearch.schemas import SearchResult
 
-QUESTION = "Widget sales, gadget output and plant count in 2024"
+QUESTION = "What were widget sales, gadget output and plant count in 2024?"
 
 
 class Priced(ExtractiveLLM):

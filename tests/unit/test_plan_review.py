@@ -153,10 +153,12 @@ async def test_without_a_plan_the_planner_still_plans() -> None:
     llm = ExtractiveLLM()
     sink = ListSink()
     spawner = LocalSpawner(s, FakeGateway(), UrlPool(), sink, llm, [FakeFetcher()])  # type: ignore[arg-type]
-    req = Request(run_id="r1", query="Widget sales and gadget output in 2024", mode="deep")
+    query = "What were widget sales and gadget output in 2024?"
+    req = Request(run_id="r1", query=query, mode="deep")
     await Coordinator(s, req, sink, llm, spawner, Evaluator(llm)).run()  # type: ignore[arg-type]
     ready = [p for t, p in sink.events if t == "plan_ready"]
-    assert ready[0]["count"] == 2 and "evaluated" in sink.types()
+    # the whole question, then its two parts
+    assert ready[0]["count"] == 3 and "evaluated" in sink.types()
 
 
 def test_request_plan_survives_the_run_record(tmp_path: Path) -> None:
@@ -172,7 +174,7 @@ def test_request_plan_survives_the_run_record(tmp_path: Path) -> None:
 def test_review_plan_on_a_terminal_starts_from_the_planners_agenda(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    answers = iter(["k", "e", "What was Microsoft revenue in fiscal 2023?", ""])
+    answers = iter(["d", "k", "e", "What was Microsoft revenue in fiscal 2023?", ""])
     seen: list[str] = []
 
     def ask(text: str, default: str) -> str:
