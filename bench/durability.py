@@ -66,16 +66,18 @@ def settings_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> A
 
 
 def timed_run(settings: Any) -> float:
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
     prep = driver.prepare(QUERY, "deep", settings)
     start = time.perf_counter()
-    summary = driver.execute(prep)
+    summary = driver.execute(prep, crew=crew)
     assert summary.status == "completed", summary.reason
     return time.perf_counter() - start
 
 
 def interrupted_then_resumed(settings: Any, at_percent: int) -> tuple[float, float, int]:
+    from deepresearch.actors import crew
     from deepresearch.errors import RunInterrupted
     from deepresearch.policies.lifecycle.progress import ProgressState, advance
     from deepresearch.run import driver
@@ -90,13 +92,15 @@ def interrupted_then_resumed(settings: Any, at_percent: int) -> tuple[float, flo
 
     start = time.perf_counter()
     try:
-        driver.execute(prep, on_events, should_stop=lambda: state[0].percent >= at_percent)
+        driver.execute(
+            prep, on_events, should_stop=lambda: state[0].percent >= at_percent, crew=crew
+        )
         raise SystemExit("the run finished before it could be interrupted")
     except RunInterrupted:
         first = time.perf_counter() - start
     resumed = driver.prepare_resume(prep.request.run_id, settings.resolved_state_dir())
     start = time.perf_counter()
-    summary = driver.execute(resumed)
+    summary = driver.execute(resumed, crew=crew)
     assert summary.status == "completed", summary.reason
     return first, time.perf_counter() - start, state[0].percent
 
@@ -143,12 +147,13 @@ def kill_sweep(root: Path, docs: Path, latency: float, points: int) -> dict[str,
     resume each, and count the resumed reports equal to the uninterrupted one."""
     import ray
 
+    from deepresearch.actors import crew
     from deepresearch.reports.markdown import body_of
     from deepresearch.run import driver
 
     flags = flags_for(root, docs, latency, True)
     settings = settings_for(root, docs, latency, True)
-    full = driver.execute(driver.prepare(QUERY, "deep", settings))
+    full = driver.execute(driver.prepare(QUERY, "deep", settings), crew=crew)
     expected = body_of(Path(full.report_path or "").read_text())
     total = len(events_in(settings.resolved_state_dir() / "runs" / full.run_id))
     address = ray.get_runtime_context().gcs_address
@@ -163,7 +168,7 @@ def kill_sweep(root: Path, docs: Path, latency: float, points: int) -> dict[str,
             counts["finished_without_report"] += 1
         if summary["status"] == "interrupted":
             counts["interrupted"] += 1
-            resumed = driver.execute(driver.prepare_resume(run_dir.name, root / "state"))
+            resumed = driver.execute(driver.prepare_resume(run_dir.name, root / "state"), crew=crew)
             report = resumed.report_path
         same = bool(report) and body_of(Path(report).read_text()) == expected
         counts["matched"] += same

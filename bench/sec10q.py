@@ -119,6 +119,7 @@ def make_settings(args: argparse.Namespace, tmp: Path) -> Any:
 def run_one(
     row: dict[str, str], settings: Any, mode: str = "quick", keep: Path | None = None
 ) -> Outcome:
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
     question = row["Question"].strip()
@@ -126,7 +127,7 @@ def run_one(
     started = time.monotonic()
     try:
         prep = driver.prepare(question, mode, settings)
-        summary = driver.execute(prep)
+        summary = driver.execute(prep, crew=crew)
     except Exception as exc:  # one broken question must not end the benchmark
         return Outcome(
             question,

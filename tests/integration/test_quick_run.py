@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from report_checks import find_unresolved
 
+from deepresearch.actors import crew
 from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
@@ -42,7 +43,7 @@ def test_quick_run_writes_a_cited_report(
     )
     assert "extract_failed" in {k for k, _ in prep.warnings}  # broken.pdf skipped, run goes on
     seen: list[Event] = []
-    summary = driver.execute(prep, seen.extend)
+    summary = driver.execute(prep, seen.extend, crew=crew)
 
     assert summary.status == "completed"
     report = Path(summary.report_path or "").read_text()
@@ -131,7 +132,7 @@ def test_invented_citations_never_reach_the_report(small_corpus: Path, make_sett
         }
     )
     prep = driver.prepare("ACME Corp total net sales?", "quick", make_settings(small_corpus))
-    summary = driver.execute(prep, llm=llm)
+    summary = driver.execute(prep, llm=llm, crew=crew)
     report = Path(summary.report_path or "").read_text()
     assert summary.status == "completed"
     assert len(summary.sources) == 1
@@ -147,7 +148,7 @@ def test_deep_run_uses_parallel_researchers_and_shares_the_pool(
     prep = driver.prepare(
         "Compare ACME Corp total net sales and Globex Inc revenue in 2024", "deep", settings
     )
-    summary = driver.execute(prep)
+    summary = driver.execute(prep, crew=crew)
     assert summary.status == "completed"
     events = _events(summary.run_id, tmp_path / "state")
     started = [e for e in events if e["type"] == "researcher_started"]

@@ -25,6 +25,7 @@ import pytest
 import ray
 from cli_env import EXE, cli_env
 
+from deepresearch.actors import crew
 from deepresearch.config.settings import Settings
 from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
@@ -66,14 +67,16 @@ def kill_points(total: int) -> list[int]:
 
 def reference(settings: Settings) -> tuple[str, int]:
     """The uninterrupted run's report body and how many events it logged."""
-    summary = driver.execute(driver.prepare(QUERY, "deep", settings))
+    summary = driver.execute(driver.prepare(QUERY, "deep", settings), crew=crew)
     assert summary.status == "completed", summary.reason
     run_dir = settings.resolved_state_dir() / "runs" / summary.run_id
     return body_of(Path(summary.report_path or "").read_text()), len(events_of(run_dir))
 
 
 def resumed_body(settings: Settings, run_id: str) -> str:
-    summary = driver.execute(driver.prepare_resume(run_id, settings.resolved_state_dir()))
+    summary = driver.execute(
+        driver.prepare_resume(run_id, settings.resolved_state_dir()), crew=crew
+    )
     assert summary.status == "completed", summary.reason
     return body_of(Path(summary.report_path or "").read_text())
 
