@@ -95,10 +95,9 @@ class CrewMember:
             if index in self._load.replaced:  # Ray resubmits the probe once it is back
                 await self.handle.pid.options(max_task_retries=-1).remote()
                 self._load.replaced.discard(index)
-            ref = self.handle.run_holding_tail.remote(self._context, subtask, list(notes), prior)
+            ref = self.handle.run.remote(self._context, subtask, list(notes), prior)
             try:
-                report: ResearcherReport
-                report, tail = await ref
+                report: ResearcherReport = await ref
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
                     ray.cancel(ref)
@@ -109,8 +108,6 @@ class CrewMember:
             raise
         finally:  # the researcher is done with it: the next sub-task need not wait for the log
             self._load.give(index, researchers)
-        if tail:  # after everything the researcher sent, before the report is seen
-            await self._log.append_many(tail)
         return report
 
     async def steer(self, note: str) -> None:
