@@ -15,8 +15,6 @@ import json
 import queue
 import subprocess
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ import httpx
 import pytest
 import ray
 from cli_env import EXE, cli_env
+from run_files import events_of, until
 
 from deepresearch.actors import crew
 from deepresearch.config.settings import Settings
@@ -40,23 +39,6 @@ FLAGS: dict[str, Any] = {
     "ray.crew.name": "sweep-crew",
     "ray.crew.researchers": 2,
 }
-
-
-def until(check: Callable[[], Any], what: str, timeout_s: float = 120.0) -> Any:
-    """Poll the run's files until ``check`` returns something truthy (with a deadline)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"{what}: not within {timeout_s:g} s")
-
-
-def events_of(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "events.jsonl"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [json.loads(x) for x in lines if x.strip().endswith("}")]
 
 
 def kill_points(total: int) -> list[int]:
