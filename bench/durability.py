@@ -136,9 +136,9 @@ def kill_sweep(root: Path, docs: Path, latency: float, points: int) -> dict[str,
     """Kill a run's driver after k events for ``points`` values of k over the whole run,
     resume each, and count the resumed reports equal to the uninterrupted one."""
     import ray
+    from report_checks import body_of
 
     from deepresearch.actors import crew
-    from deepresearch.reports.markdown import body_of
     from deepresearch.run import driver
 
     flags = flags_for(root, docs, latency, True)

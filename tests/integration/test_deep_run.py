@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_checks import find_unresolved
+from report_checks import body_of, find_unresolved
 
 from deepresearch.actors import crew
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 from deepresearch.schemas import Evaluation
 

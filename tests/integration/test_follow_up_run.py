@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_checks import body_of
 
 from deepresearch.actors import crew
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 
 pytestmark = pytest.mark.usefixtures("ray_session")

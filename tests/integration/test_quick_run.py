@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_checks import find_unresolved
+from report_checks import body_of, find_unresolved
 
 from deepresearch.actors import crew
 from deepresearch.llm_messages import (
@@ -20,7 +20,6 @@ from deepresearch.llm_messages import (
     WriteDraft,
 )
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 from deepresearch.schemas import Event
 

@@ -22,11 +22,11 @@ import httpx
 import pytest
 import ray
 from cli_env import EXE, cli_env
+from report_checks import body_of
 from run_files import events_of, until
 
 from deepresearch.actors import crew
 from deepresearch.config.settings import Settings
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 
 pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]

@@ -101,10 +101,9 @@ async def test_deep_run_over_the_fake_web_through_the_driver(
     import asyncio
     import json
 
-    from report_checks import find_unresolved
+    from report_checks import body_of, find_unresolved
 
     from deepresearch.actors import crew
-    from deepresearch.reports.markdown import body_of
     from deepresearch.run import driver
 
     settings = web_settings(tmp_path, {})

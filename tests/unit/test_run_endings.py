@@ -12,12 +12,12 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from report_checks import body_of
 
 from deepresearch.actors import crew
 from deepresearch.cluster import runtime
 from deepresearch.config.settings import RaySettings, Settings, load_settings, overrides_from_flags
 from deepresearch.errors import ClusterError, CorpusError, InputError, LLMUnavailable
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 from deepresearch.schemas import Finding, Report, ReportSection, Request, RunResult, Source
 from deepresearch.storage import runs
