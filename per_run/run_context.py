@@ -233,7 +233,7 @@ class RunSink:
         await self._host.log.remote(self._run_id, "append", type, payload or {})
 
     async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
-        """A burst (type, payload), as ``actors.background`` sends them; the log stamps each as
+        """A burst (type, payload), as ``per_run.latency_hiding.Background`` sends them; the log stamps each as
         it arrives. Bursts of every run this process serves share calls (``HostMail``)."""
         await mail_for(self._host).send(self._run_id, events)
 
