@@ -80,13 +80,14 @@ def _report(summary: RunSummary, as_json: bool) -> None:
 
 
 def _execute(prep: driver.Prepared, as_json: bool) -> None:
+    from deepresearch.actors import crew
     from deepresearch.commands.console import ProgressDisplay
     from deepresearch.run import driver
     from deepresearch.storage import runs
 
     try:
         with ProgressDisplay() as display:
-            summary = driver.execute(prep, display.update)
+            summary = driver.execute(prep, display.update, crew=crew)
     except RunInterrupted:
         if as_json:
             row = {"run_id": prep.request.run_id, "status": "interrupted", "report_path": None}

@@ -13,32 +13,18 @@ retries the sub-tasks it was serving once, as for any crashed researcher.
 from __future__ import annotations
 
 import contextlib
-import zlib
-from dataclasses import dataclass
 from typing import Any
 
 from deepresearch import __version__
 from deepresearch.actors.members import crew_member
 from deepresearch.cluster import runtime
 from deepresearch.config.settings import Settings
+from deepresearch.per_run.run_context import CrewHandles
 
 
 def actor_name(settings: Settings, kind: str, index: int | None = None) -> str:
     base = f"{settings.ray.crew.name}-{__version__}-{kind}"
     return base if index is None else f"{base}-{index}"
-
-
-@dataclass(frozen=True)
-class CrewHandles:
-    hosts: tuple[Any, ...]
-    researchers: tuple[Any, ...]
-    gateway: Any
-    evaluator: Any = None
-    ledger: Any = None
-
-    def host_for(self, run_id: str) -> Any:
-        """A run's host, fixed by its id (stable across drivers, e.g. a resume)."""
-        return self.hosts[zlib.crc32(run_id.encode()) % len(self.hosts)]
 
 
 _joined: dict[tuple[object, ...], CrewHandles] = {}  # per cluster session, crew and members

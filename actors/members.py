@@ -43,7 +43,6 @@ from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, Search
 if TYPE_CHECKING:
     from deepresearch.actors.researcher import Researcher
     from deepresearch.actors.search_gateway import SearchGateway
-    from deepresearch.per_run.latency_hiding import Pending
 
 KEPT_FETCHERS = 16  # fetcher sets (one per distinct corpus/web configuration)
 
@@ -90,28 +89,7 @@ class CrewResearcher:
         notes: Sequence[str] = (),
         prior: PriorWork | None = None,
     ) -> ResearcherReport:
-        report, _ = await self._serve(context, subtask, notes, prior, False)
-        return report
-
-    async def run_holding_tail(
-        self,
-        context: RunContext,
-        subtask: SubTask,
-        notes: Sequence[str] = (),
-        prior: PriorWork | None = None,
-    ) -> tuple[ResearcherReport, list[Pending]]:
-        """``run``; the sub-task's last events come back with its report (``Researcher``): the
-        run host appends them, so the report waits for no round trip to the host."""
-        return await self._serve(context, subtask, notes, prior, True)
-
-    async def _serve(
-        self,
-        context: RunContext,
-        subtask: SubTask,
-        notes: Sequence[str],
-        prior: PriorWork | None,
-        hold_tail: bool,
-    ) -> tuple[ResearcherReport, list[Pending]]:
+        """One sub-task of ``context``'s run; its events are in the run's log when it returns."""
         from deepresearch.actors.researcher import Researcher
 
         researcher = Researcher(
@@ -125,9 +103,7 @@ class CrewResearcher:
         key = (context.run_id, subtask.id)
         self._live[key] = researcher
         try:
-            if hold_tail:
-                return await researcher.run_holding_tail(subtask, notes, prior)
-            return await researcher.run(subtask, notes, prior), []
+            return await researcher.run(subtask, notes, prior)
         finally:
             if self._live.get(key) is researcher:
                 del self._live[key]

@@ -39,7 +39,7 @@ from deepresearch.llm_messages import (
     SourceText,
 )
 from deepresearch.per_run.event_log import EventSink
-from deepresearch.per_run.latency_hiding import Background, Pending
+from deepresearch.per_run.latency_hiding import Background
 from deepresearch.per_run.ports import GatewayPort, PoolPort
 from deepresearch.policies import unsourced
 from deepresearch.policies.lifecycle.progress import expected_steps
@@ -65,9 +65,6 @@ from deepresearch.schemas import (
     Usage,
 )
 
-Held = tuple[ResearcherReport, list[Pending]]  # a report and the events it came ahead of
-EVENT_GATHER_S = 0.1  # events go out in bursts this far apart, not a round trip per step
-
 
 class Researcher(Scraping):
     def __init__(
@@ -84,7 +81,7 @@ class Researcher(Scraping):
         self._gateway = gateway
         self._pool = pool
         self._sink = sink
-        self._out = Background(sink, EVENT_GATHER_S)  # nothing waits for a round trip
+        self._out = Background(sink)  # nothing waits for a round trip
         self._llm = llm
         self._fetchers = list(fetchers)
         self._clock = clock
@@ -139,16 +136,6 @@ class Researcher(Scraping):
     ) -> ResearcherReport:
         """The sub-task's report; every event it emitted is in the log by the time it returns.
         ``prior``: what this sub-task had done before its run was interrupted (a resume)."""
-        report, tail = await self.run_holding_tail(subtask, notes, prior)
-        for type, payload in tail:
-            await self._sink.emit(type, payload)
-        return report
-
-    async def run_holding_tail(
-        self, subtask: SubTask, notes: Sequence[str] = (), prior: PriorWork | None = None
-    ) -> Held:
-        """``run``, but the events not sent when the report is ready come back with it: the
-        caller appends them before anyone sees the report (a round trip fewer)."""
         self._start(subtask, notes, prior)
         try:
             report = await self._run(subtask)
@@ -156,7 +143,8 @@ class Researcher(Scraping):
             with contextlib.suppress(Exception):  # the original error is the one to report
                 await self._out.flush()
             raise
-        return report, await self._out.flush_holding_tail()
+        await self._out.flush()
+        return report
 
     async def _run(self, subtask: SubTask) -> ResearcherReport:
         self._emit(

@@ -31,16 +31,13 @@ from deepresearch.actors.run_models import RunModels
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.per_run.lease import abandoned, watch_lease, written_ending
-from deepresearch.per_run.run_context import LOG_METHODS, POOL_METHODS, RunContext
+from deepresearch.per_run.run_context import LOG_METHODS, POOL_METHODS, RunContext, RunSpec
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.lifecycle import crew_dispatch, partial_pace
 from deepresearch.policies.lifecycle.crew_dispatch import Ticket, pick_researcher
 from deepresearch.schemas import (
     Evaluation,
-    FetchedDoc,
-    FollowUpSeed,
     PriorWork,
-    Request,
     ResearcherReport,
     RunResult,
     SubTask,
@@ -56,30 +53,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 CLOSE_GRACE_S = 600.0  # a finished run whose driver neither closed it nor died (hung) closes then
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything the host needs to open one run (built by the driver)."""
-
-    context: RunContext
-    request: Request
-    run_dir: str
-    researchers: tuple[Any, ...]  # the crew's researcher actors
-    evaluator: Any = None  # the crew's evaluator (deep mode)
-    start_seq: int = 0  # events already in events.jsonl (a resumed run appends after them)
-    doc_caps: tuple[int, int] | None = None
-    warnings: tuple[tuple[str, str], ...] = ()
-    resume: dict[str, Any] | None = None
-    follow_up: FollowUpSeed | None = None  # without its docs: those seed the pool
-    seed_docs: tuple[FetchedDoc, ...] = ()  # a follow-up's earlier texts, a resume's own
-    prior: dict[str, PriorWork] = field(default_factory=dict)  # a resume's unfinished sub-tasks
-
-    def crew(self) -> list[Any]:
-        """Every crew actor that may keep something of this run."""
-        c = self.context
-        members = [*self.researchers, c.gateway, self.evaluator, c.ledger]
-        return [m for m in members if m is not None]
 
 
 def crashed(exc: BaseException) -> bool:
@@ -122,10 +95,9 @@ class CrewMember:
             if index in self._load.replaced:  # Ray resubmits the probe once it is back
                 await self.handle.pid.options(max_task_retries=-1).remote()
                 self._load.replaced.discard(index)
-            ref = self.handle.run_holding_tail.remote(self._context, subtask, list(notes), prior)
+            ref = self.handle.run.remote(self._context, subtask, list(notes), prior)
             try:
-                report: ResearcherReport
-                report, tail = await ref
+                report: ResearcherReport = await ref
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):  # the crew actor stops this sub-task too
                     ray.cancel(ref)
@@ -136,8 +108,6 @@ class CrewMember:
             raise
         finally:  # the researcher is done with it: the next sub-task need not wait for the log
             self._load.give(index, researchers)
-        if tail:  # after everything the researcher sent, before the report is seen
-            await self._log.append_many(tail)
         return report
 
     async def steer(self, note: str) -> None:

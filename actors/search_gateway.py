@@ -231,8 +231,5 @@ class SearchGateway:
                 await self._emit("hit_skipped", provider=name, url=hit.url[:300], reason=problem)
         return kept
 
-    async def breaker_status(self) -> dict[str, str]:
-        return self._breakers.status()
-
     async def calls(self) -> int:
         return self._calls

@@ -35,13 +35,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from printout import show
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the run-file waits the tests use
+from run_files import events_of, until  # noqa: E402
+
+WAIT_S = 300.0
 QUERY = "Compare the revenue of Apple, Amazon, Intel, Microsoft and Nvidia in 2023"
 
 
@@ -66,16 +69,18 @@ def settings_for(root: Path, docs: Path, latency: float, checkpoints: bool) -> A
 
 
 def timed_run(settings: Any) -> float:
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
     prep = driver.prepare(QUERY, "deep", settings)
     start = time.perf_counter()
-    summary = driver.execute(prep)
+    summary = driver.execute(prep, crew=crew)
     assert summary.status == "completed", summary.reason
     return time.perf_counter() - start
 
 
 def interrupted_then_resumed(settings: Any, at_percent: int) -> tuple[float, float, int]:
+    from deepresearch.actors import crew
     from deepresearch.errors import RunInterrupted
     from deepresearch.policies.lifecycle.progress import ProgressState, advance
     from deepresearch.run import driver
@@ -90,31 +95,17 @@ def interrupted_then_resumed(settings: Any, at_percent: int) -> tuple[float, flo
 
     start = time.perf_counter()
     try:
-        driver.execute(prep, on_events, should_stop=lambda: state[0].percent >= at_percent)
+        driver.execute(
+            prep, on_events, should_stop=lambda: state[0].percent >= at_percent, crew=crew
+        )
         raise SystemExit("the run finished before it could be interrupted")
     except RunInterrupted:
         first = time.perf_counter() - start
     resumed = driver.prepare_resume(prep.request.run_id, settings.resolved_state_dir())
     start = time.perf_counter()
-    summary = driver.execute(resumed)
+    summary = driver.execute(resumed, crew=crew)
     assert summary.status == "completed", summary.reason
     return first, time.perf_counter() - start, state[0].percent
-
-
-def events_in(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "events.jsonl"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [json.loads(x) for x in lines if x.strip().endswith("}")]
-
-
-def wait_for(check: Callable[[], Any], timeout_s: float = 300.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise SystemExit("the run did not get there in time")
 
 
 def killed_at(k: int, flags: dict[str, Any], address: str) -> Path:
@@ -129,12 +120,15 @@ def killed_at(k: int, flags: dict[str, Any], address: str) -> Path:
     args = [str(exe), "run", QUERY, "--address", address, "--json"]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        run_dir: Path = wait_for(lambda: next(iter(set(runs.iterdir()) - known), None))
-        wait_for(lambda: len(events_in(run_dir)) >= k or proc.poll() is not None)
+        run_dir: Path = until(
+            lambda: next(iter(set(runs.iterdir()) - known), None), "a run", WAIT_S
+        )
+        until(lambda: len(events_of(run_dir)) >= k or proc.poll() is not None, f"event {k}", WAIT_S)
     finally:
         proc.kill()
         proc.wait()
-    wait_for(lambda: (run_dir / "summary.json").exists())  # the host saw its driver die
+    # the host saw its driver die
+    until((run_dir / "summary.json").exists, "the ending recorded", WAIT_S)
     return run_dir
 
 
@@ -142,28 +136,29 @@ def kill_sweep(root: Path, docs: Path, latency: float, points: int) -> dict[str,
     """Kill a run's driver after k events for ``points`` values of k over the whole run,
     resume each, and count the resumed reports equal to the uninterrupted one."""
     import ray
+    from report_checks import body_of
 
-    from deepresearch.reports.markdown import body_of
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
     flags = flags_for(root, docs, latency, True)
     settings = settings_for(root, docs, latency, True)
-    full = driver.execute(driver.prepare(QUERY, "deep", settings))
+    full = driver.execute(driver.prepare(QUERY, "deep", settings), crew=crew)
     expected = body_of(Path(full.report_path or "").read_text())
-    total = len(events_in(settings.resolved_state_dir() / "runs" / full.run_id))
+    total = len(events_of(settings.resolved_state_dir() / "runs" / full.run_id))
     address = ray.get_runtime_context().gcs_address
     counts = {"kill_points": points, "matched": 0, "interrupted": 0, "finished_without_report": 0}
     for i in range(1, points + 1):
         k = 2 + (total - 2) * i // (points + 1)
         run_dir = killed_at(k, flags, address)
         summary = json.loads((run_dir / "summary.json").read_text())
-        said = any(e["type"] == "run_finished" for e in events_in(run_dir))
+        said = any(e["type"] == "run_finished" for e in events_of(run_dir))
         report = summary.get("report_path")
         if said and not (report and Path(report).is_file()):
             counts["finished_without_report"] += 1
         if summary["status"] == "interrupted":
             counts["interrupted"] += 1
-            resumed = driver.execute(driver.prepare_resume(run_dir.name, root / "state"))
+            resumed = driver.execute(driver.prepare_resume(run_dir.name, root / "state"), crew=crew)
             report = resumed.report_path
         same = bool(report) and body_of(Path(report).read_text()) == expected
         counts["matched"] += same

@@ -105,11 +105,12 @@ def analyse(
 
 
 def ray_run(settings: Any) -> dict[str, float]:
+    from deepresearch.actors import crew
     from deepresearch.run import driver
     from deepresearch.storage.run_dir import RunDir
 
     prep = driver.prepare(QUERY, "deep", settings)
-    summary = driver.execute(prep)
+    summary = driver.execute(prep, crew=crew)
     events = RunDir(prep.run_dir.root).read_events()
     return analyse(
         [(e.ts, e.type, dict(e.payload)) for e in events],

@@ -123,9 +123,10 @@ def make_settings(args: argparse.Namespace, tmp: Path, extra: dict[str, Any] | N
 def ask(question: str, mode: str, settings: Any) -> tuple[Any, str]:
     """One run in this process on the connected Ray, as the CLI runs it: its summary and its
     report's markdown ("" without a report). Raises what the run raises."""
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
-    summary = driver.execute(driver.prepare(question, mode, settings))
+    summary = driver.execute(driver.prepare(question, mode, settings), crew=crew)
     markdown = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""
     return summary, markdown
 

@@ -81,6 +81,7 @@ def make_settings(docs: Path, cache: Path, state: Path, out: Path) -> object:
 
 def quick_run(settings: object) -> tuple[float, float]:
     """(index time inside prepare, whole run time including Ray start and stop)."""
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
     start = time.perf_counter()
@@ -88,7 +89,7 @@ def quick_run(settings: object) -> tuple[float, float]:
     driver.build_index(settings)  # type: ignore[arg-type]
     index_s = time.perf_counter() - t0
     prep = driver.prepare(QUERY, "quick", settings)  # type: ignore[arg-type]
-    summary = driver.execute(prep)
+    summary = driver.execute(prep, crew=crew)
     if summary.status != "completed":
         raise SystemExit(f"quick run ended {summary.status}: {summary.reason}")
     return index_s, time.perf_counter() - start

@@ -414,7 +414,9 @@ def job_run_cmd(query: str, run_id: str, **o: Any) -> None:
         click.echo(jobs.gate_line(run_id, gate_summary(gated, query.strip())))
         click.echo(printable(f"deep-research: {gated.reply}"), err=True)
         raise SystemExit(exit_code(gated)) from None
-    summary = driver.execute(prep, _print_event)
+    from deepresearch.actors import crew
+
+    summary = driver.execute(prep, _print_event, crew=crew)
     report = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""
     click.echo(jobs.report_block(summary, report))
     if summary.status == "no_answer":

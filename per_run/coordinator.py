@@ -169,7 +169,7 @@ class Coordinator:
             case lc.Steer(target, source):
                 if target in self._current and source in self._reports:
                     note = synthesis.steering_note(self._reports[source])
-                    self._sink.submit(_steer(self._current[target], note), "steering")
+                    self._sink.submit(_steer(self._current[target], note))
             case lc.Evaluate(round_no, max_rounds):
                 await self._evaluate(round_no, max_rounds)
             case lc.CancelResearchers(reason):

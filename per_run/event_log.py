@@ -57,7 +57,7 @@ class EventLog:
 
     async def append_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> int:
         """Several events from one emitter in one call and one fsync, in their order (see
-        ``actors.background``); the sequence number of the last one. Each is stamped as it
+        ``per_run.latency_hiding``); the sequence number of the last one. Each is stamped as it
         arrives, never earlier than the one before it, so ``seq`` and ``ts`` order the log alike
         (a stamp taken by the emitter would go back in time whenever a burst arrived late).
 

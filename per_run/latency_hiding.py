@@ -1,28 +1,33 @@
-"""What an actor sends without waiting for the answer, performed in the order it was made.
+"""What an actor sends without waiting for the answer: one ordered queue, performed in order.
 
-A researcher reports each step as an event and hands every document it read to the pool; the
-coordinator checkpoints after every lifecycle step, refreshes the progress file and steers running
-researchers. None of that may hold up the next search or the next step, so ``Background`` takes
-each at once and performs it on a task of its own, one lane per kind of call:
+At run time a ``Background`` is a plain object inside an actor's event loop (a researcher, a
+run host's coordinator and URL pool): its caller hands it work and goes on at once, and one task
+of its own performs that work one item after another, in the order it was made. A researcher
+reports each step as an event and hands every document it read to the pool; the coordinator
+checkpoints after every lifecycle step, refreshes the progress file and steers running
+researchers. None of that may hold up the next search or the next step, and none of it may
+overtake what was made before it: a checkpoint lands after the events that led to it.
 
-- events (``post``, or ``emit`` as an ``EventSink``) go out in emit order; those that pile up while
-  a send is in flight (or within ``gather_s`` of the first) go in one call (``emit_many`` when
-  the sink has it). The EventLog stamps them as they arrive, so ``seq`` and ``ts`` agree;
-- ``submit(call, lane)``: calls whose answer nobody needs, one after another in their lane;
-- ``replace(key, make)``: writes where only the newest matters (a checkpoint, the progress file).
-  A newer one replaces one still waiting with the same key (it holds everything the older one
-  held), and ``make`` runs only when its turn comes, so a superseded write costs nothing.
+- events (``post``, or ``emit`` as an ``EventSink``): adjacent events still waiting go in one
+  call (``emit_many`` when the sink has it); the EventLog stamps them as they arrive, so ``seq``
+  and ``ts`` agree;
+- ``submit(call)``: a call already made (a pool write, a steering note, a checkpoint or file
+  write of the sink), awaited when its turn comes;
+- ``later(make)``: work made only when its turn comes (the progress file's render).
 
 ``check`` raises the first failure so far; ``flush`` waits until everything made so far has
-landed, then does the same (``flush_holding_tail``: but the events not sent yet are returned). An actor killed meanwhile leaves a prefix of what it sent, never a gap.
+landed, then does the same. An actor killed meanwhile leaves a prefix of what it made.
+
+Only the queue pays for itself: lingering for more events, a lane per kind of call, newest-wins
+writes and a held tail riding back with a researcher's report measured within noise each
+(bench/parallel.py); warming the crew (``actors/crew.py``: ``warm``) is what pays at start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import JsonValue
@@ -40,141 +45,80 @@ class BatchSink(Protocol):
     async def emit_many(self, events: list[Pending]) -> None: ...
 
 
-class _Taken:
-    """A call already made (its awaitable exists) waiting for its turn; closed if superseded."""
-
-    def __init__(self, call: Awaitable[Any]) -> None:
-        self._call = call
-
-    def __call__(self) -> Awaitable[Any]:
-        return self._call
-
-    def close(self) -> None:
-        if isinstance(self._call, Coroutine):
-            self._call.close()
-
-
-class _Lane:
-    """Jobs run one at a time, in order; a keyed job replaces a waiting one with its key."""
-
-    def __init__(self) -> None:
-        self._jobs: deque[tuple[str | None, Make]] = deque()
+class Background:
+    def __init__(self, sink: EventSink) -> None:
+        self._sink = sink
+        self._batch = isinstance(sink, BatchSink)  # a protocol check is slow: once per sink
+        # Each item: a list of adjacent events, or work to make and await. The runner pops an
+        # item before performing it, so an event posted meanwhile starts a new list.
+        self._queue: deque[list[Pending] | Make] = deque()
         self._runner: asyncio.Task[None] | None = None
-        self.error: BaseException | None = None
+        self._error: BaseException | None = None
 
-    def push(self, make: Make, key: str | None = None) -> None:
-        for i, (waiting, old) in enumerate(self._jobs):
-            if key is not None and waiting == key:
-                if isinstance(old, _Taken):
-                    old.close()
-                self._jobs[i] = (key, make)
-                break
-        else:
-            self._jobs.append((key, make))
+    def _push(self, item: list[Pending] | Make) -> None:
+        self._queue.append(item)
         if self._runner is None or self._runner.done():
             self._runner = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
-        while self._jobs:
-            _, make = self._jobs.popleft()
+        while self._queue:
+            item = self._queue.popleft()
             try:
-                await make()
+                if isinstance(item, list):
+                    await self._send(item)
+                else:
+                    await item()
             except Exception as exc:  # kept for check/flush: the caller goes on meanwhile
-                self.error = self.error or exc
+                self._error = self._error or exc
 
-    @property
-    def busy(self) -> bool:
-        return self._runner is not None and not self._runner.done()
+    async def _send(self, events: list[Pending]) -> None:
+        if self._batch:
+            await cast(BatchSink, self._sink).emit_many(events)
+        else:
+            for type, payload in events:
+                await self._sink.emit(type, payload)
 
-    async def drain(self) -> None:
-        while self._runner is not None and not self._runner.done():
-            await asyncio.shield(self._runner)  # a cancelled caller still delivers what it made
-
-
-class Background:
-    def __init__(self, sink: EventSink, gather_s: float = 0.0) -> None:
-        self._sink = sink
-        self._batch = isinstance(sink, BatchSink)  # a protocol check is slow: once per sink
-        self._lanes: dict[str, _Lane] = {}
-        self._events: list[Pending] = []
-        self._send_waiting = False
-        # A send after the first waits this long for more events to join it (``flush`` cuts the
-        # wait short): a sub-task's start is seen at once, its progress in bursts.
-        self._gather_s = gather_s
-        self._hurry: asyncio.Event | None = None
-
-    def _lane(self, name: str) -> _Lane:
-        return self._lanes.setdefault(name, _Lane())
-
-    # ------------------------------------------------------------------ events
+    # ------------------------------------------------------------------ what is made
 
     def post(self, type: str, payload: dict[str, JsonValue]) -> None:
-        """Queue an event; it is sent after every event posted before it."""
-        self._events.append((type, payload))
-        if not self._send_waiting:
-            self._send_waiting = True
-            self._lane("events").push(self._send)
-
-    async def _send(self) -> None:
-        if self._gather_s > 0 and self._hurry is not None:  # the first send goes at once
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._hurry.wait(), self._gather_s)
-        elif self._gather_s > 0:
-            self._hurry = asyncio.Event()
-        batch, self._events, self._send_waiting = self._events, [], False
-        if not batch:  # taken by ``flush_holding_tail``
-            return
-        if self._batch:
-            await cast(BatchSink, self._sink).emit_many(batch)
+        """Queue an event; it is sent after everything made before it."""
+        last = self._queue[-1] if self._queue else None
+        if isinstance(last, list):
+            last.append((type, payload))
         else:
-            for type, payload in batch:
-                await self._sink.emit(type, payload)
+            self._push([(type, payload)])
 
     async def emit(self, type: str, payload: dict[str, JsonValue] | None = None) -> None:
         """``EventSink.emit`` that returns at once (the event goes out in order)."""
         self.post(type, dict(payload or {}))
 
-    # ------------------------------------------------------------------ other calls
+    def submit(self, call: Awaitable[Any]) -> None:
+        """Await ``call`` after everything made before it."""
+        self._push(lambda: call)
 
-    def submit(self, call: Awaitable[Any], lane: str = "calls") -> None:
-        """Perform ``call`` after the calls submitted to ``lane`` before it."""
-        self._lane(lane).push(_Taken(call))
-
-    def replace(self, key: str, make: Make) -> None:
-        """Newest wins: ``make()`` replaces a waiting write with the same key (its own lane)."""
-        self._lane(key).push(make, key)
+    def later(self, make: Make) -> None:
+        """Make and await ``make()`` when its turn comes."""
+        self._push(make)
 
     async def checkpoint(self, data: dict[str, Any]) -> None:
-        """``EventSink.checkpoint`` in the background, newest wins. The sink's call is made now
-        (a sink may note what it was given) and awaited when its turn comes."""
-        self.replace("checkpoint", _Taken(self._sink.checkpoint(data)))
+        """``EventSink.checkpoint`` in order. The sink's call is made now (a sink may note what
+        it was given) and awaited when its turn comes."""
+        self.submit(self._sink.checkpoint(data))
 
     async def write_text(self, name: str, text: str) -> None:
-        """``EventSink.write_text`` in the background, newest wins per file."""
-        self.replace(name, _Taken(self._sink.write_text(name, text)))
+        """``EventSink.write_text`` in order."""
+        self.submit(self._sink.write_text(name, text))
 
     # ------------------------------------------------------------------ outcomes
 
     def check(self) -> None:
         """Raise the first failure so far (once)."""
-        for lane in self._lanes.values():
-            error, lane.error = lane.error, None
-            if error is not None:
-                raise error
-
-    async def flush_holding_tail(self) -> list[Pending]:
-        """``flush``, except for the events no send has taken yet: they are returned instead, to
-        travel with the caller's answer; its receiver appends them, after everything flushed
-        here (one round trip fewer at the end of a sub-task)."""
-        tail, self._events = self._events, []
-        await self.flush()
-        return tail
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
 
     async def flush(self) -> None:
         """Wait until everything made so far has landed; then ``check``."""
-        if self._hurry is not None:
-            self._hurry.set()  # from now on, sends go at once
-        while any(lane.busy for lane in self._lanes.values()):
-            for lane in list(self._lanes.values()):
-                await lane.drain()
+        while self._runner is not None and not self._runner.done():
+            await asyncio.shield(self._runner)  # a cancelled caller still delivers what it made
         self.check()

@@ -45,10 +45,10 @@ class LogDocs:
         self._out = Background(LocalSink(events))
 
     def save_docs(self, docs: Sequence[FetchedDoc]) -> None:
-        self._out.submit(self._log.append_docs(list(docs)), "docs")
+        self._out.submit(self._log.append_docs(list(docs)))
 
     def save_searches(self, records: Sequence[SearchRecord]) -> None:
-        self._out.submit(self._log.append_searches(list(records)), "searches")
+        self._out.submit(self._log.append_searches(list(records)))
 
     async def flush(self) -> None:
         """Every batch saved so far is written (or failed: a follow-up only loses out)."""

@@ -38,8 +38,8 @@ class ProgressFile:
         self._every_s = every_s or (lambda: partial_pace.EVERY_S)  # ``partial_pace.interval``
         self._reports = reports
         self._min_support = min_support
-        self._sink = sink  # events and the render's turn (newest wins)
-        self._log = log  # the file itself is written from the background lane
+        self._sink = sink  # events and the render's turn, in order
+        self._log = log  # the file itself is written when the render's turn comes
         self._clock = clock
         self._pace = partial_pace.Pace()
         self._timer: asyncio.TimerHandle | None = None
@@ -53,14 +53,14 @@ class ProgressFile:
             if self._timer is not None:  # this render shows what the due one would have
                 self._timer.cancel()
                 self._timer = None
-            self._sink.replace(NAME, self._write)
+            self._sink.later(self._write)
         elif delay is not None:
             self._timer = asyncio.get_running_loop().call_later(delay, self._due)
 
     def _due(self) -> None:
         self._timer = None
         self._pace = partial_pace.rendered(self._clock())
-        self._sink.replace(NAME, self._write)
+        self._sink.later(self._write)
 
     def render_due_now(self) -> None:
         """The run ends: a render still due is asked for now (flushing the sink writes it)."""

@@ -4,12 +4,15 @@ Crew actors (``actors/members.py``) serve many runs at once, so nothing about a 
 constructor: every call carries the run's ``RunContext`` (its id, settings, keys, and the handles
 of the run host that holds its URL pool and event log). Keys travel as ``SecretStr`` and are
 only unwrapped where a provider is built; a context never reaches an event, a log or a file.
+The crew's handles (``CrewHandles``) and what opening a run takes (``RunSpec``) are plain data
+here too: the driver builds them without importing an actor (``run/driver.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import pickle
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +23,15 @@ from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
 from deepresearch.llm_messages import LLMReply
 from deepresearch.providers.llm.base import LLMProvider
 from deepresearch.providers.llm.registry import LLMKeys
-from deepresearch.schemas import FetchedDoc, Role, SearchRecord, SearchResult
+from deepresearch.schemas import (
+    FetchedDoc,
+    FollowUpSeed,
+    PriorWork,
+    Request,
+    Role,
+    SearchRecord,
+    SearchResult,
+)
 
 # What a run host answers for a run's log and pool (nothing else is reachable by name).
 LOG_METHODS = frozenset({"append", "append_many", "checkpoint", "write_text", "wait", "events"})
@@ -72,6 +83,45 @@ class RunContext:
             blobs = (run, pickle.dumps((self.host, self.gateway, self.ledger)))
             object.__setattr__(self, "_blob", blobs)
         return (_revive, (self.run_id, *blobs, self.llm))
+
+
+@dataclass(frozen=True)
+class CrewHandles:
+    """The crew's actor handles, as ``actors/crew.py`` joins them."""
+
+    hosts: tuple[Any, ...]
+    researchers: tuple[Any, ...]
+    gateway: Any
+    evaluator: Any = None
+    ledger: Any = None
+
+    def host_for(self, run_id: str) -> Any:
+        """A run's host, fixed by its id (stable across drivers, e.g. a resume)."""
+        return self.hosts[zlib.crc32(run_id.encode()) % len(self.hosts)]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything a run host needs to open one run (built by the driver)."""
+
+    context: RunContext
+    request: Request
+    run_dir: str
+    researchers: tuple[Any, ...]  # the crew's researcher actors
+    evaluator: Any = None  # the crew's evaluator (deep mode)
+    start_seq: int = 0  # events already in events.jsonl (a resumed run appends after them)
+    doc_caps: tuple[int, int] | None = None
+    warnings: tuple[tuple[str, str], ...] = ()
+    resume: dict[str, Any] | None = None
+    follow_up: FollowUpSeed | None = None  # without its docs: those seed the pool
+    seed_docs: tuple[FetchedDoc, ...] = ()  # a follow-up's earlier texts, a resume's own
+    prior: dict[str, PriorWork] = field(default_factory=dict)  # a resume's unfinished sub-tasks
+
+    def crew(self) -> list[Any]:
+        """Every crew actor that may keep something of this run."""
+        c = self.context
+        members = [*self.researchers, c.gateway, self.evaluator, c.ledger]
+        return [m for m in members if m is not None]
 
 
 KEPT_CONTEXTS = 512  # decoded contexts a process keeps at most
@@ -183,7 +233,7 @@ class RunSink:
         await self._host.log.remote(self._run_id, "append", type, payload or {})
 
     async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
-        """A burst (type, payload), as ``actors.background`` sends them; the log stamps each as
+        """A burst (type, payload), as ``per_run.latency_hiding.Background`` sends them; the log stamps each as
         it arrives. Bursts of every run this process serves share calls (``HostMail``)."""
         await mail_for(self._host).send(self._run_id, events)
 

@@ -292,12 +292,6 @@ def render(report: Report, footer: Footer, resolved: ResolvedReport | None = Non
     return render_body(report, resolved) + FOOTER_RULE + "\n" + footer_text + "\n"
 
 
-def body_of(markdown: str) -> str:
-    """The comparable part of a rendered report: the text above the final ``---`` rule."""
-    cut = markdown.rfind(FOOTER_RULE)
-    return markdown if cut < 0 else markdown[: cut + 1]
-
-
 def source_entries(
     report: Report, resolved: ResolvedReport | None = None
 ) -> tuple[SourceEntry, ...]:

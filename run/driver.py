@@ -2,8 +2,10 @@
 
 Every check that can fail on bad input (query, providers, corpus, output and state directories)
 happens in ``prepare`` before Ray starts, so bad input costs milliseconds and never leaves a
-half-started run behind. ``execute`` then opens the run on the crew (``actors/crew.py``) and follows its
-event stream while the Coordinator works.
+half-started run behind. ``execute`` then opens the run on the crew and follows its event stream
+while the Coordinator works. The crew (``actors/crew.py``) is passed in by whoever starts the run
+(CLI, service, MCP, a Ray job): the driver sees it only as a ``Crew`` and imports no actor, so the
+actors' machinery is not a floor beneath every run's driver.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import JsonValue
 
 from deepresearch.cluster import runtime
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError, InputError, RunInterrupted
+from deepresearch.per_run.run_context import CrewHandles, RunContext, RunSpec
 from deepresearch.policies.gate.intent import Intent
 from deepresearch.policies.lifecycle.prior_work import ResumeWork, resume_work
 from deepresearch.policies.synthesis import synthesis
@@ -39,9 +42,15 @@ from deepresearch.storage.output_dir import check_output_dir
 from deepresearch.storage.report_path import default_directory, report_name
 from deepresearch.storage.run_dir import RunDir, create_exclusive, new_run_id
 
-if TYPE_CHECKING:
-    from deepresearch.actors.crew import CrewHandles
-    from deepresearch.actors.run_host import RunSpec
+
+class Crew(Protocol):
+    """The crew as the driver uses it: ``actors/crew.py`` (the module itself) in every program."""
+
+    def join(
+        self, settings: Settings, *, detached: bool, evaluator: bool = ..., ledger: bool = ...
+    ) -> CrewHandles: ...
+
+    def forget(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -222,9 +231,6 @@ def prepare_resume(run_id: str, state_dir: Path) -> Prepared:
 def run_spec(prep: Prepared, handles: CrewHandles, llm: LLMProvider | None) -> RunSpec:
     """What the run's host needs to open it: the prepared run and the crew's handles; keys
     travel as ``SecretStr`` in the run's context."""
-    from deepresearch.actors.run_host import RunSpec
-    from deepresearch.per_run.run_context import RunContext
-
     seed = prep.seed
     fu = prep.settings.follow_up
     context = RunContext(
@@ -264,8 +270,10 @@ def execute(
     on_events: Callable[[list[Event]], None] | None = None,
     llm: LLMProvider | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    *,
+    crew: Crew,
 ) -> RunSummary:
-    """Run ``prep`` on the cluster's crew (local or joined Ray) and write the report file.
+    """Run ``prep`` on the cluster's ``crew`` (local or joined Ray) and write the report file.
 
     The run's own state (coordinator, URL pool, event log) is opened on a crew run host and
     closed at the end; the crew itself stays for the next run (``actors/crew.py``). Without
@@ -273,8 +281,6 @@ def execute(
     ``should_stop`` is polled a few times a second; when it says so (a service cancelling a run),
     the run stops exactly as on Ctrl-C: ``RunInterrupted``, checkpoint kept, resumable.
     Every ending writes ``summary.json`` with an honest status (a failure is ``failed``)."""
-    from deepresearch.actors import crew
-
     connection: runtime.Connection | None = None
     host: Any = None
     run_id = prep.request.run_id

@@ -201,7 +201,7 @@ async def list_runs(request: web.Request) -> web.Response:
     rows = []
     for row in runs.list_runs(manager.state_dir):
         data = asdict(row)
-        if manager.is_active(row.run_id) and data["status"] not in sse.TERMINAL:
+        if manager.is_active(row.run_id) and data["status"] not in runs.ENDED:
             data["status"] = "running"
         elif row.run_id in manager.failures:
             data["status"] = "failed"

@@ -88,6 +88,7 @@ def run_research(
 
     The tool's ``corpus`` comes from whatever model drives the client, so it is held to the same
     ``service.corpus_roots`` as the HTTP service's (CorpusRefused outside them)."""
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
     if corpus is not None:
@@ -98,7 +99,7 @@ def run_research(
     prep = driver.prepare(query, mode, settings)
     if ray_once is not None:
         ray_once.ensure()
-    summary = driver.execute(prep, on_events)
+    summary = driver.execute(prep, on_events, crew=crew)
     report = Path(summary.report_path).read_text("utf-8") if summary.report_path else ""
     return summary, report
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from deepresearch.actors import crew
 from deepresearch.config.settings import Settings
 from deepresearch.errors import RunInterrupted
 from deepresearch.providers.llm.base import LLMProvider
@@ -124,7 +125,9 @@ class RunManager:
     async def _execute(self, prep: driver.Prepared, stop: threading.Event, started: float) -> None:
         run_id = prep.request.run_id
         deadline = prep.settings.run.max_time_s + self.settings.service.deadline_grace_s
-        work = functools.partial(driver.execute, prep, llm=self._llm, should_stop=stop.is_set)
+        work = functools.partial(
+            driver.execute, prep, llm=self._llm, should_stop=stop.is_set, crew=crew
+        )
         running = await within(in_thread(work, f"run-{run_id}"), deadline)
         if running is None:
             stop.set()  # if it ever wakes up it stops; its slot is free already

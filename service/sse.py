@@ -20,8 +20,6 @@ from deepresearch.storage import runs
 from deepresearch.storage.run_dir import RunDir
 
 HEARTBEAT = b": keep-alive\n\n"
-TERMINAL = ("completed", "no_answer", "interrupted", "failed")
-REPORTED = ("completed", "no_answer")  # endings the driver follows with run_finished
 
 
 def format_event(event: Event) -> bytes:
@@ -85,7 +83,7 @@ def _poll(run_dir: RunDir, cursor: _Cursor) -> list[Event]:
 def _settled_status(run_dir: RunDir, is_active: Callable[[], bool]) -> str | None:
     """The final status once the run is over (summary written, or nobody is running it)."""
     summary = runs.read_summary(run_dir)
-    if summary is not None and summary.status in TERMINAL:
+    if summary is not None and summary.status in runs.ENDED:
         return summary.status
     if is_active():
         return None
@@ -107,9 +105,10 @@ async def stream(
     is_active: Callable[[], bool],
     heartbeat_s: float = 10.0,
     poll_s: float = 0.2,
-    settle_s: float = 15.0,
+    settle_s: float = runs.SETTLE_S,
 ) -> web.StreamResponse:
-    """Send events after ``after`` as they are appended, heartbeats between, ``end`` at the end."""
+    """Send events after ``after`` as they are appended, heartbeats between, ``end`` when
+    ``runs.stream_ended`` says so."""
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -121,35 +120,22 @@ async def stream(
     loop = asyncio.get_running_loop()
     cursor = _Cursor(after)
     last_write = loop.time()
-    finished_at: float | None = None
-    settled_at: float | None = None
-    finished_status = "completed"
+    over_at: float | None = None  # when the stream first saw the run over
+    finished: str | None = None
     try:
         while True:
             status, fresh = await asyncio.to_thread(_look, run_dir, cursor, is_active)
             for event in fresh:
                 await response.write(format_event(event))
                 last_write = loop.time()
-                if event.type == "run_finished" and finished_at is None:
-                    finished_at = loop.time()
-                    finished_status = str(event.payload.get("status", "completed"))
-            # A run that reached its report says run_finished just after summary.json (the log
-            # says completed only once the report is on disk): wait for it, up to settle_s.
-            awaited = status in REPORTED and finished_at is None
-            if status is not None and not fresh and not awaited:
-                await response.write(format_end(status))
-                break
-            if awaited and settled_at is None:
-                settled_at = loop.time()
-            if (
-                settled_at is not None
-                and finished_at is None
-                and loop.time() - settled_at > settle_s
-            ):
-                await response.write(format_end(str(status)))  # run_finished never came
-                break
-            if finished_at is not None and loop.time() - finished_at > settle_s:
-                await response.write(format_end(finished_status))  # summary slow to appear
+                if event.type == "run_finished" and finished is None:
+                    finished = str(event.payload.get("status", "completed"))
+            if over_at is None and (status is not None or finished is not None):
+                over_at = loop.time()
+            over_s = 0.0 if over_at is None else loop.time() - over_at
+            ended = None if fresh else runs.stream_ended(status, finished, over_s, settle_s)
+            if ended is not None:
+                await response.write(format_end(ended))
                 break
             if loop.time() - last_write >= heartbeat_s:
                 await response.write(HEARTBEAT)

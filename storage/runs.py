@@ -214,6 +214,31 @@ def prune(state_dir: Path, older_than_s: float, now: float) -> list[str]:
     return removed
 
 
+ENDED = ("completed", "no_answer", "interrupted", "failed")  # a summary's final statuses
+REPORTED = ("completed", "no_answer")  # endings the driver follows with run_finished
+SETTLE_S = 15.0  # how long a stream waits for the second half of a reported ending
+
+
+def stream_ended(
+    status: str | None, finished: str | None, over_s: float, settle_s: float = SETTLE_S
+) -> str | None:
+    """The one rule for the end of a run's event stream (the service's SSE, ``attach``): the
+    status the stream ends with, or None while it goes on. A pure function.
+
+    ``status`` is the run's ending as last read (None while it may still be going); ``finished``
+    what ``run_finished`` said, once the stream has seen it; ``over_s`` how long since the stream
+    first saw either. A reported run (completed, no answer) writes its summary, then says
+    ``run_finished`` (the log says completed only once the report is on disk): the stream waits
+    for both, or ``settle_s`` for the one missing. Any other ending (failed, interrupted,
+    stopped) has no ``run_finished`` to wait for: the stream ends at once."""
+    if status is not None and (finished is not None or status not in REPORTED):
+        return status
+    ending = status if status is not None else finished
+    if ending is not None and over_s > settle_s:
+        return ending
+    return None
+
+
 def follow(
     state_dir: Path,
     run_id: str,
@@ -221,23 +246,28 @@ def follow(
     sleep: Callable[[float], None] = time.sleep,
     idle_timeout_s: float = 600.0,
 ) -> str:
-    """Print a run's events as they are appended until it ends; returns its final status."""
+    """Print a run's events as they are appended until it ends (``stream_ended``); returns its
+    final status. A run with no summary that logs nothing for ``idle_timeout_s`` (its driver
+    gone without a word) ends the stream with ``status_of``."""
     run_dir = open_run(state_dir, run_id)
-    seen = 0
-    idle = 0.0
+    seen, idle, over = 0, 0.0, 0.0
+    finished: str | None = None
     while True:
+        summary = read_summary(run_dir)  # before reading: nothing appended before it is missed
         events = run_dir.read_events()
         for event in events[seen:]:
             on_event(event)
             if event.type == "run_finished":
-                return status_of(run_dir)
-        if len(events) > seen:
-            idle = 0.0
+                finished = str(event.payload.get("status", "completed"))
+        fresh = len(events) > seen
         seen = len(events)
-        summary = read_summary(run_dir)
-        if summary is not None and summary.status == "interrupted":
-            return summary.status
+        status = summary.status if summary is not None and summary.status in ENDED else None
+        if not fresh:
+            ended = stream_ended(status, finished, over)
+            if ended is not None:
+                return ended
         if idle >= idle_timeout_s:
             return status_of(run_dir)
         sleep(0.5)
-        idle += 0.5
+        idle = 0.0 if fresh else idle + 0.5
+        over += 0.5 if status is not None or finished is not None else 0.0

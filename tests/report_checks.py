@@ -1,11 +1,19 @@
-"""A check of a rendered report that only tests make: citation numbers that point at no listed
-source."""
+"""Checks of a rendered report that only tests (and benches) make: the part two runs' reports
+must share, and citation numbers that point at no listed source."""
 
 from __future__ import annotations
 
 import re
 
 from deepresearch.policies.verification.citations import NUMERIC_MARKER
+from deepresearch.reports.markdown import FOOTER_RULE
+
+
+def body_of(markdown: str) -> str:
+    """The comparable part of a rendered report: the text above the final ``---`` rule."""
+    cut = markdown.rfind(FOOTER_RULE)
+    return markdown if cut < 0 else markdown[: cut + 1]
+
 
 _CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
 _LINK = re.compile(r"(?<!\\)\[[^\[\]\n]*\]\([^)\n]*\)")

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli_env import EXE, cli_env
-from report_checks import find_unresolved
-
-from deepresearch.reports.markdown import body_of
+from report_checks import body_of, find_unresolved
 
 
 def cli(

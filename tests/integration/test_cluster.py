@@ -20,6 +20,7 @@ SCRIPT = r"""
 import json, sys
 from pathlib import Path
 from ray.cluster_utils import Cluster
+from deepresearch.actors import crew
 from deepresearch.run import driver
 from deepresearch.config.settings import load_settings, overrides_from_flags
 
@@ -45,7 +46,7 @@ try:
     settings = load_settings(None, overrides_from_flags(flags), env={})
     prep = driver.prepare("Compare ACME Corp and Globex Inc revenue in Q1 2024", "deep", settings)
     events = []
-    summary = driver.execute(prep, events.extend)
+    summary = driver.execute(prep, events.extend, crew=crew)
     print(json.dumps({
         "status": summary.status,
         "report": summary.report_path,

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from deepresearch.actors import crew
 from deepresearch.run import driver
 from deepresearch.schemas import Event
 
@@ -34,7 +35,7 @@ def test_killed_researcher_is_retried_and_the_run_completes(
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
 
-    summary = driver.execute(prep, on_events)
+    summary = driver.execute(prep, on_events, crew=crew)
     assert killed
     assert summary.status == "completed"
     lines = (tmp_path / "state" / "runs" / summary.run_id / "events.jsonl").read_text()

@@ -66,7 +66,7 @@ async def test_two_runs_at_once_share_the_crew_but_nothing_of_each_other(
                 zip(
                     preps,
                     await asyncio.gather(
-                        *(asyncio.to_thread(driver.execute, p) for p in preps.values())
+                        *(asyncio.to_thread(driver.execute, p, crew=crew) for p in preps.values())
                     ),
                     strict=True,
                 )
@@ -129,7 +129,7 @@ def test_a_killed_search_gateway_is_replaced_and_the_run_finishes(
             os.kill(before, signal.SIGKILL)
             killed.append(before)
 
-    summary = driver.execute(prep, on_events)
+    summary = driver.execute(prep, on_events, crew=crew)
     assert killed
     assert summary.status == "completed", summary.reason
     after = ray.get(handles.gateway.pid.remote())  # the same named actor, a new process

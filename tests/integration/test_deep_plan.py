@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_checks import body_of
 
-from deepresearch.reports.markdown import body_of
+from deepresearch.actors import crew
 from deepresearch.run import driver
 
 pytestmark = pytest.mark.usefixtures("ray_session")
@@ -57,7 +58,7 @@ def headings(report: str) -> list[str]:
 
 
 def run(question: str, mode: str, settings: Any) -> str:
-    summary = driver.execute(driver.prepare(question, mode, settings))
+    summary = driver.execute(driver.prepare(question, mode, settings), crew=crew)
     assert summary.status == "completed", summary
     return body_of(Path(summary.report_path or "").read_text())
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_checks import find_unresolved
+from report_checks import body_of, find_unresolved
 
+from deepresearch.actors import crew
 from deepresearch.providers.llm.extractive import ExtractiveLLM
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 from deepresearch.schemas import Evaluation
 
@@ -55,7 +55,7 @@ def test_parallel_researchers_injection_dedup_and_a_delegate_round(
         delegate=ExtractiveLLM(),
     )
     settings = make_settings(small_corpus, **{"deep.max_parallel": 3})
-    summary = driver.execute(driver.prepare(QUERY, "deep", settings), llm=llm)
+    summary = driver.execute(driver.prepare(QUERY, "deep", settings), llm=llm, crew=crew)
     assert summary.status == "completed"
     events = events_of(summary.run_id, tmp_path / "state")
     assert_in_emit_order(events)
@@ -105,7 +105,7 @@ def test_round_budget_stops_an_evaluator_that_always_delegates(
     llm = ScriptedLLM({"evaluator": replies}, delegate=ExtractiveLLM(), strict=False)
     settings = make_settings(small_corpus, **{"deep.target_rounds": 1, "deep.max_parallel": 3})
     summary = driver.execute(
-        driver.prepare("ACME Corp net sales and dividend", "deep", settings), llm=llm
+        driver.prepare("ACME Corp net sales and dividend", "deep", settings), llm=llm, crew=crew
     )
     assert summary.status == "completed" and summary.limited_by == "rounds"
     events = events_of(summary.run_id, tmp_path / "state")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from deepresearch.actors import crew
 from deepresearch.run import driver
 
 DOCS = Path(__file__).resolve().parents[2] / "../shared/data/sec-10q/docs"
@@ -38,7 +39,7 @@ def test_demo_question_is_answered_with_the_figure(tmp_path: Path, make_settings
         shutil.copy(DOCS / name, corpus / name)
     settings = make_settings(corpus)
     question = "What was Apple's total net sales for the quarter ended July 1, 2023?"
-    summary = driver.execute(driver.prepare(question, "quick", settings))
+    summary = driver.execute(driver.prepare(question, "quick", settings), crew=crew)
     assert summary.status == "completed"
     report = Path(summary.report_path or "").read_text()
     answer = report.split("## Answer", 1)[1].split("\n## ", 1)[0]

@@ -9,13 +9,13 @@ import json
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import ray
 from cli_env import EXE, cli_env
+from run_files import events_of, until, with_event
 
 from deepresearch.actors import crew
 from deepresearch.config.settings import load_settings, overrides_from_flags
@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]
 CREW = "orphan-crew"  # a crew of its own, created by the subprocess driver
 QUERY = "Compare ACME Corp sales, Globex Inc revenue and ACME dividend"
 DROPPED_WITHIN_S = 60.0  # the host used to hold a driverless run for 600 s
+WAIT_S = 180.0
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
@@ -36,23 +37,6 @@ def env_for(tmp_path: Path) -> dict[str, str]:
             "DEEP_RESEARCH_RAY__CREW__RESEARCHERS": "1",
         },
     )
-
-
-def until(check: Callable[[], Any], what: str, timeout_s: float = 180.0) -> Any:
-    """Poll ``check`` until it returns something truthy (the run's files and actors move on
-    their own: this waits on their state, with a deadline)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not within {timeout_s:g} s")
-
-
-def events_of(path: Path) -> list[dict[str, Any]]:
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [json.loads(x) for x in lines if x.strip().endswith("}")]
 
 
 def crew_members() -> list[Any]:
@@ -79,14 +63,10 @@ def test_a_killed_driver_s_run_is_dropped_by_the_crew_and_resumes(
     )
     runs = tmp_path / "state" / "runs"
 
-    def finished_one() -> Path | None:
-        for log in runs.glob("*/events.jsonl"):
-            if any(e["type"] == "researcher_finished" for e in events_of(log)):
-                return log.parent
-        return None
-
     try:
-        run_dir = until(finished_one, "a researcher of the run finished")
+        run_dir = until(
+            lambda: with_event(runs, "researcher_finished"), "a researcher finished", WAIT_S
+        )
         run_id = run_dir.name
         members = crew_members()
         assert run_id in ray.get(members[0].held.remote())  # the run goes on on its host
@@ -100,10 +80,10 @@ def test_a_killed_driver_s_run_is_dropped_by_the_crew_and_resumes(
     def released() -> bool:
         return not any(run_id in held for held in ray.get([m.held.remote() for m in members]))
 
-    until(released, "the crew released the driverless run")
+    until(released, "the crew released the driverless run", WAIT_S)
     assert time.monotonic() - killed < DROPPED_WITHIN_S
 
-    events = events_of(run_dir / "events.jsonl")
+    events = events_of(run_dir)
     types = [e["type"] for e in events]
     assert "driver_lost" in types and "run_finished" not in types
     assert types.index("driver_lost") < types.index("researchers_cancelled")
@@ -126,7 +106,7 @@ def test_a_killed_driver_s_run_is_dropped_by_the_crew_and_resumes(
     assert resumed.returncode == 0, resumed.stderr
     result = json.loads(resumed.stdout)
     assert result["status"] == "completed" and Path(result["report_path"]).exists()
-    after = events_of(run_dir / "events.jsonl")
+    after = events_of(run_dir)
     cut = next(i for i, e in enumerate(after) if e["type"] == "run_resumed")
     again = {e["payload"]["subtask"] for e in after[cut:] if e["type"] == "researcher_started"}
     assert not again & {r["subtask_id"] for r in done}  # finished sub-tasks were not redone

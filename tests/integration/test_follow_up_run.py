@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_checks import body_of
 
-from deepresearch.reports.markdown import body_of
+from deepresearch.actors import crew
 from deepresearch.run import driver
 
 pytestmark = pytest.mark.usefixtures("ray_session")
@@ -30,7 +31,7 @@ def test_follow_up_reads_no_document_twice(
     settings = make_settings(small_corpus)
     state = tmp_path / "state"
     first = driver.execute(
-        driver.prepare("What were ACME Corp total net sales in 2024?", "quick", settings)
+        driver.prepare("What were ACME Corp total net sales in 2024?", "quick", settings), crew=crew
     )
     read1 = _urls(_events(state, first.run_id), "source_read")
     kept = (state / "runs" / first.run_id / "docs.jsonl").read_text().splitlines()
@@ -39,7 +40,7 @@ def test_follow_up_reads_no_document_twice(
     prep = driver.prepare(
         "What was ACME Corp gross margin in 2024?", "quick", settings, follow_up_of=first.run_id
     )
-    second = driver.execute(prep)
+    second = driver.execute(prep, crew=crew)
     events = _events(state, second.run_id)
     assert not read1 & _urls(events, "source_read")
     assert _urls(events, "source_reused")
@@ -56,10 +57,13 @@ def test_a_follow_up_that_points_back_searches_the_earlier_subject(
     first = driver.execute(
         driver.prepare(
             "What were Globex Inc revenues for the quarter ended March 31, 2024?", "quick", settings
-        )
+        ),
+        crew=crew,
     )
     question = "How did that compare with a year earlier?"
-    second = driver.execute(driver.prepare(question, "quick", settings, follow_up_of=first.run_id))
+    second = driver.execute(
+        driver.prepare(question, "quick", settings, follow_up_of=first.run_id), crew=crew
+    )
     events = _events(state, second.run_id)
     started = next(e["payload"] for e in events if e["type"] == "run_started")
     assert started["query"] == question and "Globex Inc" in started["in_context"]

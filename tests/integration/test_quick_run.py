@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_checks import find_unresolved
+from report_checks import body_of, find_unresolved
 
+from deepresearch.actors import crew
 from deepresearch.llm_messages import (
     DraftFinding,
     DraftSection,
@@ -19,7 +20,6 @@ from deepresearch.llm_messages import (
     WriteDraft,
 )
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 from deepresearch.schemas import Event
 
@@ -42,7 +42,7 @@ def test_quick_run_writes_a_cited_report(
     )
     assert "extract_failed" in {k for k, _ in prep.warnings}  # broken.pdf skipped, run goes on
     seen: list[Event] = []
-    summary = driver.execute(prep, seen.extend)
+    summary = driver.execute(prep, seen.extend, crew=crew)
 
     assert summary.status == "completed"
     report = Path(summary.report_path or "").read_text()
@@ -132,7 +132,7 @@ def test_invented_citations_never_reach_the_report(small_corpus: Path, make_sett
         }
     )
     prep = driver.prepare("ACME Corp total net sales?", "quick", make_settings(small_corpus))
-    summary = driver.execute(prep, llm=llm)
+    summary = driver.execute(prep, llm=llm, crew=crew)
     report = Path(summary.report_path or "").read_text()
     assert summary.status == "completed"
     assert len(summary.sources) == 1
@@ -148,7 +148,7 @@ def test_deep_run_uses_parallel_researchers_and_shares_the_pool(
     prep = driver.prepare(
         "Compare ACME Corp total net sales and Globex Inc revenue in 2024", "deep", settings
     )
-    summary = driver.execute(prep)
+    summary = driver.execute(prep, crew=crew)
     assert summary.status == "completed"
     events = _events(summary.run_id, tmp_path / "state")
     started = [e for e in events if e["type"] == "researcher_started"]

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 from web_settings import web_settings
 
+from deepresearch.actors import crew
 from deepresearch.errors import RunInterrupted
 from deepresearch.providers.testing.fake_web import article_html
 from deepresearch.providers.testing.searxng import FakeSearxng, result
@@ -82,7 +83,7 @@ async def test_a_resumed_run_pays_only_for_the_searches_and_pages_it_had_not_don
         async with FakeSearxng(default=hits) as searx:
             monkeypatch.setenv("SEARXNG_URL", searx.base_url)
             fresh = await asyncio.to_thread(
-                driver.execute, driver.prepare(QUESTION, "quick", settings)
+                driver.execute, driver.prepare(QUESTION, "quick", settings), crew=crew
             )
             searched, fetched = len(searx.requests), len(pages.pages)
             assert fresh.status == "completed", fresh.reason
@@ -91,13 +92,15 @@ async def test_a_resumed_run_pays_only_for_the_searches_and_pages_it_had_not_don
             pages.hold, pages.pages, searx.requests = True, [], []
             prep = driver.prepare(QUESTION, "quick", settings)
             with pytest.raises(RunInterrupted):
-                await asyncio.to_thread(driver.execute, prep, None, None, pages.held.is_set)
+                await asyncio.to_thread(
+                    driver.execute, prep, None, None, pages.held.is_set, crew=crew
+                )
             # every search was made, the first batch read, the second batch held
             assert len(searx.requests) == searched and len(pages.pages) == PAGES
 
             pages.hold, pages.pages, searx.requests = False, [], []
             resumed = driver.prepare_resume(prep.request.run_id, settings.resolved_state_dir())
-            summary = await asyncio.to_thread(driver.execute, resumed)
+            summary = await asyncio.to_thread(driver.execute, resumed, crew=crew)
             assert summary.status == "completed", summary.reason
             assert searx.requests == []  # every search had been done: none is paid again
             assert len(pages.pages) == fetched - 2  # nor the two pages read before the stop

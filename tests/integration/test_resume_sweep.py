@@ -15,8 +15,6 @@ import json
 import queue
 import subprocess
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +22,11 @@ import httpx
 import pytest
 import ray
 from cli_env import EXE, cli_env
+from report_checks import body_of
+from run_files import events_of, until
 
+from deepresearch.actors import crew
 from deepresearch.config.settings import Settings
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 
 pytestmark = [pytest.mark.usefixtures("ray_session"), pytest.mark.slow]
@@ -41,23 +41,6 @@ FLAGS: dict[str, Any] = {
 }
 
 
-def until(check: Callable[[], Any], what: str, timeout_s: float = 120.0) -> Any:
-    """Poll the run's files until ``check`` returns something truthy (with a deadline)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"{what}: not within {timeout_s:g} s")
-
-
-def events_of(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "events.jsonl"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [json.loads(x) for x in lines if x.strip().endswith("}")]
-
-
 def kill_points(total: int) -> list[int]:
     """``KILL_POINTS`` event counts spread over a run of ``total`` events, the first after the
     run has started (``run_started`` is its second event)."""
@@ -66,14 +49,16 @@ def kill_points(total: int) -> list[int]:
 
 def reference(settings: Settings) -> tuple[str, int]:
     """The uninterrupted run's report body and how many events it logged."""
-    summary = driver.execute(driver.prepare(QUERY, "deep", settings))
+    summary = driver.execute(driver.prepare(QUERY, "deep", settings), crew=crew)
     assert summary.status == "completed", summary.reason
     run_dir = settings.resolved_state_dir() / "runs" / summary.run_id
     return body_of(Path(summary.report_path or "").read_text()), len(events_of(run_dir))
 
 
 def resumed_body(settings: Settings, run_id: str) -> str:
-    summary = driver.execute(driver.prepare_resume(run_id, settings.resolved_state_dir()))
+    summary = driver.execute(
+        driver.prepare_resume(run_id, settings.resolved_state_dir()), crew=crew
+    )
     assert summary.status == "completed", summary.reason
     return body_of(Path(summary.report_path or "").read_text())
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from deepresearch.actors import crew
 from deepresearch.run import driver
 from deepresearch.text.question import periods_of
 
@@ -35,7 +36,8 @@ def test_a_trend_question_is_answered_with_a_table_in_time_order(
     summary = driver.execute(
         driver.prepare(
             "How has Apple's total net sales changed over time?", "quick", make_settings(corpus)
-        )
+        ),
+        crew=crew,
     )
     assert summary.status == "completed"
     report = Path(summary.report_path or "").read_text()

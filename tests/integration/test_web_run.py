@@ -12,10 +12,10 @@ import pytest
 from web_settings import web_settings
 
 from deepresearch.actors.members import CrewGateway, CrewResearcher
-from deepresearch.actors.run_host import RunHost, RunSpec
+from deepresearch.actors.run_host import RunHost
 from deepresearch.cluster import runtime
 from deepresearch.config.settings import Settings
-from deepresearch.per_run.run_context import RunContext
+from deepresearch.per_run.run_context import RunContext, RunSpec
 from deepresearch.providers.assembly import from_settings as assembly
 from deepresearch.providers.testing.fake_web import FakeWeb
 from deepresearch.providers.testing.searxng import FakeSearxng, result
@@ -101,9 +101,9 @@ async def test_deep_run_over_the_fake_web_through_the_driver(
     import asyncio
     import json
 
-    from report_checks import find_unresolved
+    from report_checks import body_of, find_unresolved
 
-    from deepresearch.reports.markdown import body_of
+    from deepresearch.actors import crew
     from deepresearch.run import driver
 
     settings = web_settings(tmp_path, {})
@@ -120,7 +120,7 @@ async def test_deep_run_over_the_fake_web_through_the_driver(
                 "deep",
                 settings,
             )
-            summary = await asyncio.to_thread(driver.execute, prep)
+            summary = await asyncio.to_thread(driver.execute, prep, crew=crew)
         fetched = web.paths("/")
     assert summary.status == "completed", summary.reason
     cited = {s.url for s in summary.sources}

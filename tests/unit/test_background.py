@@ -1,10 +1,10 @@
-"""Background: events in emit order (bursts in one call), calls in order per lane, newest-wins
-writes, failures at check/flush; and the EventLog's arrival stamps that keep ``ts`` in ``seq`` order."""
+"""Background: one ordered queue (events, calls, checkpoints, renders land in the order they were
+made; adjacent events in one call), failures at check/flush; and the EventLog's arrival stamps
+that keep ``ts`` in ``seq`` order."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
@@ -46,53 +46,6 @@ async def test_events_go_out_in_order_and_a_burst_during_a_send_goes_in_one_call
     assert sink.batches == [["a"], ["b", "c", "d"]]
 
 
-async def test_a_held_tail_is_what_no_send_took_and_everything_before_it_has_landed() -> None:
-    """A researcher's last events ride back with its report: ``flush_holding_tail`` waits for
-    the burst in flight and returns the events posted after it, unsent, in order."""
-    sink = BatchRecorder()
-    sink.gate.clear()
-    out = Background(sink)
-    out.post("a", {})
-    await asyncio.sleep(0)  # "a" is in flight, held by the gate
-    out.post("b", {})
-    out.post("c", {})
-    holding = asyncio.ensure_future(out.flush_holding_tail())
-    await asyncio.sleep(0)
-    assert not holding.done()  # "a" has not landed yet
-    sink.gate.set()
-    assert [t for t, _ in await holding] == ["b", "c"]
-    assert sink.batches == [["a"]]  # the tail never went out on its own
-    await out.flush()
-    assert sink.batches == [["a"]]
-
-
-async def test_events_within_the_gather_window_go_in_one_call_and_a_flush_cuts_it_short() -> None:
-    """A crew researcher's events go to the run host in bursts (one call per window, not per
-    step), and nothing that waits for them (a flush, the end of a sub-task) waits out the window."""
-    sink = BatchRecorder()
-    out = Background(sink, gather_s=30.0)  # a window no test waits out
-    out.post("started", {})
-    for _ in range(3):
-        await asyncio.sleep(0)
-    assert sink.batches == [["started"]]  # the first send goes at once
-    out.post("a", {})
-    await asyncio.sleep(0)
-    out.post("b", {})
-    await asyncio.sleep(0)
-    assert sink.batches == [["started"]]  # the next ones gather
-    await asyncio.wait_for(out.flush(), 5)
-    assert sink.batches == [["started"], ["a", "b"]]
-    out.post("c", {})
-    await asyncio.wait_for(out.flush(), 5)
-    assert sink.batches == [["started"], ["a", "b"], ["c"]]
-    held = Background(sink, gather_s=30.0)
-    held.post("d", {})
-    await asyncio.sleep(0)
-    held.post("e", {})
-    tail = await asyncio.wait_for(held.flush_holding_tail(), 5)
-    assert [t for t, _ in tail] == ["e"] and sink.batches[-1] == ["d"]
-
-
 async def test_emit_returns_before_the_sink_has_the_event() -> None:
     inner = ListSink()
     out = Background(inner)
@@ -100,56 +53,6 @@ async def test_emit_returns_before_the_sink_has_the_event() -> None:
     assert inner.events == []  # the caller did not wait for it
     await out.flush()
     assert inner.events == [("run_started", {"mode": "deep"})]
-
-
-async def test_newest_write_replaces_one_still_waiting_and_runs_lazily() -> None:
-    inner = ListSink()
-    out = Background(inner)
-    gate = asyncio.Event()
-    made: list[int] = []
-
-    def write(n: int):  # type: ignore[no-untyped-def]
-        async def run() -> None:
-            made.append(n)
-            if n == 1:
-                await gate.wait()  # the first is still being written while more arrive
-            await inner.write_text("p.md", str(n))
-
-        return run
-
-    out.replace("p.md", write(1))
-    await asyncio.sleep(0)
-    for n in (2, 3, 4):
-        out.replace("p.md", write(n))
-    await out.checkpoint({"n": 1})  # another key: its own lane, not held up by "p.md"
-    gate.set()
-    await out.flush()
-    assert made == [1, 4]  # 2 and 3 were out of date before their turn: never even rendered
-    assert inner.files == {"p.md": "4"} and inner.checkpoints == [{"n": 1}]
-
-
-async def test_submitted_calls_run_one_after_another_in_their_lane() -> None:
-    order: list[str] = []
-    first_started = asyncio.Event()
-    release = asyncio.Event()
-
-    async def slow() -> None:
-        first_started.set()
-        await release.wait()
-        order.append("slow")
-
-    async def quick() -> None:
-        order.append("quick")
-
-    out = Background(ListSink())
-    out.submit(slow(), "steering")
-    out.submit(quick(), "steering")
-    await first_started.wait()
-    await asyncio.sleep(0.01)
-    assert order == []  # the second waits for the first
-    release.set()
-    await out.flush()
-    assert order == ["slow", "quick"]
 
 
 async def test_a_failure_surfaces_at_check_and_at_flush_once() -> None:
@@ -166,7 +69,7 @@ async def test_a_failure_surfaces_at_check_and_at_flush_once() -> None:
     async def fail() -> None:
         raise OSError("disk full")
 
-    out.replace("checkpoint", fail)
+    out.later(fail)
     await asyncio.sleep(0.01)
     with pytest.raises(OSError, match="disk full"):
         out.check()
@@ -243,12 +146,85 @@ async def test_a_stalled_documents_write_does_not_hold_up_the_loop(tmp_path: Pat
     assert writers and threading.get_ident() not in writers  # never on the loop's thread
 
 
-async def test_a_superseded_checkpoint_is_taken_at_once_then_closed_unsent() -> None:
+class Landing(BatchRecorder):
+    """Records, in one list, every event burst, checkpoint and file as it lands."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.landed: list[object] = []
+
+    async def emit_many(self, events: list[tuple[str, dict[str, JsonValue]]]) -> None:
+        await self.gate.wait()
+        self.landed.append([t for t, _ in events])
+
+    async def checkpoint(self, data: dict[str, Any]) -> None:
+        self.landed.append(f"checkpoint {data['n']}")
+
+    async def write_text(self, name: str, text: str) -> None:
+        self.landed.append(name)
+
+
+async def test_everything_lands_in_the_order_it_was_made() -> None:
+    """Events, pool calls, checkpoints, the progress file and steering share one queue: while
+    an event burst is still on its way, nothing made after it overtakes it (a checkpoint never
+    lands before the events that led to it); adjacent events still go in one call."""
+    sink = Landing()
+    sink.gate.clear()
+    out = Background(sink)
+
+    async def call(name: str) -> None:
+        sink.landed.append(name)
+
+    out.post("a", {})
+    await asyncio.sleep(0)  # "a" is in flight, held by the gate
+    out.submit(call("pool"))
+    await out.checkpoint({"n": 1})
+    out.post("b", {})
+    await out.emit("c", {})
+    await out.write_text("report.partial.md", "so far")
+    out.submit(call("steer"))
+    await out.checkpoint({"n": 2})
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert sink.landed == []  # everything waits behind "a"
+    sink.gate.set()
+    await out.flush()
+    assert sink.landed == [
+        ["a"],
+        "pool",
+        "checkpoint 1",
+        ["b", "c"],
+        "report.partial.md",
+        "steer",
+        "checkpoint 2",
+    ]
+
+
+async def test_later_work_is_made_only_when_its_turn_comes() -> None:
+    """A progress render reads the reports finished by its turn, not by the time it was asked."""
+    sink = BatchRecorder()
+    sink.gate.clear()
+    out = Background(sink)
+    made: list[str] = []
+
+    async def render() -> None:
+        made.append("render")
+
+    out.post("a", {})
+    await asyncio.sleep(0)
+    out.later(render)
+    await asyncio.sleep(0)
+    assert made == []
+    sink.gate.set()
+    await out.flush()
+    assert made == ["render"] and sink.batches == [["a"]]
+
+
+async def test_a_checkpoint_is_taken_at_once_and_each_lands_in_turn() -> None:
     class Noting(ListSink):
         def __init__(self) -> None:
             super().__init__()
             self.taken: list[Coroutine[Any, Any, None]] = []
-            self.gate = asyncio.Event()
 
         def checkpoint(self, data: dict[str, Any]) -> Coroutine[Any, Any, None]:
             call = self._write(data)
@@ -256,17 +232,12 @@ async def test_a_superseded_checkpoint_is_taken_at_once_then_closed_unsent() -> 
             return call
 
         async def _write(self, data: dict[str, Any]) -> None:
-            if data["n"] == 1:
-                await self.gate.wait()
             self.checkpoints.append(data)
 
     sink = Noting()
     out = Background(sink)
     for n in (1, 2, 3):
         await out.checkpoint({"n": n})
-        await asyncio.sleep(0)
-    assert len(sink.taken) == 3  # the sink saw every one when the actor took it
-    sink.gate.set()
+    assert len(sink.taken) == 3 and sink.checkpoints == []  # made now, awaited in turn
     await out.flush()
-    assert sink.checkpoints == [{"n": 1}, {"n": 3}]
-    assert inspect.getcoroutinestate(sink.taken[1]) == inspect.CORO_CLOSED
+    assert sink.checkpoints == [{"n": 1}, {"n": 2}, {"n": 3}]

@@ -40,7 +40,7 @@ class FakeResearcher:
     def __init__(self) -> None:
         self.started: list[tuple[str, str]] = []
         self.gates: dict[tuple[str, str], asyncio.Event] = {}
-        self.run_holding_tail = SimpleNamespace(remote=self._run)
+        self.run = SimpleNamespace(remote=self._run)
 
     def gate(self, run_id: str, subtask: str) -> asyncio.Event:
         return self.gates.setdefault((run_id, subtask), asyncio.Event())
@@ -51,10 +51,9 @@ class FakeResearcher:
         self.started.append((context.run_id, subtask.id))
         gate = self.gate(context.run_id, subtask.id)
 
-        async def served() -> tuple[ResearcherReport, list[tuple[str, dict[str, Any]]]]:
+        async def served() -> ResearcherReport:
             await gate.wait()
-            report = ResearcherReport(subtask_id=subtask.id, question=subtask.question)
-            return report, [("researcher_finished", {"subtask": subtask.id})]
+            return ResearcherReport(subtask_id=subtask.id, question=subtask.question)
 
         return served()
 
@@ -85,18 +84,6 @@ async def test_a_freed_slot_goes_to_the_run_with_the_fewest_sub_tasks_handed_out
     await asyncio.gather(*runs)
     assert crew.started == [("a", "t1"), ("b", "t1"), ("a", "t2"), ("a", "t3")]
     assert load.busy == {0: 0}
-
-
-async def test_a_sub_tasks_last_events_are_in_its_log_before_its_report_returns(
-    tmp_path: Path,
-) -> None:
-    crew, load = FakeResearcher(), Load()
-    member = spawner(tmp_path, "a", crew, load).acquire()
-    crew.gate("a", "t1").set()
-    report = await member.run(SubTask(id="t1", question="Q?"))
-    assert report.subtask_id == "t1"
-    events = (tmp_path / "a" / "events.jsonl").read_text()
-    assert '"researcher_finished"' in events
 
 
 async def test_a_sub_task_cancelled_while_it_waits_gives_its_turn_away(tmp_path: Path) -> None:

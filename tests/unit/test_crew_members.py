@@ -17,7 +17,7 @@ from fake_clock import FakeClock
 from pydantic import SecretStr
 
 from deepresearch.actors.ledger import CrewLedger
-from deepresearch.actors.run_host import RunHost, RunSpec
+from deepresearch.actors.run_host import RunHost
 from deepresearch.actors.run_models import RunModels
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
@@ -29,7 +29,7 @@ from deepresearch.errors import (
     SearchUnavailable,
 )
 from deepresearch.llm_messages import LLMReply, QueriesTask, QueryList
-from deepresearch.per_run.run_context import LedgerHook, LedgerTerms, RunContext
+from deepresearch.per_run.run_context import LedgerHook, LedgerTerms, RunContext, RunSpec
 from deepresearch.policies.resilience.breaker import BreakerConfig
 from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.llm.registry import LLMKeys

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_checks import body_of
 from test_actors_inprocess import PAGES, EvaluatorScript, FakeFetcher, FakeGateway, settings
 
 from deepresearch import cli
@@ -23,7 +24,6 @@ from deepresearch.per_run.coordinator import Coordinator
 from deepresearch.per_run.event_log import EventLog
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.follow_up import reuse
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver, follow_up
 from deepresearch.schemas import (
     FetchedDoc,

@@ -77,7 +77,7 @@ async def test_searxng_500s_open_its_breaker_and_the_next_provider_answers() -> 
             assert first.provider == "brave" and [h.url for h in first.hits] == b.urls
             assert any("circuit open" in e for e in first.errors)
             assert len(fake.requests) == 2  # two 500s reached the threshold of 2
-            assert (await gw.breaker_status())["searxng"] == "open"
+            assert gw._breakers.status()["searxng"] == "open"
             assert (await gw.search("again", 5)).provider == "brave"
             assert len(fake.requests) == 2  # open: not even asked
             retries = [p for t, p in sink.events if t == "search_retry"]
@@ -88,7 +88,7 @@ async def test_searxng_500s_open_its_breaker_and_the_next_provider_answers() -> 
             recovered = await gw.search("later", 5)
             assert recovered.provider == "searxng"
             assert [h.url for h in recovered.hits] == ["https://a.example/x"]
-            assert (await gw.breaker_status())["searxng"] == "closed"
+            assert gw._breakers.status()["searxng"] == "closed"
 
 
 async def test_local_and_web_are_merged_with_chain_order_breaking_ties() -> None:
@@ -167,10 +167,10 @@ async def test_a_lazy_chain_is_built_once_on_first_search() -> None:
     with pytest.raises(ValueError):
         gateway([], ListSink())
     gw = gateway(build, ListSink())  # type: ignore[arg-type]
-    assert await gw.breaker_status() == {}
+    assert gw._breakers.status() == {}
     await gw.search("a", 5)
     await gw.search("b", 5)
-    assert built == [1] and await gw.breaker_status() == {"local": "closed"}
+    assert built == [1] and gw._breakers.status() == {"local": "closed"}
 
 
 async def test_a_chain_that_cannot_be_built_is_search_unavailable() -> None:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
-from report_checks import find_unresolved
+from report_checks import body_of, find_unresolved
 
 from deepresearch.reports.markdown import (
     NO_ANSWER_LEAD,
     Footer,
-    body_of,
     render,
     render_body,
     source_entries,

@@ -12,11 +12,12 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from report_checks import body_of
 
+from deepresearch.actors import crew
 from deepresearch.cluster import runtime
 from deepresearch.config.settings import RaySettings, Settings, load_settings, overrides_from_flags
 from deepresearch.errors import ClusterError, CorpusError, InputError, LLMUnavailable
-from deepresearch.reports.markdown import body_of
 from deepresearch.run import driver
 from deepresearch.schemas import Finding, Report, ReportSection, Request, RunResult, Source
 from deepresearch.storage import runs
@@ -111,7 +112,7 @@ def test_a_run_that_fails_on_the_model_is_listed_failed_with_the_reason(
 
     monkeypatch.setattr(driver, "_follow", model_down)
     with pytest.raises(LLMUnavailable):
-        driver.execute(prep)
+        driver.execute(prep, crew=crew)
     summary = runs.read_summary(prep.run_dir)
     assert summary is not None and summary.status == "failed"
     assert "HTTP 500" in summary.reason
@@ -129,7 +130,7 @@ def test_ctrl_c_while_ray_starts_is_listed_interrupted(
 
     monkeypatch.setattr(runtime, "connect", ctrl_c)
     with pytest.raises(KeyboardInterrupt):
-        driver.execute(prep)
+        driver.execute(prep, crew=crew)
     summary = runs.read_summary(prep.run_dir)
     assert summary is not None and summary.status == "interrupted"
     assert f"resume {prep.request.run_id}" in summary.reason
@@ -230,7 +231,6 @@ def test_a_process_joins_the_crew_once_and_again_after_a_failed_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A service runs many runs: the crew's handles are asked for once, not per run and member."""
-    from deepresearch.actors import crew
 
     asked: list[str] = []
     monkeypatch.setattr(runtime, "session", lambda: "job/node")
@@ -256,7 +256,7 @@ def test_a_process_joins_the_crew_once_and_again_after_a_failed_run(
     monkeypatch.setattr("ray.get", lambda *a, **k: None)
     monkeypatch.setattr(driver, "_follow", mock.Mock(side_effect=LLMUnavailable("w", (), "down")))
     with pytest.raises(LLMUnavailable):
-        driver.execute(prep)  # a failed run may have lost a member for good: ask again
+        driver.execute(prep, crew=crew)  # a failed run may have lost a member for good: ask again
     before = len(asked)
     crew.join(settings, detached=True)
     assert len(asked) == before + members
@@ -283,7 +283,6 @@ def test_a_run_nobody_watches_sends_no_event_back(monkeypatch: pytest.MonkeyPatc
 def test_warming_the_crew_waits_for_every_member_and_needs_ray(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deepresearch.actors import crew
 
     made: dict[str, mock.MagicMock] = {}
 

@@ -146,18 +146,53 @@ def test_prune_refuses_an_ambiguous_unit_and_deletes_nothing(
 def test_follow_prints_until_run_finished(tmp_path: Path) -> None:
     run_dir = make_run(tmp_path, "r1", 1.0, None)
     seen: list[str] = []
+    summary = RunSummary(run_id="r1", status="completed", mode="quick", query="q")
     appended = iter(
         [
             Event(seq=2, ts=2.0, run_id="r1", type="researcher_started"),
+            summary,  # as the driver does: the summary, then run_finished
             Event(seq=3, ts=3.0, run_id="r1", type="run_finished"),
         ]
     )
+    sleeps: list[float] = []
 
-    def fake_sleep(_: float) -> None:  # each poll, the run makes progress
-        event = next(appended, None)
-        if event is not None:
-            run_dir.append_event(event)
+    def fake_sleep(s: float) -> None:  # each poll, the run makes progress
+        sleeps.append(s)
+        step = next(appended, None)
+        if isinstance(step, Event):
+            run_dir.append_event(step)
+        elif step is not None:
+            run_dir.write_text("summary.json", step.model_dump_json())
 
     status = runs.follow(tmp_path, "r1", lambda e: seen.append(e.type), sleep=fake_sleep)
     assert seen == ["run_started", "researcher_started", "run_finished"]
-    assert status in ("running", "stopped")
+    assert status == "completed" and len(sleeps) == 4  # one look after the last event
+
+
+def test_attach_to_a_failed_run_ends_at_once_not_at_its_idle_limit(tmp_path: Path) -> None:
+    """A failed run says no ``run_finished`` (only a reported run does): its summary is its end.
+    ``follow`` used to wait out its idle limit (600 s) before returning."""
+    make_run(tmp_path, "r1", 1.0, "failed")
+    sleeps: list[float] = []
+    status = runs.follow(tmp_path, "r1", lambda e: None, sleep=sleeps.append)
+    assert status == "failed" and len(sleeps) <= 1
+
+
+@pytest.mark.parametrize(
+    ("status", "finished", "over_s", "ended"),
+    [
+        (None, None, 99.0, None),  # still going
+        ("failed", None, 0.0, "failed"),  # no run_finished to wait for
+        ("interrupted", None, 0.0, "interrupted"),
+        ("stopped", None, 0.0, "stopped"),
+        ("completed", None, 1.0, None),  # the summary, run_finished on its way
+        ("completed", None, 16.0, "completed"),  # ... that never came
+        ("completed", "completed", 0.0, "completed"),
+        (None, "no_answer", 1.0, None),  # run_finished seen, the summary not yet
+        (None, "no_answer", 16.0, "no_answer"),
+    ],
+)
+def test_one_rule_ends_every_stream_of_a_run(
+    status: str | None, finished: str | None, over_s: float, ended: str | None
+) -> None:
+    assert runs.stream_ended(status, finished, over_s) == ended

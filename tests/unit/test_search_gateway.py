@@ -86,14 +86,14 @@ async def test_breaker_opens_and_falls_back_then_recovers() -> None:
     gw = gateway(a, b, clock=clock, sink=sink, threshold=2)
     assert (await gw.search("one", 5)).provider == "b"
     assert (await gw.search("two", 5)).provider == "b"
-    assert (await gw.breaker_status())["a"] == "open"
+    assert gw._breakers.status()["a"] == "open"
     assert "breaker_open" in sink.types() and "search_fallback" in sink.types()
     calls_when_open = a.calls
     assert (await gw.search("three", 5)).provider == "b"
     assert a.calls == calls_when_open  # open breaker: a is not even called
     clock.now += 11.0  # past reset_timeout: half-open probe succeeds and closes it
     assert (await gw.search("four", 5)).provider == "a"
-    assert (await gw.breaker_status())["a"] == "closed"
+    assert gw._breakers.status()["a"] == "closed"
 
 
 async def test_every_provider_failing_is_a_typed_error() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from report_checks import find_unresolved
+from report_checks import body_of, find_unresolved
 from test_actors_inprocess import coordinator
 
 from deepresearch.llm_messages import (
@@ -31,7 +31,7 @@ from deepresearch.policies.verification.support import (
 )
 from deepresearch.providers.llm.extractive import ExtractiveLLM, answer_rewrite
 from deepresearch.providers.testing.scripted_llm import ScriptedLLM
-from deepresearch.reports.markdown import Footer, body_of, render
+from deepresearch.reports.markdown import Footer, render
 from deepresearch.schemas import Evidence, Finding, Report, ReportSection, Source
 from deepresearch.text.figures import missing_figures
 
