@@ -41,6 +41,7 @@ from deepresearch.config.trust import (
 from deepresearch.errors import ConfigError
 
 ENV_PREFIX = "DEEP_RESEARCH_"
+_NOT_JSON = "not valid JSON (list and mapping values are JSON)"
 
 
 class RunSettings(Section):
@@ -172,6 +173,13 @@ class LLMSettings(Section):
     @field_validator("fallback", mode="before")
     @classmethod
     def _split_fallback(cls, value: Any) -> Any:
+        """``"a:m, b"`` is a chain too; a value that opens like JSON must be JSON (the env source
+        hands an optional list's undecodable value over as a plain string)."""
+        if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError(_NOT_JSON) from None
         if isinstance(value, str):
             return tuple(p.strip() for p in value.split(",") if p.strip())
         return value
@@ -375,24 +383,27 @@ def load_settings(
     try:
         loaded = _Loaded()
     except ValidationError as exc:
-        raise _format(exc) from None
+        raise _bad_json_env(environ) or _format(exc) from None
     except SettingsError as exc:  # an env value that should be JSON (a list or mapping) is not
-        raise _bad_json_env(environ, exc) from None
+        raise _bad_json_env(environ) or _unparsed_env(exc) from None
     except RecursionError:
         raise ConfigError("config", "settings nested too deeply") from None
     return Settings.model_validate(loaded.model_dump())
 
 
-def _bad_json_env(environ: Mapping[str, str], exc: SettingsError) -> ConfigError:
-    """Name the variable whose JSON value pydantic-settings could not parse."""
-    hint = "not valid JSON (list and mapping values are JSON)"
+def _bad_json_env(environ: Mapping[str, str]) -> ConfigError | None:
+    """Name the variable whose value opens like JSON (a list or mapping) but is not JSON."""
     for key, value in environ.items():
         if key.upper().startswith(ENV_PREFIX) and value.strip()[:1] in ("[", "{"):
             with contextlib.suppress(ValueError):
                 json.loads(value)
                 continue
-            return ConfigError(key, hint)
-    return ConfigError("environment", f"{' '.join(str(exc).split())[:200]}: {hint}")
+            return ConfigError(key, _NOT_JSON)
+    return None
+
+
+def _unparsed_env(exc: SettingsError) -> ConfigError:
+    return ConfigError("environment", f"{' '.join(str(exc).split())[:200]}: {_NOT_JSON}")
 
 
 def _check_env_keys(environ: Mapping[str, str]) -> None:
