@@ -313,10 +313,10 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
             break
         items.insert(0, tuple(more))
         start -= 1 + len(more)
-    first = items[0]
-    if len(items) > 1 and len(first) > 1 and _low(first[0]) in _DETERMINERS and not owned:
-        if not any(_low(item[0]) in _DETERMINERS for item in [*items[1:], right]):
-            items[0], start = first[1:], start + 1  # "the -r, -R and -v options": shared
+    first, rest = items[0], [*items[1:], right]
+    alone = len(first) > 1 and not any(_low(item[0]) in _DETERMINERS for item in rest)
+    if len(items) > 1 and alone and _low(first[0]) in _DETERMINERS and not owned:
+        items[0], start = first[1:], start + 1  # "the -r, -R and -v options": shared
     items.append(tuple(right))
     return _Coordination(start, end, tuple(items), head, doubt)
 

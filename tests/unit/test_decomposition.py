@@ -153,7 +153,10 @@ SPLITS += [
     (  # a shared head noun after coordinated modifiers is each modifier's
         "What were its marketing and advertising expenses in 2023?",
         "items",
-        ("What were its marketing expenses in 2023?", "What were its advertising expenses in 2023?"),
+        (
+            "What were its marketing expenses in 2023?",
+            "What were its advertising expenses in 2023?",
+        ),
     ),
     (
         "How are the upper and lower bounds computed?",
@@ -267,9 +270,13 @@ def _generated() -> list[tuple[str, str, bool]]:
         listed = ", ".join(opts[:-1]) + " and " + opts[-1]
         out.append((f"What do the {listed} options of packtool do?", "does the -", True))
     for periods in (("2022", "2023"), ("Q1", "Q2 2023"), ("March 31, 2024", "2023")):
-        out.append((f"What was the net revenue in {periods[0]} and {periods[1]}?", "net revenue", True))
+        out.append(
+            (f"What was the net revenue in {periods[0]} and {periods[1]}?", "net revenue", True)
+        )
     for a, b in (("Initech's", "Globex's"), ("Acme's", "Umbrella's")):
-        out.append((f"What were {a} and {b} operating expenses in 2023?", "operating expenses", True))
+        out.append(
+            (f"What were {a} and {b} operating expenses in 2023?", "operating expenses", True)
+        )
     return out
 
 
