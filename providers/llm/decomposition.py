@@ -5,7 +5,12 @@ conjuncts are periods ("the quarters ended March 31, 2024 and 2023"), names of t
 Globex's", "the -f and -x options") or items of one kind ("the defaults of A, B and C"), and so
 does a comparison ("compare A and B", "the difference between A and B", "which is faster, A or
 B"). Each part repeats the whole question with one conjunct in place, its verb agreeing ("What do
-the -f and -x options do?" -> "What does the -f option do?"). It does not split a name with "and"
+the -f and -x options do?" -> "What does the -f option do?"), and what the conjuncts share in it
+("How do I install and configure X?" -> "How do I install X?"; "its marketing and advertising
+expenses" -> "its marketing expenses"): conjuncts are alike in shape, so the words a longer right
+conjunct has beyond the left one's are shared when the left one lacks them (a bare verb, a
+modifier), its own when the left one is whole by itself (a plural noun, a verb with its object),
+and when that cannot be told the question stays whole. It does not split a name with "and"
 in it ("research and development", "Procter and Gamble"), two clauses ("how and why", "... and
 what does it mean?"), one relation ("the relationship between A and B") or a list of examples
 ("segments like A, B and others"): those stay whole, with the reason, and a plan researches them as
