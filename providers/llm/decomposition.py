@@ -5,7 +5,12 @@ conjuncts are periods ("the quarters ended March 31, 2024 and 2023"), names of t
 Globex's", "the -f and -x options") or items of one kind ("the defaults of A, B and C"), and so
 does a comparison ("compare A and B", "the difference between A and B", "which is faster, A or
 B"). Each part repeats the whole question with one conjunct in place, its verb agreeing ("What do
-the -f and -x options do?" -> "What does the -f option do?"). It does not split a name with "and"
+the -f and -x options do?" -> "What does the -f option do?"), and what the conjuncts share in it
+("How do I install and configure X?" -> "How do I install X?"; "its marketing and advertising
+expenses" -> "its marketing expenses"): conjuncts are alike in shape, so the words a longer right
+conjunct has beyond the left one's are shared when the left one lacks them (a bare verb, a
+modifier), its own when the left one is whole by itself (a plural noun, a verb with its object),
+and when that cannot be told the question stays whole. It does not split a name with "and"
 in it ("research and development", "Procter and Gamble"), two clauses ("how and why", "... and
 what does it mean?"), one relation ("the relationship between A and B") or a list of examples
 ("segments like A, B and others"): those stay whole, with the reason, and a plan researches them as
@@ -65,6 +70,16 @@ _RELATING = frozenset({
     "corresponds", "compare", "compares", "differ", "differs", "affect", "affects",
 })  # fmt: skip
 _PRONOUNS = frozenset({"i", "you", "we", "they", "it", "he", "she", "one"})
+# what refers back to a conjunct: "install nginx and configure it" has no whole second part
+_ANAPHORS = frozenset({"it", "them"})
+# a verb's particle: "back up", "set up" are one verb, with or without an object
+_PARTICLES = frozenset({"up", "down", "out", "off", "away", "back"})
+# how words that modify a noun end ("domestic", "annual", "deferred"); a bare noun seldom does
+_MODIFIER_ENDINGS = (
+    "al", "ic", "ive", "ous", "ary", "ful", "less", "able", "ible", "ern", "ior",
+)  # fmt: skip
+# endings two conjuncts share when they are words of one kind ("upper and lower")
+_ALIKE_ENDINGS = frozenset({"er", "al", "ic", "ed", "ly"})
 # what comes before a list that only illustrates ("segments like A, B and others")
 _EXAMPLES = frozenset({"like", "including", "include", "includes", "e.g", "e.g.", "example",
                        "especially", "particularly", "notably", "namely", "such"})  # fmt: skip
@@ -135,6 +150,10 @@ def _singular(word: str) -> str:
     return word[:-1] if _plural(word) else word
 
 
+def _participle(tok: Token) -> bool:
+    return len(tok) > 4 and tok.lower().endswith("ed")
+
+
 def _stops(tok: Token) -> bool:
     """Where a conjunct ends: a preposition, an auxiliary, a question word, punctuation."""
     low = _low(tok)
@@ -173,7 +192,7 @@ def _right(tokens: list[Token], j: int, owned: bool = False) -> list[Token]:
         return [tokens[j]]
     out: list[Token] = []
     while j < len(tokens) and not _stops(tokens[j]):
-        if out and len(tokens[j]) > 4 and tokens[j].lower().endswith("ed"):
+        if out and _participle(tokens[j]):
             break  # "risks disclosed in": a participle starts what is said of both
         out.append(tokens[j])
         if _possessive(tokens[j]) and not owned:
@@ -182,12 +201,82 @@ def _right(tokens: list[Token], j: int, owned: bool = False) -> list[Token]:
     return out
 
 
+def _alike(a: Token, b: Token) -> bool:
+    """Two words of one kind by their form: the same word, or the same ending ("marketing and
+    advertising", "input and output", "upper and lower")."""
+    a, b = _low(a), _low(b)
+    if a == b or (len(a) > 3 and len(b) > 3 and a[-3:] == b[-3:]):
+        return True
+    return len(a) > 3 and len(b) > 3 and a[-2:] == b[-2:] and a[-2:] in _ALIKE_ENDINGS
+
+
+def _modifier(word: Token) -> bool:
+    """A word shaped as what modifies a noun: "domestic", "annual", "deferred"."""
+    low = _low(word)
+    if len(low) > 5 and low.endswith("ed") and not low.endswith("eed"):
+        return True
+    return len(low) > 4 and low.endswith(_MODIFIER_ENDINGS)
+
+
+def _adverb(word: Token) -> bool:
+    low = _low(word)
+    return low.endswith("ly") and len(low) > 6
+
+
+def _verb_phrases(tokens: list[Token], start: int) -> bool:
+    """The conjuncts open with verbs: after a subject pronoun ("how do I [install ...]") or a
+    question word's "to" ("how to [compress ...]")."""
+    before = _low(tokens[start - 1]) if start > 0 else ""
+    if before == "to":
+        return start > 1 and _low(tokens[start - 2]) in _WH
+    return before in _PRONOUNS
+
+
+def _own_words(
+    tokens: list[Token], start: int, left: list[Token], right: list[Token]
+) -> tuple[list[Token], str]:
+    """Which words after "and" are the right conjunct's own, the rest being said of both, and a
+    doubt when that cannot be told. The conjuncts are alike in shape: when the right one is
+    longer, its extra words are an object or head noun the left one lacks and shares ("install
+    and configure nginx", "marketing and advertising expenses"), unless the left one is whole
+    by itself ("revenues and operating expenses", "configure logging and rotate the log
+    files"); a bare noun beside a longer phrase may be either ("debt and interest expenses")."""
+    after = [_low(t) for t in tokens[start + len(left) :]]
+    if _ANAPHORS & set(after):
+        return right, "a part refers back to another ('it'): not each a whole question"
+    while len(right) > 1 and _adverb(right[-1]):
+        right = right[:-1]  # "files and directories recursively": said of both
+    n = len(left)
+    if _verb_phrases(tokens, start):
+        if len(right) > 1 and (n == 1 or _low(left[-1]) in _PARTICLES):
+            # "install and configure nginx": the object after the last verb is each verb's
+            return right[: 2 if len(right) > 2 and _low(right[1]) in _PARTICLES else 1], ""
+        return right, ""  # "configure logging and rotate the log files": each its own
+    if {_low(t) for t in right[1:]} & _DETERMINERS:
+        # "which commands open and close a fold": a verb and its object, but where the left
+        # verb starts (after which subject) is not told by its words
+        return right, "its 'and' may join two verbs whose subject is not told apart"
+    if len(right) <= n or all(_code(t) for t in left):
+        return right[: n + 1], ""  # "the -f and -x options": the literals' head, below
+    if _alike(left[-1], right[n - 1]) or _modifier(left[-1]):
+        return right[:n], ""  # "marketing and advertising expenses": the head is shared
+    k = start - 1
+    while k > 0 and _low(tokens[k]) in _DETERMINERS:
+        k -= 1
+    shared = " ".join(right[n : n + 2])
+    if _low(tokens[k]) != "of" and _plural(left[-1]):
+        return right[: n + 1], ""  # "revenues and operating expenses": a noun of its own
+    words = " ".join([*left, "and", *right[: n + 2]])
+    return right, f"'{words}' may share '{shared}' or not: not told apart without a model"
+
+
 @dataclass(frozen=True)
 class _Coordination:
     start: int
     end: int
     items: tuple[tuple[Token, ...], ...]
     head: str  # a plural head noun the conjuncts share ("the -f and -x options"), singular
+    doubt: str = ""  # why the words after the conjunction may be shared, or not: keep whole
 
 
 def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | None:
@@ -202,6 +291,7 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
     if _low(right[0]) in _DETERMINERS and _low(left[0]) not in _DETERMINERS and not owned:
         return None  # "Microsoft's business and the evolution of": phrases of other shapes
     lead = [t for t in left if _low(t) not in _DETERMINERS]
+    doubt = ""
     if lead and all(_capitalized(t) for t in lead) and _capitalized(right[0]):
         cut = next((n for n, t in enumerate(right) if not _capitalized(t)), len(right))
         right = right[:cut]  # "Procter and Gamble report": the name ends where capitals do
@@ -213,8 +303,8 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
             left = left[-(len(right) + 1) :]
         if _low(right[0]) in _DETERMINERS and _low(left[0]) in _DETERMINERS:
             right = right[: len(left)]  # "the -r flag or the -R flag copy": alike, word for word
-        elif not {_low(t) for t in right[1:]} & _DETERMINERS:  # "rotate the log files": a phrase
-            right = right[: len(left) + 1]
+        else:
+            right, doubt = _own_words(tokens, start, left, right)
     end = i + 1 + len(right)
     head = ""
     if len(right) > 1 and _plural(right[-1]) and lead and all(_code(t) for t in lead):
@@ -228,8 +318,12 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
             break
         items.insert(0, tuple(more))
         start -= 1 + len(more)
+    first, rest = items[0], [*items[1:], right]
+    alone = len(first) > 1 and not any(_low(item[0]) in _DETERMINERS for item in rest)
+    if len(items) > 1 and alone and _low(first[0]) in _DETERMINERS and not owned:
+        items[0], start = first[1:], start + 1  # "the -r, -R and -v options": shared
     items.append(tuple(right))
-    return _Coordination(start, end, tuple(items), head)
+    return _Coordination(start, end, tuple(items), head, doubt)
 
 
 def _why_whole(tokens: list[Token], i: int, c: _Coordination, licensed: bool) -> str:
@@ -243,6 +337,8 @@ def _why_whole(tokens: list[Token], i: int, c: _Coordination, licensed: bool) ->
         return f"'{tokens[i - 1]} {tokens[i]} {tokens[i + 1]}' is one name"
     if before in _EXAMPLES or any(_low(item[-1]) in _OPEN_ENDED for item in c.items):
         return "its list gives examples of one thing"
+    if c.doubt:
+        return c.doubt
     if all(_is_period(t) for item in c.items for t in item):
         return ""
     names = all(_capitalized(t) or _code(t) for t in words)
@@ -294,8 +390,8 @@ def _agree(tokens: list[Token], at: int) -> list[Token]:
         return tokens
     head = ""
     for tok in tokens[at:]:
-        if _stops(tok) or _is_period(tok):
-            break
+        if _stops(tok) or _is_period(tok) or (head and _participle(tok)):
+            break  # "are the upper and lower bounds computed": the head is "bounds"
         head = tok
     if not head or _plural(head) == (verb in _PLURAL_AUX):
         return tokens

@@ -84,12 +84,12 @@ SPLITS = [
         "entities",
         ("How does Initech report revenue?", "How does Globex report revenue?"),
     ),
-    (
-        "What were the revenue and operating income of Initech in Q3 2023?",
+    (  # a plural noun is whole by itself: the words after "and" are the right one's own
+        "What were the revenues and operating expenses of Initech in Q3 2023?",
         "items",
         (
-            "What was the revenue of Initech in Q3 2023?",
-            "What was the operating income of Initech in Q3 2023?",
+            "What were the revenues of Initech in Q3 2023?",
+            "What were the operating expenses of Initech in Q3 2023?",
         ),
     ),
     (
@@ -144,6 +144,35 @@ SPLITS += [
     ),
 ]
 
+SPLITS += [
+    (  # a shared object after coordinated verbs is each verb's
+        "How do I install and configure nginx?",
+        "items",
+        ("How do I install nginx?", "How do I configure nginx?"),
+    ),
+    (  # a shared head noun after coordinated modifiers is each modifier's
+        "What were its marketing and advertising expenses in 2023?",
+        "items",
+        (
+            "What were its marketing expenses in 2023?",
+            "What were its advertising expenses in 2023?",
+        ),
+    ),
+    (
+        "How are the upper and lower bounds computed?",
+        "items",
+        ("How are the upper bounds computed?", "How are the lower bounds computed?"),
+    ),
+    (  # an adverb after the conjuncts is said of both
+        "How do I change the permissions of files and directories recursively?",
+        "items",
+        (
+            "How do I change the permissions of files recursively?",
+            "How do I change the permissions of directories recursively?",
+        ),
+    ),
+]
+
 WHOLE = [
     ("How much did Initech spend on research and development in 2023?", "one name"),
     ("What did Procter and Gamble report as revenue in 2023?", "one name"),
@@ -167,6 +196,12 @@ WHOLE = [
         "Outline the risks of Initech's business and the evolution of these risks.",
         "different shapes",
     ),
+    # a bare noun beside a longer phrase: its head may be shared or not
+    ("What were the revenue and operating income of Initech in Q3 2023?", "may share 'income'"),
+    ("What are the new and deprecated options?", "may share 'options'"),
+    ("How do I install the package and configure it?", "refers back"),
+    ("Which commands open and close a fold?", "subject is not told"),
+    ("Which command writes the file and exits the editor?", "subject is not told"),
 ]
 
 
@@ -193,3 +228,65 @@ def test_more_parts_than_the_plan_allows_keep_the_question_whole() -> None:
     split = decompose(question, 3)
     assert split.whole and "4 parts" in split.reason
     assert decompose("", 4).reason == "the question is empty"
+
+
+# Generated questions about two things, each with what both things share: a verb's object, a
+# head noun, a tool, a measure. Every part must hold it and read as a question.
+_OPENERS = ("How do I", "How can I", "How do you", "How to")
+_VERBS = (
+    ("install", "configure"), ("start", "stop"), ("create", "delete"), ("enable", "disable"),
+    ("back up", "restore"), ("list", "remove"), ("read", "parse"), ("mount", "unmount"),
+)  # fmt: skip
+_OBJECTS = ("the server", "a branch", "environment variables", "JSON files", "widgetd", "it all")
+_MODIFIERS = (
+    ("marketing", "advertising"), ("input", "output"), ("domestic", "international"),
+    ("annual", "quarterly"), ("primary", "secondary"), ("minimum", "maximum"),
+    ("deferred", "current"), ("new", "deprecated"), ("read", "write"), ("client", "server"),
+    ("revenue", "operating"), ("debt", "interest"), ("short", "long"),
+)  # fmt: skip
+_HEADS = ("expenses", "formats", "values", "settings", "income", "margin")
+_HEAD_FRAMES = (
+    "What were its {a} and {b} {head} in 2023?",
+    "What are the {a} and {b} {head} of the tool?",
+    "How are the {a} and {b} {head} computed?",
+    "Which {a} and {b} {head} does the manual list?",
+)
+
+
+def _generated() -> list[tuple[str, str, bool]]:
+    """(question, what every part holds, whether it must split)."""
+    out = []
+    for opener in _OPENERS:
+        for a, b in _VERBS:
+            for obj in _OBJECTS:
+                must = obj != "it all"  # "it" refers back: not each a whole question
+                out.append((f"{opener} {a} and {b} {obj}?", obj.split()[-1], must))
+                out.append((f"{opener} {a} and {b} {obj} on boot?", "on boot", must))
+    for frame in _HEAD_FRAMES:
+        for a, b in _MODIFIERS:
+            for head in _HEADS:
+                out.append((frame.format(a=a, b=b, head=head), head, False))
+    for opts in (("-f", "-x"), ("--all", "--quiet"), ("-r", "-R", "-v")):
+        listed = ", ".join(opts[:-1]) + " and " + opts[-1]
+        out.append((f"What do the {listed} options of packtool do?", "does the -", True))
+    for periods in (("2022", "2023"), ("Q1", "Q2 2023"), ("March 31, 2024", "2023")):
+        out.append(
+            (f"What was the net revenue in {periods[0]} and {periods[1]}?", "net revenue", True)
+        )
+    for a, b in (("Initech's", "Globex's"), ("Acme's", "Umbrella's")):
+        out.append(
+            (f"What were {a} and {b} operating expenses in 2023?", "operating expenses", True)
+        )
+    return out
+
+
+@pytest.mark.parametrize(("question", "shared", "must_split"), _generated())
+def test_every_part_holds_what_the_conjuncts_share_or_the_question_stays_whole(
+    question: str, shared: str, must_split: bool
+) -> None:
+    split = decompose(question, 4)
+    assert split.parts or split.reason, split
+    assert not must_split or split.parts, split
+    for part in split.parts:
+        assert shared in part and part.endswith("?") and part[0].isupper(), split
+        assert len(part.split()) >= 4, split
