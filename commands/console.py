@@ -30,10 +30,11 @@ def cost_text(usd: float) -> str:
 def details(state: ProgressState) -> str:
     """Everything after the bar: ``42% · round 1 · researchers 2 · sources 7 · tokens 1,234 · $0.01``."""
     percent = f"{state.percent:>3}%" if state.percent_known else "exploring"
-    return (
+    line = (
         f"{percent} · round {state.round} · researchers {state.researchers_active} · "
         f"sources {state.sources} · tokens {state.tokens:,} · {cost_text(state.cost_usd)}"
     )
+    return f"{line} · {state.waiting}" if state.waiting else line
 
 
 def live_line(state: ProgressState, width: int) -> Text:

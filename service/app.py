@@ -243,6 +243,7 @@ def describe(run_dir: Any, active: bool, failure: str | None = None) -> dict[str
             "sources": progress.sources,
             "tokens": progress.tokens,
             "cost_usd": round(progress.cost_usd, 6),
+            "waiting": progress.waiting,
         },
         "usage": summary.usage.model_dump() if summary else None,
         "summary": summary.model_dump(mode="json") if summary else None,

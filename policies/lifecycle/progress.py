@@ -108,6 +108,7 @@ class ProgressState:
     target_rounds: int = 1
     tokens: int = 0
     cost_usd: float = 0.0
+    waiting: str = ""  # a model call in flight for a while: "researcher on openai:m 40 s"
 
     @property
     def percent(self) -> int:
@@ -150,6 +151,12 @@ def advance(state: ProgressState, event: Event) -> ProgressState:
 
 
 def _advance(state: ProgressState, event: Event) -> ProgressState:
+    if event.type == "llm_waiting":
+        p = event.payload
+        said = f"{p.get('role', 'model')} on {p.get('tier', 'the model')} {_int(p.get('elapsed_s'), 0)} s"
+        return replace(state, waiting=said)
+    if state.waiting and event.type in _ENDS_A_WAIT:
+        state = replace(state, waiting="")
     p = event.payload
     sid = p.get("subtask")
     sid = sid if isinstance(sid, str) else ""
@@ -213,6 +220,22 @@ def _advance(state: ProgressState, event: Event) -> ProgressState:
             return replace(state, phase="done", stage="done", finished=True, researchers_active=0)
         case _:
             return state
+
+
+# What a run says once a call it waited for has answered (a researcher moves on, a plan, an
+# evaluation or the report arrives); the next wait says itself again within a heartbeat.
+_ENDS_A_WAIT = frozenset(
+    {
+        "plan_ready",
+        "evaluated",
+        "researcher_progress",
+        "researcher_finished",
+        "researcher_failed",
+        "source_read",
+        "writing",
+        "run_finished",
+    }
+)
 
 
 def _with_budget(state: ProgressState, p: dict[str, Any]) -> ProgressState:

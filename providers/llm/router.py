@@ -5,8 +5,9 @@ instead of costing every call a timeout. A 429 waits for ``Retry-After`` (capped
 falls to the next tier; other retryable errors retry per the ``RetryPolicy`` first. A structured
 call (``complete_structured``) also falls through on a reply still invalid after one repair. With
 ``extractive`` as the last tier (the default behind a model) a run degrades instead of dying, and
-each fallback is told (``notify``) and noted on the reply that answered (``LLMReply.fell_back``). The reply's ``provider`` names
-the tier that answered, so callers can report which tier served each role. The breaker-and-retry
+each fallback is told (``notify``) and noted on the reply that answered (``LLMReply.fell_back``);
+a call still in flight says so every ``heartbeat_s`` (``llm_waiting``). The reply's ``provider``
+names the tier that answered, so callers can report which tier served each role. The breaker-and-retry
 loop is ``providers.breakers`` (shared with the search gateway).
 
 The run-wide ledger plugs in through ``CallHook``: ``before_call`` may wait (rate limits) or
@@ -33,6 +34,7 @@ from deepresearch.providers.llm.structured import Outcome, complete_with_repair
 from deepresearch.schemas import Role
 
 T = TypeVar("T", bound=BaseModel)
+HEARTBEAT_S = 10.0  # a call in flight says so this often (the progress line shows it)
 Notify = Callable[[str, dict[str, JsonValue]], Awaitable[None]]
 
 
@@ -82,11 +84,13 @@ class Router:
         rand: Callable[[], float] | None = None,
         breaker_states: dict[str, breaker.BreakerState] | None = None,
         endpoints: Mapping[str, str] | None = None,
+        heartbeat_s: float = HEARTBEAT_S,
     ) -> None:
         """``breaker_states``: one dict shared by the routers of every run a crew process serves,
         so a tier one run found failing (a 429, an outage) is skipped by the others too.
         ``endpoints``: each tier's server (tier key -> base URL), part of its breaker's key, so
-        a server found down does not close off another run's working one of the same name."""
+        a server found down does not close off another run's working one of the same name.
+        ``heartbeat_s``: how often a call still in flight says so (``llm_waiting``)."""
         if not default:
             raise ValueError("the router needs at least one tier")
         self._default = list(default)
@@ -103,6 +107,7 @@ class Router:
         )
         self._hook = hook
         self._notify = notify
+        self._heartbeat_s = heartbeat_s
         self._endpoints = dict(endpoints or {})
         self._last_failure: dict[str, str] = {}  # tier -> its last error (what opened a breaker)
         self.answered: dict[Role, list[str]] = {}
@@ -242,12 +247,38 @@ class Router:
         async def opened() -> None:
             await self._emit("llm_breaker_open", role=request.role, tier=tier)
 
-        reply = await self._breakers.call(
-            key, lambda: provider.complete(request), before=gate, on_retry=retrying, on_open=opened
+        reply = await self._while_waiting(
+            request.role,
+            tier,
+            self._breakers.call(
+                key,
+                lambda: provider.complete(request),
+                before=gate,
+                on_retry=retrying,
+                on_open=opened,
+            ),
         )
         if self._hook is not None:
             await self._hook.after_call(request.role, reply)
         return reply
+
+    async def _while_waiting(self, role: Role, tier: str, call: Awaitable[LLMReply]) -> LLMReply:
+        """``call``, saying every ``heartbeat_s`` that it is still waited for: a local model can
+        take minutes per reply, and without this the progress line stands still meanwhile."""
+        if self._notify is None:
+            return await call
+        task = asyncio.ensure_future(call)
+        started = time.monotonic()
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self._heartbeat_s)
+                if done:
+                    return task.result()
+                waited = round(time.monotonic() - started)
+                await self._emit("llm_waiting", role=role, tier=tier, elapsed_s=waited)
+        finally:
+            if not task.done():
+                task.cancel()
 
     async def _emit(self, kind: str, **payload: str | int | float | bool | None) -> None:
         if self._notify is not None:
