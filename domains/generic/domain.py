@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deepresearch.domains.generic import compose as generic_compose
 from deepresearch.domains.protocol import GENERIC, AnswerTask, Composed, Identity
 
 
@@ -25,7 +26,7 @@ class GenericDomain:
         return np.ones(len(ends))
 
     def compose(self, task: AnswerTask) -> Composed | None:
-        return None
+        return generic_compose.compose(task)
 
 
 DOMAIN = GenericDomain()
