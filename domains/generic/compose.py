@@ -20,15 +20,11 @@ import re
 from collections.abc import Sequence
 
 from deepresearch.domains.protocol import AnswerTask, Composed, cite
+from deepresearch.text.entries import FLAG, HEAD
 from deepresearch.text.periods import find_periods
 from deepresearch.text.sentences import Scorer, Unit, split_sentences
 from deepresearch.text.terms import terms
 
-# a flag as a command line writes it: "-L", "--in-place", "--tail", "-i[SUFFIX]", "--file=F"
-_FLAG = r"--?[A-Za-z0-9][\w-]*(?:\[[^\]\s]*\])?(?:=\S+)?"
-FLAG = re.compile(rf"(?<![\w-]){_FLAG}")
-# an entry's head: its flags ("-f, --follow", "-n, --tail string"), opening a statement
-_HEAD = re.compile(rf"\s*{_FLAG}(?:,\s*{_FLAG})*")
 # words before a flag that make it part of a sentence, not the head of the next entry ("use
 # -xtype", "a previous -n option", "-H or -L", "the -P option")
 _IN_PROSE = frozenset(
@@ -185,7 +181,7 @@ def _entries(sentence: str) -> list[str]:
         previous = before.split()[-1].lower()
         if previous in _IN_PROSE or FLAG.fullmatch(previous.rstrip(",")):
             continue
-        head = _HEAD.match(sentence, start)
+        head = HEAD.match(sentence, start)
         rest = sentence[head.end() if head else m.end() :].lstrip()
         if rest[:1].isalpha():  # a description (or an argument's name) follows the flags
             cuts.append(start)
@@ -233,7 +229,7 @@ def compose(task: AnswerTask) -> Composed | None:
             continue
         if kind is not None and kind.search(st):
             scores[k] *= KIND_WEIGHT
-        head = _HEAD.match(st)
+        head = HEAD.match(st)
         if flags and head and set(FLAG.findall(head.group())) & set(flags):
             scores[k] *= HEAD_WEIGHT
         title_words = {w.lower() for t in (titles.get(n, "") for n in sources) for w in _words(t)}
@@ -275,7 +271,7 @@ def passage(parts: Sequence[str], i: int) -> str:
     what follows (ends with ":"); a sentence with the one before when it opens by pointing
     back ("It repeats the last change"), and the rest of its paragraph, up to
     ``CONTEXT_CHARS``."""
-    if _HEAD.match(parts[i]) and not parts[i].rstrip().endswith((":", ">")):
+    if HEAD.match(parts[i]) and not parts[i].rstrip().endswith((":", ">")):
         return parts[i]
     start = i - 1 if i and _ANAPHOR.match(parts[i]) else i
     out = [parts[start]] if start < i else []
@@ -283,7 +279,7 @@ def passage(parts: Sequence[str], i: int) -> str:
     for part in parts[i:]:
         if out and size + len(part) > CONTEXT_CHARS and len(out) > i - start:
             break
-        if out and len(out) > i - start and _HEAD.match(part):
+        if out and len(out) > i - start and HEAD.match(part):
             break  # the next setting's entry
         out.append(part)
         size += len(part)
@@ -307,7 +303,7 @@ def _extra_terms(statement: str, extra: Sequence[str]) -> list[str]:
 
 
 def _opens_with(statement: str, flag: str) -> bool:
-    head = _HEAD.match(statement)
+    head = HEAD.match(statement)
     return bool(head) and flag in FLAG.findall(head.group()) if head else False
 
 
