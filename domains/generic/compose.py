@@ -134,6 +134,13 @@ _ASKING = frozenset(
 )
 _MARK = "zzsubject"  # a subject word ``terms`` would drop, as a term it keeps
 _DEFAULT = re.compile(r"\bdefault", re.IGNORECASE)
+# what a question names verbatim: a quoted item ('hlsearch', "*") or an editor command (:wall)
+_NAMED = re.compile(r"(?<!\w)(?:'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"|(:[A-Za-z]\w*))")
+# a statement that shows rather than says: a shell prompt's command line, a synopsis, a link
+_EXAMPLE = re.compile(r"\s*(?:[$#>]\s|usage:|\[[^\]]*\]\([^)]*\)\s*\.?\s*$)", re.IGNORECASE)
+NAMED_WEIGHT = 2.0  # a statement holding what the question names verbatim
+UNNAMED_WEIGHT = 0.5  # and one holding none of it, for a question that names something
+EXAMPLE_WEIGHT = 0.3  # a command line or a synopsis answers no question by itself
 HEAD_WEIGHT = 2.5  # a statement opening with a flag the question names is that flag's entry
 TITLE_WEIGHT = 1.5  # a statement of the document the question's subject names
 DEFAULT_WEIGHT = 1.5  # a statement of a default, for a question asking for one
@@ -219,6 +226,7 @@ def compose(task: AnswerTask) -> Composed | None:
     query = " ".join([task.question, *(_MARK + w for w in extra)])
     scores = Scorer(units).score(query, find_periods(task.question))
     flags = list(FLAG.findall(task.question))
+    named = named_items(task.question)
     titles = dict(task.titles)
     asks_default = bool(_DEFAULT.search(task.question))
     kind = _CAUSE if _WHY.search(task.question) else None
@@ -232,6 +240,10 @@ def compose(task: AnswerTask) -> Composed | None:
         head = HEAD.match(st)
         if flags and head and set(FLAG.findall(head.group())) & set(flags):
             scores[k] *= HEAD_WEIGHT
+        elif named:  # what the question is about, named as the documents write it
+            scores[k] *= NAMED_WEIGHT if any(n in st for n in named) else UNNAMED_WEIGHT
+        if _EXAMPLE.match(st):
+            scores[k] *= EXAMPLE_WEIGHT
         title_words = {w.lower() for t in (titles.get(n, "") for n in sources) for w in _words(t)}
         if subject & title_words:
             scores[k] *= TITLE_WEIGHT
@@ -244,6 +256,11 @@ def compose(task: AnswerTask) -> Composed | None:
     if len(flags) > 1:  # a comparison of flags: each one's best entry
         for flag in flags:
             best = next((k for k in order if _opens_with(owned[k][0], flag)), None)
+            if best is not None and best not in picked and scores[best] > 0:
+                picked.append(best)
+    elif len(named) > 1:  # of named items: each one's best statement
+        for item in named:
+            best = next((k for k in order if item in owned[k][0]), None)
             if best is not None and best not in picked and scores[best] > 0:
                 picked.append(best)
     top = scores[order[0]]
@@ -260,9 +277,20 @@ def compose(task: AnswerTask) -> Composed | None:
         for t, k in zip(quoted, picked, strict=True)
         if not _inside(t, [o for o in quoted if o != t])
     ]
-    text = " ".join(f"{_closed(t)} {cite(nums)}" for t, nums in kept)
+    text = " ".join(_cited(t, nums) for t, nums in kept)
     sources = tuple(dict.fromkeys(n for _, nums in kept for n in nums))
     return Composed(text, sources, whole=True)
+
+
+def named_items(question: str) -> list[str]:
+    """What ``question`` names verbatim: quoted items ("'hlsearch'", '"*"') with their quotes
+    as documents write them too, and editor commands (":wall")."""
+    out: list[str] = []
+    for m in _NAMED.finditer(question):
+        out.append(m.group(0) if m.group(3) is None else m.group(3))
+        if m.group(3) is None:
+            out.append(m.group(1) or m.group(2) or "")
+    return [n for n in out if n and (n[0] in "'\":" or re.fullmatch(r"\w[\w-]{2,}", n))]
 
 
 def passage(parts: Sequence[str], i: int) -> str:
@@ -310,6 +338,12 @@ def _opens_with(statement: str, flag: str) -> bool:
 def _restated(statement: str, said: Sequence[str]) -> bool:
     mine = set(terms(statement))
     return any(mine and len(mine & set(terms(s))) >= 0.7 * len(mine) for s in said)
+
+
+def _cited(passage: str, sources: Sequence[int]) -> str:
+    """``passage`` with its sources' markers after each of its sentences: each sentence of the
+    Answer is checked as a claim of its own, by the markers in its text."""
+    return " ".join(f"{_closed(s)} {cite(sources)}" for s in split_sentences(passage) or [passage])
 
 
 def _closed(statement: str) -> str:
