@@ -149,7 +149,7 @@ MAX_STATEMENTS = 3
 CONTEXT_CHARS = 500  # a sentence's paragraph is quoted with it up to this length
 # a sentence that points back to the one before it for what it is about
 _ANAPHOR = re.compile(
-    r"(?:\W*\w+\W+){0,2}?(?:it|this|these|they|that|such|so|thus|then)\b", re.IGNORECASE
+    r"(?:It|This|These|They|That|Such|So|Thus|Then)\b|\w+\s+(?:this|these|that|such)\s+\w"
 )
 # a sentence that only sends the reader elsewhere ("See Epochs ... for an example")
 _POINTER = re.compile(r"\W*(?:see|refer to)\b", re.IGNORECASE)
@@ -162,9 +162,16 @@ _CAUSE = re.compile(
 )
 _CONTRAST = re.compile(
     r"\b(?:but|whereas|while|unlike|instead|opposite|differ\w*|similar|same as|rather than"
-    r"|stronger|weaker|only)\b",
+    r"|stronger|weaker)\b",
     re.IGNORECASE,
 )
+_INSTRUCTION = re.compile(
+    r"\b(?:use|using|set|type|run|add|press|you can|can be used|to \w+ \w+, )\b", re.IGNORECASE
+)
+_HOWTO = re.compile(r"^\W*how (?:do|can|should|would|must|may) (?:i|you|we|one)\b", re.IGNORECASE)
+# a document's one-line summary, as a manual's NAME section gives it: "tr - translate or delete
+# characters": it names what the document is about, and answers no question of its use
+_SUMMARY = re.compile(r"\s*([\w.-]+)\s+-\s+\w")
 _WHY = re.compile(r"^\W*(?:why|what\b.{0,40}\b(?:for|purpose|reason))\b", re.IGNORECASE)
 _COMPARE = re.compile(r"\b(?:difference|differ\w*|compar\w*|versus|vs)\b", re.IGNORECASE)
 KIND_WEIGHT = 1.5  # a statement saying why / setting things against each other, when asked
@@ -231,6 +238,8 @@ def compose(task: AnswerTask) -> Composed | None:
     asks_default = bool(_DEFAULT.search(task.question))
     kind = _CAUSE if _WHY.search(task.question) else None
     kind = _CONTRAST if _COMPARE.search(task.question) else kind
+    kind = _INSTRUCTION if _HOWTO.search(task.question) else kind
+    title_heads = {w.lower() for t in titles.values() for w in _words(t)[:1]}
     for k, (st, sources, _, _) in enumerate(owned):
         if _POINTER.match(st):
             scores[k] = 0.0
@@ -242,7 +251,7 @@ def compose(task: AnswerTask) -> Composed | None:
             scores[k] *= HEAD_WEIGHT
         elif named:  # what the question is about, named as the documents write it
             scores[k] *= NAMED_WEIGHT if any(n in st for n in named) else UNNAMED_WEIGHT
-        if _EXAMPLE.match(st):
+        if _EXAMPLE.match(st) or _trail(st) or _summary_line(st, title_heads):
             scores[k] *= EXAMPLE_WEIGHT
         title_words = {w.lower() for t in (titles.get(n, "") for n in sources) for w in _words(t)}
         if subject & title_words:
@@ -264,11 +273,12 @@ def compose(task: AnswerTask) -> Composed | None:
             if best is not None and best not in picked and scores[best] > 0:
                 picked.append(best)
     top = scores[order[0]]
-    quoted = [passage(parts[owned[k][2]], owned[k][3]) for k in picked]
+    asked = frozenset(terms(task.question))
+    quoted = [passage(parts[owned[k][2]], owned[k][3], asked) for k in picked]
     for k in order[1:]:
         if len(picked) >= MAX_STATEMENTS or scores[k] < NEARLY * top:
             break
-        text = passage(parts[owned[k][2]], owned[k][3])
+        text = passage(parts[owned[k][2]], owned[k][3], asked)
         if k not in picked and not _restated(text, quoted) and not _inside(text, quoted):
             picked.append(k)
             quoted.append(text)
@@ -293,7 +303,7 @@ def named_items(question: str) -> list[str]:
     return [n for n in out if n and (n[0] in "'\":" or re.fullmatch(r"\w[\w-]{2,}", n))]
 
 
-def passage(parts: Sequence[str], i: int) -> str:
+def passage(parts: Sequence[str], i: int, asked: frozenset[str] = frozenset()) -> str:
     """Statement ``i`` of a finding's ``parts`` with what it needs to be read: an entry (a
     flag's description) alone, as its neighbours are other settings, unless it leads in to
     what follows (ends with ":"); a sentence with the one before when it opens by pointing
@@ -305,17 +315,41 @@ def passage(parts: Sequence[str], i: int) -> str:
     out = [parts[start]] if start < i else []
     size = len(out[0]) if out else 0
     for part in parts[i:]:
-        if out and size + len(part) > CONTEXT_CHARS and len(out) > i - start:
+        follows = out and len(out) > i - start
+        if follows and size + len(part) > CONTEXT_CHARS:
             break
-        if out and len(out) > i - start and HEAD.match(part):
+        if follows and HEAD.match(part):
             break  # the next setting's entry
+        if follows and asked and not _continues(out[-1], part, asked):
+            break  # the paragraph's next point
         out.append(part)
         size += len(part)
     return " ".join(out)
 
 
+def _continues(before: str, part: str, asked: frozenset[str]) -> bool:
+    """Whether ``part`` goes on with what the sentence ``before`` it says, for a reader of the
+    question (``asked``: its terms): it follows a lead-in, points back, or is on the question."""
+    return (
+        before.rstrip().endswith((":", ">"))
+        or bool(_ANAPHOR.match(part))
+        or bool(asked & set(terms(part)))
+    )
+
+
 def _inside(text: str, others: Sequence[str]) -> bool:
     return any(text != o and text in o for o in others)
+
+
+def _trail(statement: str) -> bool:
+    """Whether ``statement`` is a trail of headings ("08.4: Split a window = Vertical splits"):
+    where a passage is, not what it says."""
+    return " = " in statement and not statement.rstrip().endswith((".", "!", "?"))
+
+
+def _summary_line(statement: str, title_heads: set[str]) -> bool:
+    m = _SUMMARY.match(statement)
+    return bool(m) and m.group(1).lower() in title_heads
 
 
 def _words(title: str) -> list[str]:
