@@ -165,13 +165,6 @@ _CONTRAST = re.compile(
     r"|stronger|weaker)\b",
     re.IGNORECASE,
 )
-_INSTRUCTION = re.compile(
-    r"\b(?:use|using|set|type|run|add|press|you can|can be used|to \w+ \w+, )\b", re.IGNORECASE
-)
-_HOWTO = re.compile(r"^\W*how (?:do|can|should|would|must|may) (?:i|you|we|one)\b", re.IGNORECASE)
-# a document's one-line summary, as a manual's NAME section gives it: "tr - translate or delete
-# characters": it names what the document is about, and answers no question of its use
-_SUMMARY = re.compile(r"\s*([\w.-]+)\s+-\s+\w")
 _WHY = re.compile(r"^\W*(?:why|what\b.{0,40}\b(?:for|purpose|reason))\b", re.IGNORECASE)
 _COMPARE = re.compile(r"\b(?:difference|differ\w*|compar\w*|versus|vs)\b", re.IGNORECASE)
 KIND_WEIGHT = 1.5  # a statement saying why / setting things against each other, when asked
@@ -238,8 +231,6 @@ def compose(task: AnswerTask) -> Composed | None:
     asks_default = bool(_DEFAULT.search(task.question))
     kind = _CAUSE if _WHY.search(task.question) else None
     kind = _CONTRAST if _COMPARE.search(task.question) else kind
-    kind = _INSTRUCTION if _HOWTO.search(task.question) else kind
-    title_heads = {w.lower() for t in titles.values() for w in _words(t)[:1]}
     for k, (st, sources, _, _) in enumerate(owned):
         if _POINTER.match(st):
             scores[k] = 0.0
@@ -251,7 +242,7 @@ def compose(task: AnswerTask) -> Composed | None:
             scores[k] *= HEAD_WEIGHT
         elif named:  # what the question is about, named as the documents write it
             scores[k] *= NAMED_WEIGHT if any(n in st for n in named) else UNNAMED_WEIGHT
-        if _EXAMPLE.match(st) or _trail(st) or _summary_line(st, title_heads):
+        if _EXAMPLE.match(st) or _trail(st):
             scores[k] *= EXAMPLE_WEIGHT
         title_words = {w.lower() for t in (titles.get(n, "") for n in sources) for w in _words(t)}
         if subject & title_words:
@@ -345,11 +336,6 @@ def _trail(statement: str) -> bool:
     """Whether ``statement`` is a trail of headings ("08.4: Split a window = Vertical splits"):
     where a passage is, not what it says."""
     return " = " in statement and not statement.rstrip().endswith((".", "!", "?"))
-
-
-def _summary_line(statement: str, title_heads: set[str]) -> bool:
-    m = _SUMMARY.match(statement)
-    return bool(m) and m.group(1).lower() in title_heads
 
 
 def _words(title: str) -> list[str]:
