@@ -8,10 +8,12 @@ text runs a page's entries together, and none ends with a full stop, so a findin
 statements: its sentences, and each sentence at the flags that open an entry. A statement is
 scored for the question over all statements of the findings (BM25, ``Scorer``) on the
 question's words, the subject kept (a command called like a verb: "the -L option of find"),
-more when it opens with a flag the question names, when its document's title is the
-question's subject, or when it states the default a question asks for. The best is quoted
-with its entry's head; the next only when nearly as good, or when the question names several
-flags (a comparison): each one's best entry.
+more when it opens with a flag the question names or holds an item it quotes, when its
+document's title is the question's subject, when it states the default a question asks for,
+a cause (why) or a contrast (comparison); less for a command line, a synopsis or a trail of
+headings. The best is quoted with its entry's head, or a sentence with its paragraph
+(``passage``); the next only when nearly as good, or, when the question names several flags
+or items (a comparison), each one's best. Each sentence carries its sources' markers.
 """
 
 from __future__ import annotations

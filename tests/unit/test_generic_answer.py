@@ -93,3 +93,24 @@ def test_a_description_gets_back_the_flags_read_as_its_heading() -> None:
         [(1, "file:///docs/remove.pdf", page)],
     )
     assert any(u.text.startswith("-f, --force ignore nonexistent files") for u in units), units
+
+
+def test_an_item_the_question_quotes_leads_and_each_sentence_is_cited() -> None:
+    found = [
+        (
+            "The search commands share one history. There you type the search pattern.",
+            "doc:usr_04.txt",
+            "generic",
+        ),
+        (
+            'Position the cursor on the word and use the "*" command. Vim will grab the word '
+            "under the cursor and use it as the search string.",
+            "doc:usr_03.txt",
+            "generic",
+        ),
+    ]
+    task = _write_task('What does the "*" command search for?', found)
+    answer = answer_write(task).answer
+    assert answer.startswith('Position the cursor on the word and use the "*" command. [2]')
+    assert "word under the cursor and use it as the search string. [2]" in answer, answer
+    assert "history" not in answer, answer
