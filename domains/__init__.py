@@ -121,8 +121,11 @@ def compose(task: Write) -> Composed | None:
 def compose_evidence(task: AnswerTask, by_source: Mapping[int, str]) -> Composed | None:
     """The Answer composed by the domain of the task's evidence: each domain present, the one
     holding the most findings first, composes from its own findings; the first that composes
-    wins. None (the generic domain composes nothing) leaves the writer to quote findings."""
-    for name, findings in of_evidence(task.findings, by_source):
+    wins, a specific domain before the generic one (a filing's figures over its statements).
+    None leaves the writer to quote findings."""
+    groups = of_evidence(task.findings, by_source)
+    groups.sort(key=lambda item: item[0] == GENERIC)  # stable: the largest specific one first
+    for name, findings in groups:
         found = domain(name).compose(replace(task, findings=tuple(findings)))
         if found is not None:
             return found

@@ -41,10 +41,12 @@ class AnswerTask:
 
 @dataclass(frozen=True)
 class Composed:
-    """A composed Answer text and the source numbers it cites."""
+    """A composed Answer text and the source numbers it cites; ``whole`` when it is the entire
+    Answer (the generic statements), not a figure the writer follows with prose."""
 
     text: str
     sources: tuple[int, ...]
+    whole: bool = False
 
 
 class Domain(Protocol):

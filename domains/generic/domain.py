@@ -1,8 +1,8 @@
 """The generic domain: what every document is unless its content says it is of another kind.
 
 It claims no document (``recognize`` is 0: the default needs no evidence), gives no identity
-(a manual's first line is a title, not an author), weighs no period and composes nothing, so
-the writer quotes its best findings.
+(a manual's first line is a title, not an author), weighs no period, and composes the Answer
+from the statements of its findings that answer (``compose``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ class GenericDomain:
         return np.ones(len(ends))
 
     def compose(self, task: AnswerTask) -> Composed | None:
-        return None
+        from deepresearch.domains.generic import compose  # loaded when something is composed
+
+        return compose.compose(task)
 
 
 DOMAIN = GenericDomain()

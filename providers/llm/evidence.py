@@ -12,8 +12,10 @@ analysis and the documents the units came from (repetition across documents is a
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from deepresearch.text.boilerplate import boilerplate, document_of, off_topic, shape_of
+from deepresearch.text.entries import with_term
 from deepresearch.text.figures import has_figure
 from deepresearch.text.line_items import LabelIndex, flow_line, named_table
 from deepresearch.text.names import common_words, stranger_titles
@@ -52,7 +54,7 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     headings, is none: the best-scoring of unrelated sentences (a lawsuit for a gross-margin
     question) is no answer, and "could not research" is the honest report. On the 147 reviewed
     questions the old fallback to all units added no reviewed figure to any Answer."""
-    units = build_units([(n, text) for n, _, text in sources])
+    units = [_with_term(u) for u in build_units([(n, text) for n, _, text in sources])]
     docs = {n: document_of(url) for n, url, _ in sources}
     flags = boilerplate([(docs.get(u.source, str(u.source)), u.text) for u in units])
     kept = [u for u, bad in zip(units, flags, strict=True) if not bad]
@@ -67,6 +69,16 @@ def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[U
     for i in parts_named(question, mine, row_labels(mine)):
         topical[i] = True
     return [u for u, keep in zip(mine, topical, strict=True) if keep]
+
+
+def _with_term(unit: Unit) -> Unit:
+    """A description whose flags were read as the heading above it, opened by them again
+    (``entries.with_term``): "-f, --force ignore nonexistent files", not the description
+    without saying of what."""
+    text = with_term(unit.text, unit.heading)
+    if text == unit.text:
+        return unit
+    return replace(unit, text=text, terms=(*terms(text[: len(text) - len(unit.text)]), *unit.terms))
 
 
 def total_parts(units: list[Unit]) -> dict[int, tuple[int, ...]]:

@@ -343,6 +343,10 @@ def compose_answer(task: WriteTask) -> WriteDraft:
     answer = _quotes(picked) if picked else NO_ANSWER
     cited = tuple(dict.fromkeys(n for nums in picked.values() for n in nums))
     composed = domains.compose(task)  # through the domain of the evidence, as a model's draft
+    if composed is not None and composed.whole:  # the statements that answer, as they are
+        return WriteDraft(
+            answer=composed.text, sections=tuple(sections), answer_sources=composed.sources
+        )
     if composed is not None:  # the figure / table first, then the best quoted prose
         # prose from another filing would speak of another company or quarter
         docs = {document_of(urls.get(n, "")) for n in composed.sources}

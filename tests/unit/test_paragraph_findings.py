@@ -40,8 +40,10 @@ LEGAL = (
 QUESTION = "What legal proceedings were disclosed in Acme's 10-Q?"
 
 
-def _src(n: int, text: str, url: str = "") -> SourceText:
-    return SourceText(n=n, url=url or f"doc:a{n}.pdf#page=1", title="a", location="a", text=text)
+def _src(n: int, text: str, url: str = "", domain: str = "generic") -> SourceText:
+    return SourceText(
+        n=n, url=url or f"doc:a{n}.pdf#page=1", title="a", location="a", text=text, domain=domain
+    )
 
 
 def _findings(question: str, *texts: str, max_findings: int = 16) -> FindingsDraft:
@@ -123,7 +125,7 @@ def test_the_answer_ranks_a_finding_by_its_best_sentence() -> None:
     task = WriteTask(
         query="What was Acme's effective tax rate?",
         sections=(ReportSection(heading="q", findings=findings),),
-        sources=(_src(1, rate + " " + short, url),),
+        sources=(_src(1, rate + " " + short, url, domain="filings"),),
     )
     draft = answer_write(task)
     assert draft.answer.startswith("The office building"), draft.answer
@@ -152,7 +154,7 @@ def test_an_explanations_answer_quotes_what_was_disclosed_beside_talk_of_it() ->
                 heading="q", findings=tuple(Finding(text=t, citations=(url,)) for t in texts)
             ),
         ),
-        sources=(_src(1, " ".join(texts), url),),
+        sources=(_src(1, " ".join(texts), url, domain="filings"),),
     )
     assert "$517 million" in answer_write(task).answer
 
@@ -371,7 +373,7 @@ def test_a_finding_carries_its_section_to_the_answer() -> None:
     task = WriteTask(
         query="What legal proceedings did Initech disclose?",
         sections=(ReportSection(heading="q", findings=(meeting, suit)),),
-        sources=(_src(1, suit.text + " " + meeting.text, url),),
+        sources=(_src(1, suit.text + " " + meeting.text, url, domain="filings"),),
     )
     assert answer_write(task).answer.startswith("In April 2019, VLSI"), answer_write(task).answer
     # a model writer is shown the section beside the finding, outside its words

@@ -1,0 +1,116 @@
+"""The generic Answer on documentation (``domains.generic.compose``, ``text.entries``).
+
+* a run of option entries is quoted by the entry that answers, with its own flags;
+* "the default is X" comes from the setting asked about, not a neighbouring one;
+* a command named like a question verb ("find") stays the question's subject;
+* a cross-reference ("See ... for an example") is never the Answer;
+* a description whose flags were read as the heading above it gets them back (evidence).
+"""
+
+from __future__ import annotations
+
+from test_domains import _write_task
+
+from deepresearch.providers.llm.evidence import evidence_units
+from deepresearch.providers.llm.extractive import answer_write
+
+OPTIONS = (
+    "-n, --quiet suppress automatic printing of pattern space -e script, --expression=script "
+    "add the script to the commands to be executed -i[SUFFIX], --in-place[=SUFFIX] edit files "
+    "in place (makes backup if SUFFIX supplied)"
+)
+SETTINGS = (
+    '-s, --signal string Signal to send to the container (default "KILL") -t, --time int '
+    "Seconds to wait for stop before killing it (default 10)"
+)
+
+
+def test_a_definition_list_is_quoted_by_the_entry_that_answers_with_its_flags() -> None:
+    task = _write_task("How do I edit files in place?", [(OPTIONS, "doc:stream.pdf", "generic")])
+    answer = answer_write(task).answer
+    assert answer.startswith("-i[SUFFIX], --in-place[=SUFFIX] edit files in place"), answer
+    assert "--expression" not in answer and "pattern space" not in answer, answer
+
+
+def test_a_default_is_quoted_from_its_own_setting() -> None:
+    task = _write_task(
+        "How many seconds does it wait before killing by default?",
+        [(SETTINGS, "doc:stop.md", "generic")],
+    )
+    answer = answer_write(task).answer
+    assert "(default 10)" in answer and "KILL" not in answer, answer
+
+
+def test_a_command_named_like_a_question_verb_stays_the_subject() -> None:
+    from deepresearch.domains.generic.compose import subject_words
+
+    assert "find" in subject_words("What does the -L option of find do?")
+    found = [
+        (
+            "-L, --dereference show information for the file a link references",
+            "doc:list.pdf",
+            "generic",
+        ),
+        ("-L Follow symbolic links when examining files.", "doc:find.pdf", "generic"),
+    ]
+    task = _write_task("What does the -L option of find do?", found)
+    answer = answer_write(task).answer
+    assert "Follow symbolic links" in answer and "dereference" not in answer, answer
+
+
+def test_a_cross_reference_is_never_the_answer() -> None:
+    found = [
+        (
+            "See Widget sizes should be kept small for an example of when this is used.",
+            "doc:ch-widgets.html",
+            "generic",
+        ),
+        (
+            "Widget sizes should be kept small because every copy is held in memory.",
+            "doc:ch-widgets.html",
+            "generic",
+        ),
+    ]
+    task = _write_task("Why should widget sizes be kept small?", found)
+    answer = answer_write(task).answer
+    assert "held in memory" in answer and not answer.startswith("See "), answer
+
+
+def test_prose_is_not_cut_at_flags_it_mentions() -> None:
+    from deepresearch.domains.generic.compose import statements
+
+    text = "If you want to search for links when -L is in effect, use -xtype instead."
+    assert statements(text) == [text]
+
+
+def test_a_description_gets_back_the_flags_read_as_its_heading() -> None:
+    page = (
+        "OPTIONS\nRemove (unlink) the FILE(s).\n\n-f, --force\n"
+        "ignore nonexistent files and arguments, never prompt\n-i     prompt before every removal\n"
+    )
+    units = evidence_units(
+        "Which option of remove ignores nonexistent files and never prompts?",
+        [(1, "file:///docs/remove.pdf", page)],
+    )
+    assert any(u.text.startswith("-f, --force ignore nonexistent files") for u in units), units
+
+
+def test_an_item_the_question_quotes_leads_and_each_sentence_is_cited() -> None:
+    found = [
+        (
+            "The search commands share one history. There you type the search pattern.",
+            "doc:usr_04.txt",
+            "generic",
+        ),
+        (
+            'Position the cursor on the word and use the "*" command. Vim will grab the word '
+            "under the cursor and use it as the search string.",
+            "doc:usr_03.txt",
+            "generic",
+        ),
+    ]
+    task = _write_task('What does the "*" command search for?', found)
+    answer = answer_write(task).answer
+    assert answer.startswith('Position the cursor on the word and use the "*" command. [2]')
+    assert "word under the cursor and use it as the search string. [2]" in answer, answer
+    assert "history" not in answer, answer
