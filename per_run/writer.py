@@ -120,10 +120,10 @@ class ReportWriter:
         claims: a weak writer must not leave the user worse off than no model at all."""
         request = build_request("writer", task, WriteDraft)
         draft, replies = await call_structured(ExtractiveLLM(), request, WriteDraft)
-        self._charge(replies)
         draft = verify.adopt_answer_markers(task, draft)
         composed, _ = synthesis.report_from_draft(task, draft, title, notes)
         if composed.status != "completed":
+            self._charge(replies)
             return report
         composed = await self._verify(task, composed, usable, [], quiet=True)
         evidence = verify.evidence_index(usable)
@@ -131,7 +131,9 @@ class ReportWriter:
         model_n = verify.verified_answer_claims(report, evidence, min_support)
         composer_n = verify.verified_answer_claims(composed, evidence, min_support)
         if composer_n <= model_n:
+            self._charge(replies)
             return report
+        self._account("writer", replies)  # the report shown is the composer's: Providers says so
         await self._sink.emit(
             "answer_replaced", {"model_verified": model_n, "composer_verified": composer_n}
         )

@@ -108,6 +108,7 @@ async def test_a_draft_without_cited_findings_gives_way_to_the_composer() -> Non
     assert result.report.answer != synthesis.NO_CITED_FINDINGS
     assert any("this report is the composer's" in n for n in result.report.notes)
     assert any(kind == "answer_replaced" for kind, _ in sink.events)
+    assert result.providers["writer"] == "extractive"  # the report shown is the composer's
     md = render(result.report, Footer("r.md", "r1", "quick"))
     assert clean(md, result.reason, json.dumps(sink.events))
 
