@@ -108,7 +108,9 @@ def _key(line: str) -> str:
 
 def drop_running_matter(pages: Sequence[str]) -> tuple[str, ...]:
     """Pages without the lines printed at their top or foot on most pages, nor page numbers
-    there. A one-page document has no running matter to tell apart from its text."""
+    there. The first page keeps its head, once: it names the document ("GREP(1) User Commands
+    GREP(1)"), which search weighs the whole document by. A one-page document has no running
+    matter to tell apart from its text."""
     if len(pages) < 2:
         return tuple(pages)
     split = [page.split("\n") for page in pages]
@@ -118,11 +120,14 @@ def drop_running_matter(pages: Sequence[str]) -> tuple[str, ...]:
     least = max(2, math.floor(RUNNING_SHARE * len(pages)) + 1)
     running = {key for key, count in seen.items() if count >= least}
     out = []
-    for lines in split:
+    for page, lines in enumerate(split):
+        edges = _edges(lines)
+        head = set(edges[:EDGE_LINES]) if page == 0 else set()
         drop = {
             i
-            for i in _edges(lines)
-            if _key(lines[i]) in running or _PAGE_NUMBER.fullmatch(lines[i].strip())
+            for i in edges
+            if (_key(lines[i]) in running and i not in head)
+            or _PAGE_NUMBER.fullmatch(lines[i].strip())
         }
         out.append("\n".join(line for i, line in enumerate(lines) if i not in drop))
     return tuple(out)
