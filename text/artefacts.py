@@ -35,7 +35,7 @@ RUNNING_SHARE = 0.5  # a line printed there on more than this share of pages is 
 _WORD = re.compile(r"[A-Za-z]+")
 _BROKEN = re.compile(r"([A-Za-z]+)\u00ad([A-Za-z]+)")
 # a word broken at a line's end by a printed hyphen: "dis-" / "connect ..."
-_LINE_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]{2,})-\n([a-z]{2,})(?=[\s.,;:)]|$)")
+_LINE_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]{2,})-\n([a-z]{2,})(?=[\s.,;:)]|$)[ \t]?")
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(
     r"(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?|[-–—]\s*\d{1,4}\s*[-–—]|[ivxlc]{1,6}",
@@ -70,7 +70,9 @@ def _joined(vocabulary: frozenset[str], hyphen: str) -> Callable[[re.Match[str]]
         halves = all(stem(half.lower()) in vocabulary for half in match.groups())
         if stem(whole.lower()) in vocabulary or not halves:  # not two words: one, broken
             return whole + ("\n" if hyphen == "\n" else "")
-        return match.group(1) + "-" + hyphen.replace("-", "") + match.group(2)
+        if hyphen:  # left as printed
+            return match.group(0)
+        return match.group(1) + "-" + match.group(2)
 
     return join
 
@@ -185,7 +187,9 @@ _HTML_TAG = re.compile(
     re.IGNORECASE,
 )
 _HEADING_ID = re.compile(r"^(#{1,6}\s.*?)\s*\{#[\w.:-]+\}[ \t]*$", re.MULTILINE)
-_DEFINITION = re.compile(r"^([^\n:|#>`-][^\n]*)\n(?:[ \t]*\n)?[ \t]{0,3}:[ \t]+", re.MULTILINE)
+_DEFINITION = re.compile(
+    r"^((?![-*+]\s)[^\n\s:|#>`][^\n]*)\n(?:[ \t]*\n)?[ \t]{0,3}:[ \t]+", re.MULTILINE
+)
 
 
 def code_split(text: str) -> list[tuple[bool, str]]:
@@ -270,7 +274,9 @@ _DT = re.compile(r"<dt\b[^>]*>", re.IGNORECASE)
 _DT_DD = re.compile(r"</dt\s*>\s*<dd\b[^>]*>(?:\s*<p\b[^>]*>)?", re.IGNORECASE)
 _DD_END = re.compile(r"</dd\s*>", re.IGNORECASE)
 _LINE_WRAP = re.compile(r"[ \t]*\r?\n\s*")
-_ANCHOR_TEXT = re.compile(r"[ \t]*(?:¶|Permalink to this (?:headline|heading|section))[ \t]*$", re.M)
+_ANCHOR_TEXT = re.compile(
+    r"[ \t]*(?:¶|Permalink to this (?:headline|heading|section))[ \t]*$", re.M
+)
 
 
 def clean_html_markup(markup: str) -> str:
