@@ -4,7 +4,7 @@
   ("op-tion", read as U+FFFE) or a word printed broken across two lines ("dis-\\nconnect") joins
   its halves when the joined word is used elsewhere in the document or the halves are not both
   words it uses ("manip-ulate"), else stays a hyphen ("stock-based");
-* **running matter** — lines printed at the top or foot of most pages of a PDF (a man page's
+* **running matter** — lines printed at the top or foot of every page of a PDF (a man page's
   "TAR(1) ... TAR(1)" head and "GNU tar 1.34 2023-... 1" foot, page numbers aside) and lone page
   numbers there;
 * **markup left in text** — heading anchors ("¶", "Permalink to this heading"), footnote marks,
@@ -21,7 +21,6 @@ by pages fetched from the web.
 from __future__ import annotations
 
 import html
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -30,13 +29,13 @@ from deepresearch.text.terms import stem
 
 SOFT_HYPHEN = "\u00ad"
 EDGE_LINES = 2  # lines at a page's top and at its foot where running heads and feet are printed
-RUNNING_SHARE = 0.5  # a line printed there on more than this share of pages is running matter
 
 _WORD = re.compile(r"[A-Za-z]+")
 _BROKEN = re.compile(r"([A-Za-z]+)\u00ad([A-Za-z]+)")
 # a word broken at a line's end by a printed hyphen: "dis-" / "connect ..."
 _LINE_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]{2,})-\n([a-z]{2,})(?=[\s.,;:)]|$)[ \t]?")
 _DIGITS = re.compile(r"\d+")
+_SENTENCE_ENDS = (".", "!", "?", ":")  # a line ending one is text, however often repeated
 _PAGE_NUMBER = re.compile(
     r"(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?|[-–—]\s*\d{1,4}\s*[-–—]|[ivxlc]{1,6}",
     re.IGNORECASE,
@@ -109,18 +108,24 @@ def _key(line: str) -> str:
 
 
 def drop_running_matter(pages: Sequence[str]) -> tuple[str, ...]:
-    """Pages without the lines printed at their top or foot on most pages, nor page numbers
-    there. The first page keeps its head, once: it names the document ("GREP(1) User Commands
-    GREP(1)"), which search weighs the whole document by. A one-page document has no running
-    matter to tell apart from its text."""
+    """Pages without the lines printed at the top or foot of every page, the first included
+    (digits aside: "GNU tar 1.34 2023-01-01 7"), nor page numbers there. The first page keeps
+    its head, once: it names the document ("GREP(1) User Commands GREP(1)"), which search
+    weighs the whole document by. A running line that starts after the cover (a filing's
+    "Company | Form 10-Q | 12") stays: the cover's identity and search read the name it
+    repeats on every page. A one-page document has no running matter to tell from its text."""
     if len(pages) < 2:
         return tuple(pages)
     split = [page.split("\n") for page in pages]
     seen: Counter[str] = Counter()
     for lines in split:
         seen.update({_key(lines[i]) for i in _edges(lines)})
-    least = max(2, math.floor(RUNNING_SHARE * len(pages)) + 1)
-    running = {key for key, count in seen.items() if count >= least}
+    first = {_key(split[0][i]) for i in _edges(split[0])}
+    running = {
+        key
+        for key, count in seen.items()
+        if count == len(pages) and key in first and not key.endswith(_SENTENCE_ENDS)
+    }
     out = []
     for page, lines in enumerate(split):
         edges = _edges(lines)
