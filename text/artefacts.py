@@ -4,9 +4,9 @@
   ("op-tion", read as U+FFFE) or a word printed broken across two lines ("dis-\\nconnect") joins
   its halves when the joined word is used elsewhere in the document or the halves are not both
   words it uses ("manip-ulate"), else stays a hyphen ("stock-based");
-* **running matter** — lines printed at the top or foot of every page of a PDF (a man page's
-  "TAR(1) ... TAR(1)" head and "GNU tar 1.34 2023-... 1" foot, page numbers aside) and lone page
-  numbers there;
+* **running matter** — a foot printed on every page of a PDF (a man page's "GNU tar 1.34
+  2023-... 1", page numbers aside) and lone page numbers there (running heads stay: they name
+  the document, see ``drop_running_matter``);
 * **markup left in text** — heading anchors ("¶", "Permalink to this heading"), footnote marks,
   Markdown link syntax (``[text](url)`` is ``text``), inline HTML tags and entities, a Markdown
   file's front matter.
@@ -28,14 +28,14 @@ from collections.abc import Callable, Sequence
 from deepresearch.text.terms import stem
 
 SOFT_HYPHEN = "\u00ad"
-EDGE_LINES = 2  # lines at a page's top and at its foot where running heads and feet are printed
+EDGE_LINES = 2  # lines at a page's foot where running feet and page numbers are printed
 
 _WORD = re.compile(r"[A-Za-z]+")
 _BROKEN = re.compile(r"([A-Za-z]+)\u00ad([A-Za-z]+)")
 # a word broken at a line's end by a printed hyphen: "dis-" / "connect ..."
 _LINE_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]{2,})-\n([a-z]{2,})(?=[\s.,;:)]|$)[ \t]?")
 _DIGITS = re.compile(r"\d+")
-_SENTENCE_ENDS = (".", "!", "?", ":")  # a line ending one is text, however often repeated
+_ENDS = (".", "!", "?", ":")  # a line ending one is text, however often repeated
 _PAGE_NUMBER = re.compile(
     r"(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?|[-–—]\s*\d{1,4}\s*[-–—]|[ivxlc]{1,6}",
     re.IGNORECASE,
@@ -96,11 +96,10 @@ def drop_soft_hyphens(text: str) -> str:
 # ----------------------------------------------------------------------------- running matter
 
 
-def _edges(lines: Sequence[str]) -> list[int]:
+def _feet(lines: Sequence[str]) -> list[int]:
+    """The last ``EDGE_LINES`` filled lines of a page, when it has text above them."""
     filled = [i for i, line in enumerate(lines) if line.strip()]
-    if len(filled) <= 2 * EDGE_LINES:
-        return filled
-    return filled[:EDGE_LINES] + filled[-EDGE_LINES:]
+    return filled[-EDGE_LINES:] if len(filled) > EDGE_LINES else []
 
 
 def _key(line: str) -> str:
@@ -108,33 +107,26 @@ def _key(line: str) -> str:
 
 
 def drop_running_matter(pages: Sequence[str]) -> tuple[str, ...]:
-    """Pages without the lines printed at the top or foot of every page, the first included
-    (digits aside: "GNU tar 1.34 2023-01-01 7"), nor page numbers there. The first page keeps
-    its head, once: it names the document ("GREP(1) User Commands GREP(1)"), which search
-    weighs the whole document by. A running line that starts after the cover (a filing's
-    "Company | Form 10-Q | 12") stays: the cover's identity and search read the name it
-    repeats on every page. A one-page document has no running matter to tell from its text."""
+    """Pages without the running feet printed at the foot of every page, the first included
+    (digits aside: "GNU tar 1.34 2023-01-01 7"), nor page numbers there: a foot is read into
+    the sentence the page leaves open. Running heads stay: a head sits above the page's text
+    and names the document on every page ("GREP(1) User Commands GREP(1)", "Table of
+    Contents"), which search and the cover's identity read. A line that ends a sentence is
+    text however often repeated; a one-page document has no running matter to tell apart."""
     if len(pages) < 2:
         return tuple(pages)
     split = [page.split("\n") for page in pages]
+    feet = [_feet(lines) for lines in split]
     seen: Counter[str] = Counter()
-    for lines in split:
-        seen.update({_key(lines[i]) for i in _edges(lines)})
-    first = {_key(split[0][i]) for i in _edges(split[0])}
+    for lines, at in zip(split, feet, strict=True):
+        seen.update({_key(lines[i]) for i in at})
     running = {
-        key
-        for key, count in seen.items()
-        if count == len(pages) and key in first and not key.endswith(_SENTENCE_ENDS)
+        key for key, count in seen.items() if count == len(pages) and not key.endswith(_ENDS)
     }
     out = []
-    for page, lines in enumerate(split):
-        edges = _edges(lines)
-        head = set(edges[:EDGE_LINES]) if page == 0 else set()
+    for lines, at in zip(split, feet, strict=True):
         drop = {
-            i
-            for i in edges
-            if (_key(lines[i]) in running and i not in head)
-            or _PAGE_NUMBER.fullmatch(lines[i].strip())
+            i for i in at if _key(lines[i]) in running or _PAGE_NUMBER.fullmatch(lines[i].strip())
         }
         out.append("\n".join(line for i, line in enumerate(lines) if i not in drop))
     return tuple(out)

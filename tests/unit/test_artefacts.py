@@ -61,12 +61,12 @@ def _man_page(tmp_path: Path) -> Path:
     return write_pdf(tmp_path / "tar.pdf", pages)
 
 
-def test_a_man_page_pdf_loses_its_running_heads_feet_and_page_numbers(tmp_path: Path) -> None:
+def test_a_man_page_pdf_loses_its_running_feet_and_page_numbers(tmp_path: Path) -> None:
+    """A foot is read into the sentence a page leaves open; the head stays on every page: it
+    sits above the text and names the document, which search weighs documents by."""
     doc = extract_path(_man_page(tmp_path))
-    assert doc.pages[0].startswith("TAR(1) General Commands Manual TAR(1)")  # names the document
-    for page in doc.pages[1:]:
-        assert "General Commands Manual" not in page, page
     for page in doc.pages:
+        assert page.startswith("TAR(1) General Commands Manual TAR(1)"), page
         assert "GNU tar 1.34" not in page and not page.rstrip().endswith("2"), page
         assert page.rstrip().endswith("is written to the end of the"), page
 
