@@ -48,4 +48,5 @@ def html_doc(html: str, name: str) -> ExtractedDoc:
             for line in _TAG_RE.sub("\n", _SCRIPT_RE.sub("", html)).split("\n")
         )
         text = clean_html_text(unescape(re.sub(r"\n{2,}", "\n", text).strip()))
+    title = clean_html_text(title).strip()  # a heading's anchor mark in the page's title
     return ExtractedDoc(title or name, (text,), "text/html", published)

@@ -161,6 +161,8 @@ Depends: foo</pre>
 
 
 def test_html_loses_its_anchors_and_keeps_each_term_with_its_description() -> None:
+    untitled = extract_bytes(HTML.replace("<title>Control files</title>", "").encode(), "html", "c")
+    assert untitled.title == "5. Control files and their fields"  # its heading, no anchor mark
     text = extract_bytes(HTML.encode(), "html", "c.html").pages[0]
     assert "¶" not in text and "Permalink" not in text
     assert "5. Control files and their fields" in text.split("\n")
