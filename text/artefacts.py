@@ -210,29 +210,6 @@ def code_split(text: str) -> list[tuple[bool, str]]:
     return [(code, "\n".join(lines)) for code, lines in runs]
 
 
-_BLOCK_START = re.compile(r"[ \t]*(?:[-*+]\s|\d{1,3}[.)]\s|#|\||>|:\s|<)|[ \t]{4}|\t")
-
-
-def _unwrap(text: str) -> str:
-    """A paragraph's source line breaks as the spaces Markdown renders them as: each paragraph
-    (and list item) on one line; headings, list items, table rows, quotes and indented code
-    start their own."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        prev = out[-1] if out else ""
-        if (
-            line.strip()
-            and prev.strip()
-            and not _BLOCK_START.match(line)
-            and not prev.lstrip().startswith(("#", "|"))
-            and not prev.endswith("  ")  # a hard line break
-        ):
-            out[-1] = f"{prev.rstrip()} {line.strip()}"
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
 def _markdown_prose(text: str) -> str:
     text = _REF_DEFINITION.sub("", text)
     text = _IMAGE_OR_LINK.sub(r"\1", text)
@@ -241,7 +218,7 @@ def _markdown_prose(text: str) -> str:
     text = _HTML_TAG.sub("", text)
     text = _HEADING_ID.sub(r"\1", text)
     text = _DEFINITION.sub(r"\1: ", text)
-    return html.unescape(_unwrap(text))
+    return html.unescape(text)
 
 
 def clean_markdown(text: str, prose: Callable[[str], str] | None = None) -> str:

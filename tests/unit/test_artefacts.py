@@ -129,7 +129,7 @@ def test_markdown_reads_as_rendered_and_its_code_stays_code(tmp_path: Path) -> N
     text = extract_path(tmp_path / "rm.md").pages[0]
     assert "title:" not in text  # front matter
     assert (
-        "Use the `docker container prune` command, see diagram and the guide — or https://example.org/x."
+        "Use the `docker container prune` command, see\ndiagram and the guide — or https://example.org/x."
         in text
     )
     assert "### Force-remove a container (--force)" in text.replace("###  ", "### ")
