@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from deepresearch.text.artefacts import SOFT_HYPHEN
 from deepresearch.text.table_headers import PERIOD_HEAD, UNIT_RE, title_and_unit
 from deepresearch.text.table_layout import Table, find_tables
 from deepresearch.text.tables import format_row
@@ -51,9 +52,10 @@ class DocumentTables:
 
     def page_text(self, textpage: Any) -> str:
         """The page's text (lines joined by ``\\n``) with table rows formatted."""
-        # PDFium reads a hyphen some fonts draw as U+FFFE, a noncharacter ("stock\ufffebased"):
-        # it is a hyphen, in the same place (char boxes are found by index)
-        raw_text: str = textpage.get_text_range().replace("\ufffe", "-")
+        # PDFium marks a hyphen that breaks a word at a line's end as U+FFFE, a noncharacter
+        # ("stock\ufffebased", "op\ufffetion"): a soft hyphen in the same place (char boxes are
+        # found by index), which ``artefacts.mend_hyphens`` resolves with the whole document
+        raw_text: str = textpage.get_text_range().replace("\ufffe", SOFT_HYPHEN)
         lines, starts = _split_lines(raw_text)
         running = self._running(lines)
         candidates = [

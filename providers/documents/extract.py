@@ -56,7 +56,8 @@ def extract_path(path: Path) -> ExtractedDoc:
         if suffix in HTML_SUFFIXES:
             return _extract_html(path)
         if suffix in TEXT_SUFFIXES:
-            text = plain_text(path.read_text("utf-8", errors="replace"))
+            raw = path.read_text("utf-8", errors="replace")
+            text = markdown_text(raw) if suffix == ".md" else plain_text(raw)
             kind = "text/markdown" if suffix == ".md" else "text/plain"
             return ExtractedDoc(title=path.name, pages=(text,), content_type=kind)
     except ExtractionError:
@@ -73,14 +74,25 @@ def extract_path(path: Path) -> ExtractedDoc:
 def plain_text(text: str) -> str:
     """A text or Markdown file's text, its pipe tables as self-describing rows (as an HTML or
     office document's): a body row alone ("| Net revenue | 1,234 | 1,100 |") names no column."""
+    from deepresearch.text.artefacts import drop_soft_hyphens
     from deepresearch.text.grid_tables import rows_from_pipes
 
-    return rows_from_pipes(text.replace("\r\n", "\n"))
+    return rows_from_pipes(drop_soft_hyphens(text.replace("\r\n", "\n")))
+
+
+def markdown_text(text: str) -> str:
+    """A Markdown file's text as read (``artefacts.clean_markdown``), its pipe tables as rows;
+    a fenced code block stays code: its ``|`` lines are no table."""
+    from deepresearch.text.artefacts import clean_markdown
+    from deepresearch.text.grid_tables import rows_from_pipes
+
+    return clean_markdown(text.replace("\r\n", "\n"), rows_from_pipes)
 
 
 def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
     import pypdfium2 as pdfium
 
+    from deepresearch.text.artefacts import clean_pdf_pages
     from deepresearch.text.bridges import rows_from_bridges
     from deepresearch.text.pdf_tables import DocumentTables
 
@@ -101,7 +113,7 @@ def _extract_pdf(source: Path | bytes, name: str) -> ExtractedDoc:
             page.close()
     finally:
         pdf.close()
-    return ExtractedDoc(title=name, pages=tuple(pages), content_type="application/pdf")
+    return ExtractedDoc(title=name, pages=clean_pdf_pages(pages), content_type="application/pdf")
 
 
 def _extract_html(path: Path) -> ExtractedDoc:

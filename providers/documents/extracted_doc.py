@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from html import unescape
 
 _TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAG_RE = re.compile(r"<[^>]+>")
@@ -26,10 +27,12 @@ def html_doc(html: str, name: str) -> ExtractedDoc:
     """Main text, title and publish date of an HTML page (markup-stripped when trafilatura fails)."""
     import trafilatura
 
+    from deepresearch.text.artefacts import clean_html_markup, clean_html_text
     from deepresearch.text.grid_tables import rows_from_pipes
 
-    text = trafilatura.extract(html, include_tables=True, include_comments=False) or ""
-    text = rows_from_pipes(text)  # table rows with their headers and caption
+    markup = clean_html_markup(html)  # anchors out, <dt> with its <dd>, source wraps as spaces
+    text = trafilatura.extract(markup, include_tables=True, include_comments=False) or ""
+    text = rows_from_pipes(clean_html_text(text))  # table rows with their headers and caption
     title = published = ""
     meta = trafilatura.extract_metadata(html)
     if meta is not None and meta.title:
@@ -44,5 +47,6 @@ def html_doc(html: str, name: str) -> ExtractedDoc:
             " ".join(line.split())
             for line in _TAG_RE.sub("\n", _SCRIPT_RE.sub("", html)).split("\n")
         )
-        text = re.sub(r"\n{2,}", "\n", text).strip()
+        text = clean_html_text(unescape(re.sub(r"\n{2,}", "\n", text).strip()))
+    title = clean_html_text(title).strip()  # a heading's anchor mark in the page's title
     return ExtractedDoc(title or name, (text,), "text/html", published)

@@ -29,7 +29,8 @@ from deepresearch.providers.documents.extract import (
 from deepresearch.providers.documents.extracted_doc import ExtractedDoc
 from deepresearch.storage.private_files import PRIVATE_FILE, make_private_dirs
 
-EXTRACT_VERSION = 14  # bump when extraction output changes, so cached text is re-extracted
+EXTRACT_VERSION = 15  # bump when extraction output changes, so cached text is re-extracted
+# 15: extraction artefacts out (hyphens, running matter, anchors, link syntax), terms kept
 # 12: each document's domain in meta.json; 11: docs.json beside meta.json; 10: a page-end
 # caption names only the table overleaf; 8: Snowball
 INDEX_VERSION = 12

@@ -285,7 +285,10 @@ class _HyphenPage:
 
 
 def test_a_hyphen_read_as_a_noncharacter_is_a_hyphen() -> None:
+    """A compound ("stock" and "based" are words the document uses) keeps its hyphen once the
+    document's pages are read together (``artefacts.mend_hyphens``)."""
+    from deepresearch.text.artefacts import mend_hyphens
     from deepresearch.text.pdf_tables import page_text
 
-    text = page_text(_HyphenPage())
+    text = mend_hyphens([page_text(_HyphenPage()), "stock based; write downs"])[0]
     assert text == "Our stock-based compensation grew.\nThe write-downs were small.", text
