@@ -23,7 +23,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from deepresearch.providers.llm.rules import Token, render, tokenize
+from deepresearch.providers.llm.rules import (
+    Token,
+    capitalized,
+    is_period,
+    possessive,
+    render,
+    tokenize,
+)
 from deepresearch.text.question_words import COMPOUND_PAIRS
 
 Split = Literal["periods", "entities", "items", "comparison"]
@@ -114,25 +121,13 @@ def _low(tok: Token) -> str:
     return tok.lower()
 
 
-def _is_period(tok: Token) -> bool:
-    return tok.startswith("\x00")
-
-
-def _possessive(tok: Token) -> bool:
-    return tok.lower().endswith(("'s", "’s", "s'", "s’")) and len(tok) > 2
-
-
-def _capitalized(tok: Token) -> bool:
-    return bool(tok) and not _is_period(tok) and tok[0].isupper()
-
-
 def _name_word(tok: Token) -> bool:
-    return _capitalized(tok) and _low(tok) not in _PRONOUNS | _WH | _AUXILIARIES
+    return capitalized(tok) and _low(tok) not in _PRONOUNS | _WH | _AUXILIARIES
 
 
 def _code(tok: Token) -> bool:
     """A literal (an option, a setting, a file): written with what no English word has."""
-    return bool(re.search(r"[-_./=`$@#:0-9]", tok)) and not _is_period(tok) and len(tok) > 1
+    return bool(re.search(r"[-_./=`$@#:0-9]", tok)) and not is_period(tok) and len(tok) > 1
 
 
 def _plural(word: str) -> bool:
@@ -174,11 +169,11 @@ def _left(tokens: list[Token], k: int, owned: bool = False) -> list[Token]:
     """The conjunct ending at ``k``: back to a stop word, or through a determiner; a period is
     a conjunct of its own. ``owned``: the possessor belongs to the conjunct (a comparison's
     "Acme's net income with Globex's")."""
-    if k >= 0 and _is_period(tokens[k]):
+    if k >= 0 and is_period(tokens[k]):
         return [tokens[k]]
     out: list[Token] = []
     while k >= 0 and not _stops(tokens[k]):
-        if out and _possessive(tokens[k]) and not owned:
+        if out and possessive(tokens[k]) and not owned:
             break  # "Acme's [revenue and income]": the possessor is shared
         out.insert(0, tokens[k])
         if _low(tokens[k]) in _DETERMINERS:
@@ -188,14 +183,14 @@ def _left(tokens: list[Token], k: int, owned: bool = False) -> list[Token]:
 
 
 def _right(tokens: list[Token], j: int, owned: bool = False) -> list[Token]:
-    if j < len(tokens) and _is_period(tokens[j]):
+    if j < len(tokens) and is_period(tokens[j]):
         return [tokens[j]]
     out: list[Token] = []
     while j < len(tokens) and not _stops(tokens[j]):
         if out and _participle(tokens[j]):
             break  # "risks disclosed in": a participle starts what is said of both
         out.append(tokens[j])
-        if _possessive(tokens[j]) and not owned:
+        if possessive(tokens[j]) and not owned:
             break
         j += 1
     return out
@@ -292,8 +287,8 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
         return None  # "Microsoft's business and the evolution of": phrases of other shapes
     lead = [t for t in left if _low(t) not in _DETERMINERS]
     doubt = ""
-    if lead and all(_capitalized(t) for t in lead) and _capitalized(right[0]):
-        cut = next((n for n, t in enumerate(right) if not _capitalized(t)), len(right))
+    if lead and all(capitalized(t) for t in lead) and capitalized(right[0]):
+        cut = next((n for n, t in enumerate(right) if not capitalized(t)), len(right))
         right = right[:cut]  # "Procter and Gamble report": the name ends where capitals do
     elif not owned:
         # "any major new acquisitions or sell-offs": the words before the nouns are shared,
@@ -339,10 +334,10 @@ def _why_whole(tokens: list[Token], i: int, c: _Coordination, licensed: bool) ->
         return "its list gives examples of one thing"
     if c.doubt:
         return c.doubt
-    if all(_is_period(t) for item in c.items for t in item):
+    if all(is_period(t) for item in c.items for t in item):
         return ""
-    names = all(_capitalized(t) or _code(t) for t in words)
-    if names and not licensed and not any(_possessive(item[-1]) for item in c.items[:-1]):
+    names = all(capitalized(t) or _code(t) for t in words)
+    if names and not licensed and not any(possessive(item[-1]) for item in c.items[:-1]):
         plural_verb = c.start > 0 and before in {"do", "are", "were", "have", "both"}
         if not plural_verb and not any(_code(t) for t in words):
             return f"'{' '.join(words[:6])}' may be one name"
@@ -351,29 +346,29 @@ def _why_whole(tokens: list[Token], i: int, c: _Coordination, licensed: bool) ->
 
 def _fill(items: tuple[tuple[Token, ...], ...]) -> list[list[Token]]:
     """A conjunct naming only its owner ("Globex's") borrows its sibling's noun."""
-    donors = [list(item[1:]) for item in items if _possessive(item[0]) and len(item) > 1]
+    donors = [list(item[1:]) for item in items if possessive(item[0]) and len(item) > 1]
     noun = max(donors, key=len) if donors else []
     return [
-        [*item, *noun] if len(item) == 1 and _possessive(item[0]) and noun else list(item)
+        [*item, *noun] if len(item) == 1 and possessive(item[0]) and noun else list(item)
         for item in items
     ]
 
 
 def _inherit(periods: list[str], items: list[list[Token]]) -> list[str]:
     """A bare year after a dated period takes its date ("March 31, 2024 and 2023")."""
-    first = items[0][0] if len(items[0]) == 1 and _is_period(items[0][0]) else ""
+    first = items[0][0] if len(items[0]) == 1 and is_period(items[0][0]) else ""
     dated = periods[int(first[1:])] if first else ""
     out = list(periods)
     for item in items[1:]:
-        if dated and len(item) == 1 and _is_period(item[0]):
+        if dated and len(item) == 1 and is_period(item[0]):
             text = periods[int(item[0][1:])]
             if _YEAR.fullmatch(text) and _YEAR.search(dated) and not _YEAR.fullmatch(dated):
                 out[int(item[0][1:])] = _YEAR.sub(text, dated, count=1)
     # "Q1 and Q2 2023": a period without a year takes the year its sibling states
-    last = items[-1][0] if len(items[-1]) == 1 and _is_period(items[-1][0]) else ""
+    last = items[-1][0] if len(items[-1]) == 1 and is_period(items[-1][0]) else ""
     year = _YEAR.search(periods[int(last[1:])]) if last else None
     for item in items[:-1]:
-        if year and len(item) == 1 and _is_period(item[0]):
+        if year and len(item) == 1 and is_period(item[0]):
             n = int(item[0][1:])
             out[n] = out[n] if _YEAR.search(out[n]) else f"{out[n]} {year.group(0)}"
     return out
@@ -390,7 +385,7 @@ def _agree(tokens: list[Token], at: int) -> list[Token]:
         return tokens
     head = ""
     for tok in tokens[at:]:
-        if _stops(tok) or _is_period(tok) or (head and _participle(tok)):
+        if _stops(tok) or is_period(tok) or (head and _participle(tok)):
             break  # "are the upper and lower bounds computed": the head is "bounds"
         head = tok
     if not head or _plural(head) == (verb in _PLURAL_AUX):
@@ -405,7 +400,7 @@ def _parts(tokens: list[Token], c: _Coordination) -> list[list[Token]]:
     for item in _fill(c.items):
         conjunct = [*item, c.head] if c.head else item
         before = list(tokens[: c.start])
-        if all(_is_period(t) for t in item) and before:
+        if all(is_period(t) for t in item) and before:
             # "for the quarters ended": one period, one quarter
             for n in range(len(before) - 1, max(-1, len(before) - 4), -1):
                 if _low(before[n]) in _PERIOD_NOUNS:
@@ -456,9 +451,9 @@ def _split_on(
             continue
         kind = (
             "periods"
-            if all(_is_period(t) for item in c.items for t in item)
+            if all(is_period(t) for item in c.items for t in item)
             else "entities"
-            if all(_capitalized(item[0]) or _possessive(item[0]) for item in c.items)
+            if all(capitalized(item[0]) or possessive(item[0]) for item in c.items)
             else "items"
         )
         texts = (

@@ -52,16 +52,16 @@ _QUERY_STOP = _BOUNDARY | (FUNCTION_WORDS - {"most"}) | {
 Token = str  # a word, a punctuation mark "," / ";", or a period placeholder "\x00<i>"
 
 
-def _is_period(tok: Token) -> bool:
+def is_period(tok: Token) -> bool:
     return tok.startswith("\x00")
 
 
-def _possessive(tok: Token) -> bool:
+def possessive(tok: Token) -> bool:
     return tok.lower().endswith(("'s", "’s", "s'", "s’")) and len(tok) > 2
 
 
-def _capitalized(tok: Token) -> bool:
-    return bool(tok) and not _is_period(tok) and tok[0].isupper()
+def capitalized(tok: Token) -> bool:
+    return bool(tok) and not is_period(tok) and tok[0].isupper()
 
 
 def tokenize(text: str) -> tuple[list[Token], list[str]]:
@@ -77,7 +77,7 @@ def tokenize(text: str) -> tuple[list[Token], list[str]]:
     for raw in re.findall(r"\x00\d+|[^\s,;:?!()\"“”\[\]]+|[,;]", frozen):
         tok = raw
         abbreviation = re.fullmatch(r"(?:[A-Za-z]\.)+", tok) or tok.lower() == "vs."
-        if not _is_period(tok) and len(tok) > 1 and tok.endswith(".") and not abbreviation:
+        if not is_period(tok) and len(tok) > 1 and tok.endswith(".") and not abbreviation:
             tok = tok[:-1]
         if tok:
             tokens.append(tok)
@@ -108,7 +108,7 @@ def _stops_left(tok: Token, comparative: bool) -> bool:
 def _scan_left(tokens: list[Token], k: int, comparative: bool) -> list[Token]:
     out: list[Token] = []
     while k >= 0 and not _stops_left(tokens[k], comparative):
-        if out and _possessive(tokens[k]) and not comparative:
+        if out and possessive(tokens[k]) and not comparative:
             break  # "Apple's [revenue and income]": the possessor is shared context
         out.insert(0, tokens[k])
         k -= 1
@@ -119,7 +119,7 @@ def _scan_right(tokens: list[Token], j: int, comparative: bool, limit: int) -> l
     out: list[Token] = []
     while j < len(tokens) and len(out) < limit and not _stops_left(tokens[j], comparative):
         out.append(tokens[j])
-        if _possessive(tokens[j]):
+        if possessive(tokens[j]):
             break
         j += 1
     return out
@@ -153,8 +153,8 @@ def find_coordination(tokens: list[Token]) -> tuple[int, int, list[list[Token]]]
             # "Has Microsoft announced any major new company acquisitions or sell-offs": the
             # nouns are coordinated; the words before them are shared, as on the right
             left = left[-(len(right) + 1) :]
-        if all(_capitalized(t) for t in left) and _capitalized(right[0]):
-            cut = next((n for n, t in enumerate(right) if not _capitalized(t)), len(right))
+        if all(capitalized(t) for t in left) and capitalized(right[0]):
+            cut = next((n for n, t in enumerate(right) if not capitalized(t)), len(right))
             right = right[:cut]  # "Apple and Microsoft revenue": the head noun is shared
         items = [left]
         start = k - len(left) + 1
@@ -171,9 +171,9 @@ def find_coordination(tokens: list[Token]) -> tuple[int, int, list[list[Token]]]
 
 def _entity_split(conj: list[Token]) -> tuple[list[Token], list[Token]]:
     n = 0
-    while n < len(conj) and _capitalized(conj[n]):
+    while n < len(conj) and capitalized(conj[n]):
         n += 1
-        if _possessive(conj[n - 1]):
+        if possessive(conj[n - 1]):
             break
     return conj[:n], conj[n:]
 
@@ -201,7 +201,7 @@ def expand(tokens: list[Token], depth: int = 3) -> list[list[Token]]:
 
 
 def render(tokens: list[Token], periods: list[str]) -> str:
-    words = [periods[int(t[1:])] if _is_period(t) else t for t in tokens]
+    words = [periods[int(t[1:])] if is_period(t) else t for t in tokens]
     return re.sub(r"\s+([,;])", r"\1", " ".join(words)).strip(" ,;")
 
 
@@ -239,11 +239,11 @@ def keywords(tokens: list[Token], periods: list[str], keep: frozenset[str] = fro
     """A search query: content words (possessives stripped) and periods verbatim; the words of
     ``keep`` (the question's ``subject_words``) stay even when they are stop words."""
     kept = [
-        t if _is_period(t) else strip_possessive(t)
+        t if is_period(t) else strip_possessive(t)
         for t in tokens
         if t not in {",", ";"}
         and (
-            _is_period(t)
+            is_period(t)
             or t.lower().strip("'’") in keep
             or (t.lower() not in _QUERY_STOP and not FORM_NUMBER.fullmatch(t))
         )
@@ -297,10 +297,13 @@ def search_queries(question: str, max_queries: int, notes: tuple[str, ...] = ())
 
 
 __all__ = [
+    "capitalized",
     "dedupe",
     "expand",
     "find_coordination",
+    "is_period",
     "keywords",
+    "possessive",
     "search_queries",
     "tokenize",
 ]
