@@ -122,9 +122,6 @@ class Router:
         out.update({role: [tier_key(p) for p in chain] for role, chain in self._roles.items()})
         return out
 
-    def breaker_status(self) -> dict[str, str]:
-        return self._breakers.status()
-
     def count_tokens(self, text: str) -> int:
         return self._default[0].count_tokens(text)
 

@@ -137,6 +137,8 @@ async def test_a_tier_one_crew_process_found_failing_is_skipped_by_another_unask
     ledger = Handle(CrewLedger(clock=t))
     backup = ScriptedLLM({"researcher": ['{"queries": ["q"]}'] * 4}, name="backup")
 
+    states: dict[str, dict[str, Any]] = {}  # each process's own breakers, by run
+
     def process(run_id: str, primary: ScriptedLLM, crew: bool = True) -> Router:
         return Router(
             [primary, backup],
@@ -146,7 +148,7 @@ async def test_a_tier_one_crew_process_found_failing_is_skipped_by_another_unask
             clock=t,
             sleep=t.sleep,
             rand=lambda: 0.5,
-            breaker_states={},  # a process of its own
+            breaker_states=states.setdefault(run_id, {}),  # a process of its own
         )
 
     request = build_request("researcher", QueriesTask(question="solar output"), QueryList)
@@ -154,11 +156,11 @@ async def test_a_tier_one_crew_process_found_failing_is_skipped_by_another_unask
     healthy = ScriptedLLM({"researcher": ['{"queries": ["q"]}']}, name="primary")
     first, second = process("a", limited), process("b", healthy)
     assert (await first.complete(request)).provider == "backup"
-    assert first.breaker_status()["primary:scripted-1"] == "open"
+    assert states["a"]["primary:scripted-1"].status == "open"
     for _ in range(2):
         assert (await second.complete(request)).provider == "backup"
     assert healthy.calls == []  # the other process's 429s kept it off the tier
-    assert second.breaker_status()["primary:scripted-1"] == "open"
+    assert states["b"]["primary:scripted-1"].status == "open"
     asked = [args[3] for name, args in ledger.calls if name == "before_call" and args[0] == "b"]
     assert asked == ["primary", "backup", "backup"]  # learnt once, then skipped locally
     alone = ScriptedLLM({"researcher": ['{"queries": ["q"]}']}, name="primary")

@@ -122,15 +122,16 @@ async def test_breaker_opens_and_skips_the_tier_until_reset() -> None:
     t = FakeClock(1000.0)
     primary = _failing("primary", 2)
     backup = ScriptedLLM({"researcher": [GOOD] * 4}, name="backup")
-    router = _router([primary, backup], t)
+    states: dict[str, Any] = {}  # the router's breakers, as a crew process shares them
+    router = _router([primary, backup], t, breaker_states=states)
     for _ in range(3):
         assert (await router.complete(_request())).provider == "backup"
     assert len(primary.calls) == 2  # the third call never reached the open tier
-    assert router.breaker_status()["primary:scripted-1"] == "open"
+    assert states["primary:scripted-1"].status == "open"
     t.now += BREAKER.reset_timeout_s
     primary._script["researcher"].append(GOOD)  # it recovered: the half-open probe succeeds
     assert (await router.complete(_request())).provider == "primary"
-    assert router.breaker_status()["primary:scripted-1"] == "closed"
+    assert states["primary:scripted-1"].status == "closed"
     assert router.answered["researcher"] == ["backup", "primary"]
 
 
@@ -147,10 +148,11 @@ async def test_routers_sharing_breaker_states_skip_a_tier_another_run_opened() -
         assert (await run_a.complete(_request())).provider == "backup"
     assert (await run_b.complete(_request())).provider == "backup"
     assert primary_b.calls == []  # B never reached the tier A's failures opened
-    assert run_b.breaker_status()["primary:scripted-1"] == "open"
-    alone = _router([_failing("primary", 2), backup], t)  # without sharing, B would call it
+    assert shared["primary:scripted-1"].status == "open"
+    own: dict[str, Any] = {}
+    alone = _router([_failing("primary", 2), backup], t, breaker_states=own)  # B would call it
     await alone.complete(_request())
-    assert alone.breaker_status()["primary:scripted-1"] == "closed"
+    assert own["primary:scripted-1"].status == "closed"
 
 
 async def test_all_tiers_failing_is_a_picklable_llm_unavailable() -> None:
