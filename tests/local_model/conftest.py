@@ -1,8 +1,8 @@
 """The local-model tier's fixtures: one real llama-cpp-python server for the session, behind a
 counting proxy, and the small corpus from the shared fixtures.
 
-Not part of ``make test`` (``make pytest`` ignores this folder): the server's build takes minutes
-to most of an hour. ``make test-local-model`` installs it and the model, then runs this tier."""
+``make test`` collects this tier and skips it (the server's build takes minutes to most of an
+hour); ``make test-local-model`` installs the server and the model, then runs it."""
 
 from __future__ import annotations
 

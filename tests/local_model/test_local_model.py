@@ -22,7 +22,7 @@ import pytest
 from cli_env import EXE, cli_env
 from local_server import MODEL, CountingProxy, free_port
 
-from deepresearch.service.sse import TERMINAL
+from deepresearch.storage.runs import ENDED
 
 pytestmark = pytest.mark.skipif(
     "LOCAL_MODEL_PYTHON" not in os.environ,
@@ -192,7 +192,7 @@ def test_the_service_runs_on_the_local_model(
             started = time.monotonic()
             while True:
                 row = client.get(f"/runs/{run_id}").json()
-                if row.get("status") in TERMINAL:
+                if row.get("status") in ENDED:
                     break
                 assert time.monotonic() - started < 1800, row
                 time.sleep(2)
