@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -315,9 +316,12 @@ def _vector(tf: Counter[str], scorer: Scorer) -> dict[str, float]:
 
 
 def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    """The dot product of two unit vectors. ``map`` over C callables rather than a generator:
+    MMR calls this for every pair of candidate and chosen unit, a tenth of a run's CPU; the
+    products and their order, hence the float, are the same."""
     if len(a) > len(b):
         a, b = b, a
-    return sum(v * b.get(t, 0.0) for t, v in a.items())
+    return sum(map(operator.mul, a.values(), map(b.get, a, itertools.repeat(0.0))))
 
 
 def mmr_select(
