@@ -348,6 +348,7 @@ def mmr_select(
     # chosen rather than recomputed against all of them every step (vectors are non-negative,
     # so 0.0 is the similarity to an empty choice).
     sim = dict.fromkeys(pool, 0.0)
+    relevance = {i: lam * scores[i] / top for i in pool}  # fixed: computed once, not per step
     cap = max(1, k // 2)
     chosen: list[int] = []
     per_source: Counter[int] = Counter()
@@ -357,7 +358,7 @@ def mmr_select(
         for i in pool:
             if open_sources and units[i].source not in open_sources:
                 continue
-            value = lam * scores[i] / top - (1 - lam) * sim[i]
+            value = relevance[i] - (1 - lam) * sim[i]
             if value > best_value:
                 best, best_value = i, value
         if best < 0:
@@ -367,8 +368,11 @@ def mmr_select(
             continue
         chosen.append(best)
         per_source[units[best].source] += 1
+        chosen_vector = vectors[best]
         for i in pool:
-            sim[i] = max(sim[i], cosine(vectors[i], vectors[best]))
+            similarity = cosine(vectors[i], chosen_vector)
+            if similarity > sim[i]:
+                sim[i] = similarity
     return chosen
 
 
