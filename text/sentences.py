@@ -321,7 +321,8 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     products and their order, hence the float, are the same."""
     if len(a) > len(b):
         a, b = b, a
-    return sum(map(operator.mul, a.values(), map(b.get, a, itertools.repeat(0.0))))
+    total: float = sum(map(operator.mul, a.values(), map(b.get, a, itertools.repeat(0.0))))
+    return total
 
 
 def mmr_select(
