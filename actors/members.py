@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from deepresearch.actors.run_models import KEPT_RUNS, RunModels
+from deepresearch.actors.run_host import build_model
 from deepresearch.config.settings import Settings
 from deepresearch.errors import DeepResearchError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
@@ -32,6 +32,7 @@ from deepresearch.per_run.run_context import (
     RunPool,
     RunSink,
 )
+from deepresearch.per_run.run_models import KEPT_RUNS, RunModels
 from deepresearch.providers.breakers import breaker_config, retry_policy
 from deepresearch.providers.search.base import Fetcher, SearchProvider
 from deepresearch.schemas import Evaluation, PriorWork, ResearcherReport, SearchResult, SubTask
@@ -66,7 +67,7 @@ class CrewResearcher:
     """Serves sub-tasks of any run: one ``Researcher`` per call, so calls never share state."""
 
     def __init__(self) -> None:
-        self._models = RunModels()
+        self._models = RunModels(build_model)
         self._fetchers: OrderedDict[str, list[Fetcher]] = OrderedDict()
         self._live: dict[tuple[str, str], Researcher] = {}
 
@@ -134,7 +135,7 @@ class CrewEvaluator:
     """Evaluates rounds of any run with that run's model."""
 
     def __init__(self) -> None:
-        self._models = RunModels()
+        self._models = RunModels(build_model)
 
     async def ready(self, crew: Sequence[Any] = ()) -> None:
         """Load what evaluating needs; receiving ``crew`` decoded the handles runs' contexts

@@ -27,11 +27,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from deepresearch.actors.run_models import RunModels
 from deepresearch.errors import InputError
 from deepresearch.llm_messages import EvaluateTask, LLMReply
 from deepresearch.per_run.lease import abandoned, watch_lease, written_ending
-from deepresearch.per_run.run_context import LOG_METHODS, POOL_METHODS, RunContext, RunSpec
+from deepresearch.per_run.run_context import (
+    LOG_METHODS,
+    POOL_METHODS,
+    LedgerHook,
+    RunContext,
+    RunSpec,
+)
+from deepresearch.per_run.run_models import ModelBuilder, Notify, RunModels
 from deepresearch.per_run.url_pool import UrlPool
 from deepresearch.policies.lifecycle import crew_dispatch, partial_pace
 from deepresearch.policies.lifecycle.crew_dispatch import Ticket, pick_researcher
@@ -47,9 +53,13 @@ from deepresearch.schemas import (
 # in the host's process: a driver decoding the host's handle imports this module (Ray loads the
 # actor's class), and a warm run should not pay for them (tests/unit/test_warm_imports.py).
 if TYPE_CHECKING:
+    from deepresearch.config.settings import Settings
     from deepresearch.per_run.coordinator import Coordinator
     from deepresearch.per_run.event_log import EventLog
     from deepresearch.per_run.log_sinks import LogDocs
+    from deepresearch.policies.resilience.breaker import BreakerState
+    from deepresearch.providers.llm.base import LLMProvider
+    from deepresearch.providers.llm.registry import LLMKeys
 
 log = logging.getLogger(__name__)
 CLOSE_GRACE_S = 600.0  # a finished run whose driver neither closed it nor died (hung) closes then
@@ -215,10 +225,27 @@ class HostedRun:
     finished: bool = False  # ``run_finished`` is in its log: the report is on disk
 
 
+def build_model(
+    settings: Settings,
+    keys: LLMKeys,
+    hook: LedgerHook | None,
+    breakers: dict[str, BreakerState],
+    notify: Notify | None,
+) -> LLMProvider:
+    """A run's model, built in the crew's process only: a driver decoding a crew handle imports
+    this module and should not pay for the providers (test_warm_imports.py)."""
+    from deepresearch.providers.assembly import from_settings as assembly
+
+    return assembly.build_llm_provider(settings, keys, hook, breakers, notify=notify)
+
+
+_BUILDS: ModelBuilder = build_model  # checked against the plain object's protocol
+
+
 class RunHost:
     def __init__(self) -> None:
         self._runs: dict[str, HostedRun] = {}
-        self._models = RunModels()
+        self._models = RunModels(build_model)
         self._load = Load()
 
     async def open(self, spec: RunSpec) -> None:

@@ -17,8 +17,7 @@ from fake_clock import FakeClock
 from pydantic import SecretStr
 
 from deepresearch.actors.ledger import CrewLedger
-from deepresearch.actors.run_host import RunHost
-from deepresearch.actors.run_models import RunModels
+from deepresearch.actors.run_host import RunHost, build_model
 from deepresearch.actors.search_gateway import SearchGateway, SharedLimits
 from deepresearch.config.settings import LLMRateLimit, ModelPrice, Settings
 from deepresearch.errors import (
@@ -30,6 +29,7 @@ from deepresearch.errors import (
 )
 from deepresearch.llm_messages import LLMReply, QueriesTask, QueryList
 from deepresearch.per_run.run_context import LedgerHook, LedgerTerms, RunContext, RunSpec
+from deepresearch.per_run.run_models import RunModels
 from deepresearch.policies.resilience.breaker import BreakerConfig
 from deepresearch.policies.resilience.retry import RetryPolicy
 from deepresearch.providers.llm.registry import LLMKeys
@@ -193,7 +193,7 @@ def test_each_run_gets_its_own_model_built_with_its_own_keys(
         return mock.MagicMock(name=f"model-{len(built)}")
 
     monkeypatch.setattr("deepresearch.providers.assembly.from_settings.build_llm_provider", build)
-    models = RunModels()
+    models = RunModels(build_model)
     a, b = context("a", "key-a"), context("b", "key-b")
     assert models.get(a) is models.get(a)  # built once per run
     assert models.get(b) is not models.get(a)
@@ -354,7 +354,7 @@ def test_a_context_is_pickled_once_and_decoded_once_per_run_until_released() -> 
     assert pickle.dumps(first) == pickle.dumps(sent)  # passed on (to the gateway) as it came
     other = RunContext("r-other", Settings(), None, None)
     assert pickle.loads(pickle.dumps(other)).settings is not first.settings
-    RunModels().release("r-pickle")  # the run ended: what was decoded of it goes
+    RunModels(build_model).release("r-pickle")  # the run ended: what was decoded of it goes
     assert pickle.loads(pickle.dumps(sent)).settings is not first.settings
     assert "k1" not in repr(first)
 
@@ -390,12 +390,12 @@ def test_a_crews_handles_are_decoded_once_per_process_for_every_run() -> None:
     assert (first.host, first.gateway) == (CrewHandle("host"), CrewHandle("gateway"))
     assert second.host is first.host and second.gateway is first.gateway
     assert sorted(CrewHandle.decoded) == ["gateway", "host"]
-    RunModels().release("r-handles")
+    RunModels(build_model).release("r-handles")
     again = pickle.loads(pickle.dumps(sent))
     other = RunContext("r-other", Settings(), CrewHandle("host"), CrewHandle("gateway"))
     assert pickle.loads(pickle.dumps(other)).host is again.host is first.host
     assert sorted(CrewHandle.decoded) == ["gateway", "host"]
-    RunModels().release("r-other")
+    RunModels(build_model).release("r-other")
 
 
 async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> None:
