@@ -4,6 +4,7 @@ wait on the run's own events (events.jsonl), not on fixed sleeps."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -48,6 +49,19 @@ def wait_for_event(cwd: Path, event_type: str, timeout: float = 180) -> tuple[st
     raise AssertionError(f"no {event_type} event within {timeout}s")
 
 
+def checkpointed(run_dir: Path, timeout: float = 60) -> None:
+    """Until the run's checkpoint lists a completed sub-task: the log says a researcher finished
+    before the coordinator's checkpoint records it, and an interrupt between the two would
+    (rightly) redo that sub-task on resume, which this test is not about."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads((run_dir / "checkpoint.json").read_text()).get("completed"):
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"no completed sub-task checkpointed within {timeout}s")
+
+
 def events_of(cwd: Path, run_id: str) -> list[dict]:
     text = (cwd / "state" / "runs" / run_id / "events.jsonl").read_text()
     return [json.loads(x) for x in text.splitlines()]
@@ -58,6 +72,7 @@ def test_sigint_exits_130_and_resume_completes_without_redoing_work(
 ) -> None:
     proc = start(tmp_path, small_corpus)
     run_id, _ = wait_for_event(tmp_path, "researcher_finished")
+    checkpointed(tmp_path / "state" / "runs" / run_id)  # the finished work is on disk
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
