@@ -271,7 +271,8 @@ class _Coordination:
     end: int
     items: tuple[tuple[Token, ...], ...]
     head: str  # a plural head noun the conjuncts share ("the -f and -x options"), singular
-    doubt: str = ""  # why the words after the conjunction may be shared, or not: keep whole
+    doubt: str = ""
+    heads: str = ""  # that noun as the question says it, for a part that keeps two conjuncts  # why the words after the conjunction may be shared, or not: keep whole
 
 
 def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | None:
@@ -301,10 +302,10 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
         else:
             right, doubt = _own_words(tokens, start, left, right)
     end = i + 1 + len(right)
-    head = ""
+    head = heads = ""
     if len(right) > 1 and _plural(right[-1]) and lead and all(_code(t) for t in lead):
         # "the -f and -x options": the literals are modifiers of one head noun
-        head = _singular(right[-1])
+        head, heads = _singular(right[-1]), right[-1]
         right = right[:-1]
     items = [tuple(left)]
     while start >= 2 and tokens[start - 1] == ",":
@@ -318,7 +319,7 @@ def _coordination(tokens: list[Token], i: int, owned: bool) -> _Coordination | N
     if len(items) > 1 and alone and _low(first[0]) in _DETERMINERS and not owned:
         items[0], start = first[1:], start + 1  # "the -r, -R and -v options": shared
     items.append(tuple(right))
-    return _Coordination(start, end, tuple(items), head, doubt)
+    return _Coordination(start, end, tuple(items), head, doubt, heads)
 
 
 def _why_whole(tokens: list[Token], i: int, c: _Coordination, licensed: bool) -> str:
@@ -374,9 +375,10 @@ def _inherit(periods: list[str], items: list[list[Token]]) -> list[str]:
     return out
 
 
-def _agree(tokens: list[Token], at: int) -> list[Token]:
+def _agree(tokens: list[Token], at: int, many: bool = False) -> list[Token]:
     """The verb before a coordinated subject agrees with the one conjunct left in its place:
-    with the subject's head, its last word before a preposition ("the -f option of")."""
+    with the subject's head, its last word before a preposition ("the -f option of"); with
+    ``many`` conjuncts left, it is plural."""
     k = at - 1
     while k > 0 and (_low(tokens[k]) in _DETERMINERS or _name_word(tokens[k])):
         k -= 1  # back over the owner the conjuncts share ("were ACME Corp [sales and dividend]")
@@ -388,17 +390,40 @@ def _agree(tokens: list[Token], at: int) -> list[Token]:
         if _stops(tok) or is_period(tok) or (head and _participle(tok)):
             break  # "are the upper and lower bounds computed": the head is "bounds"
         head = tok
-    if not head or _plural(head) == (verb in _PLURAL_AUX):
+    if not head or (many or _plural(head)) == (verb in _PLURAL_AUX):
         return tokens
     agreed = _AUX[verb] if verb in _AUX else _PLURAL_AUX[verb]
     word = agreed.capitalize() if tokens[k][0].isupper() else agreed
     return [*tokens[:k], word, *tokens[k + 1 :]]
 
 
-def _parts(tokens: list[Token], c: _Coordination) -> list[list[Token]]:
+def _grouped(items: list[list[Token]], limit: int) -> list[list[Token]]:
+    """More conjuncts than the plan has parts for, as ``limit`` runs of neighbours, each joined
+    as a list again ("A, B and C" in three parts of two: "A and B", "C"): every thing asked
+    about is researched, some two to a part."""
+    if len(items) <= limit:
+        return items
+    size, extra = divmod(len(items), limit)
+    out, at = [], 0
+    for n in range(limit):
+        run = items[at : at + size + (n < extra)]
+        at += len(run)
+        joined: list[Token] = []
+        for k, item in enumerate(run):
+            if k:
+                joined.append("and" if k == len(run) - 1 else ",")
+            joined += item
+        out.append(joined)
+    return out
+
+
+def _parts(tokens: list[Token], c: _Coordination, limit: int = 0) -> list[list[Token]]:
     out = []
-    for item in _fill(c.items):
-        conjunct = [*item, c.head] if c.head else item
+    filled = _fill(c.items)
+    for item in _grouped(filled, limit) if limit else filled:
+        many = "and" in item and "and" not in [t for one in filled for t in one]
+        head = c.heads if many else c.head
+        conjunct = [*item, head] if head else item
         before = list(tokens[: c.start])
         if all(is_period(t) for t in item) and before:
             # "for the quarters ended": one period, one quarter
@@ -407,7 +432,7 @@ def _parts(tokens: list[Token], c: _Coordination) -> list[list[Token]]:
                     before[n] = _PERIOD_NOUNS[_low(before[n])]
                     break
         joined = [*before, *conjunct, *tokens[c.end :]]
-        out.append(_agree(joined, c.start))
+        out.append(_agree(joined, c.start, many))
     return out
 
 
@@ -428,9 +453,15 @@ def _well_formed(part: str, whole: str) -> bool:
 
 
 def _split_on(
-    question: str, tokens: list[Token], periods: list[str], licensed: bool, depth: int
+    question: str,
+    tokens: list[Token],
+    periods: list[str],
+    licensed: bool,
+    depth: int,
+    limit: int = 0,
 ) -> tuple[list[str], set[str], str]:
-    """Parts (each split again, to ``depth``), what was split, and why not when nothing was."""
+    """Parts (each split again, to ``depth``), what was split, and why not when nothing was;
+    with a ``limit``, the conjuncts are grouped into at most that many parts."""
     reason = "it names one thing: there is no 'and', 'or' or comparison to split"
     for i, tok in enumerate(tokens):
         if _low(tok) not in _CONJ | _VERSUS or i == 0 or i == len(tokens) - 1:
@@ -461,7 +492,7 @@ def _split_on(
         )
         out: list[str] = []
         kinds = {kind}
-        for part in _parts(tokens, c):
+        for part in _parts(tokens, c, limit):
             # a comparison's sides are split once; within each, the rules of any question
             more, also, _ = (
                 _split_on(question, part, texts, False, depth - 1) if depth > 1 else ([], set(), "")
@@ -523,7 +554,7 @@ def _short(side: str) -> bool:
     return 0 < len(side.split()) <= MAX_SIDE and not set(side.lower().split()) & (_WH | {"and"})
 
 
-def _comparison(question: str) -> Decomposition | None:
+def _comparison(question: str, depth: int = 2, limit: int = 0) -> Decomposition | None:
     """A comparison's sides as questions of their own, or why it stays whole; None when the
     question compares nothing."""
     text = " ".join(question.split())
@@ -569,7 +600,7 @@ def _comparison(question: str) -> Decomposition | None:
     tokens, periods = tokenize(f"What {verb} {rest}?")
     if not any(_low(t) in _CONJ for t in tokens):
         return _whole(question, "it compares one thing with nothing named beside it")
-    found, _, reason = _split_on(question, tokens, periods, True, 2)
+    found, _, reason = _split_on(question, tokens, periods, True, depth, limit)
     if not found:
         return _whole(question, reason)
     # each part is about one side: "in their filings" is in its own
@@ -580,15 +611,11 @@ def _comparison(question: str) -> Decomposition | None:
 _ORDER: tuple[Split, ...] = ("comparison", "entities", "periods", "items")
 
 
-def decompose(question: str, max_parts: int) -> Decomposition:
-    """``question`` as up to ``max_parts`` whole questions, or whole with the reason."""
-    text = " ".join(question.split())
-    if not text:
-        return _whole(question, "the question is empty")
-    found = _comparison(text)
+def _decompose(text: str, depth: int, limit: int) -> Decomposition:
+    found = _comparison(text, min(depth, 2), limit)
     if found is None:
         tokens, periods = tokenize(text)
-        split, kinds, reason = _split_on(text, tokens, periods, False, 3)
+        split, kinds, reason = _split_on(text, tokens, periods, False, depth, limit)
         if not split and _COMPARE & {_low(t) for t in tokens}:
             reason = "it compares two descriptions: one relation between them"
         if not split:
@@ -599,9 +626,26 @@ def decompose(question: str, max_parts: int) -> Decomposition:
     parts = tuple(dict.fromkeys(found.parts))
     if not all(_well_formed(p, text) for p in parts) or len(parts) < 2:
         return _whole(text, "a part would not read as a whole question")
-    if len(parts) > max(1, max_parts):
-        return _whole(text, f"it has {len(parts)} parts, more than the plan's {max_parts}")
     return Decomposition(text, parts, found.split)
+
+
+def decompose(question: str, max_parts: int) -> Decomposition:
+    """``question`` as up to ``max_parts`` whole questions, or whole with the reason. When it
+    has more parts than that, it is split on its outer coordination alone ("A's and B's
+    revenues in 2022 and 2023" by company), and a longer list is grouped into that many parts."""
+    text = " ".join(question.split())
+    if not text:
+        return _whole(question, "the question is empty")
+    limit = max(1, max_parts)
+    found = _decompose(text, 3, 0)
+    if len(found.parts) > limit:
+        found = _decompose(text, 1, 0)
+    if len(found.parts) > limit:
+        found = _decompose(text, 1, limit) if limit > 1 else found
+    if len(found.parts) > limit:
+        n = len(found.parts)
+        return _whole(text, f"it has {n} parts, more than the plan's {max_parts}")
+    return found
 
 
 __all__ = ["Decomposition", "Split", "decompose"]

@@ -223,11 +223,33 @@ def test_a_name_a_clause_a_relation_or_examples_stay_whole_and_say_why(
     assert why in split.reason, split.reason
 
 
-def test_more_parts_than_the_plan_allows_keep_the_question_whole() -> None:
+def test_more_parts_than_the_plan_allows_split_on_the_outer_coordination_alone() -> None:
     question = "What were Initech's and Globex's revenues in 2022 and 2023?"
     split = decompose(question, 3)
-    assert split.whole and "4 parts" in split.reason
+    assert split.parts == (
+        "What were Initech's revenues in 2022 and 2023?",
+        "What were Globex's revenues in 2022 and 2023?",
+    )
+    assert decompose(question, 1).whole and "2 parts" in decompose(question, 1).reason
     assert decompose("", 4).reason == "the question is empty"
+
+
+def test_a_longer_list_than_the_plan_allows_is_grouped_so_every_thing_is_asked() -> None:
+    # before: five compared things in a plan of three stayed whole, and deep ran as quick
+    question = "Compare ACME sales, Globex revenue, ACME dividend, Globex expansion and ACME plants"
+    split = decompose(question, 3)
+    assert split.parts == (
+        "What are ACME sales and Globex revenue?",
+        "What are ACME dividend and Globex expansion?",
+        "What are ACME plants?",
+    )
+    split = decompose("What do the -a, -b, -c, -d and -e options do?", 3)
+    assert split.parts == (
+        "What do the -a and -b options do?",
+        "What do the -c and -d options do?",
+        "What does the -e option do?",
+    )
+    assert len(decompose(question, 5).parts) == 5
 
 
 # Generated questions about two things, each with what both things share: a verb's object, a
