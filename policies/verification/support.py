@@ -81,30 +81,41 @@ class Support:
         return not self.missing and self.score >= threshold
 
 
+@dataclass(frozen=True)
+class _Wanted:
+    """A claim's content words with their weights, and its figures: a claim is scored against
+    every passage its sources hold (every window of a source), so it is weighed once."""
+
+    weighed: tuple[tuple[str, float], ...]
+    figures: list[Figure]
+    total: float
+
+    @classmethod
+    def of(cls, words: Iterable[str], claim_figures: list[Figure], weigh: Weights) -> _Wanted:
+        weighed = tuple((t, weigh(t)) for t in words)
+        total = sum(w for _, w in weighed) + FIGURE_WEIGHT * len(claim_figures)
+        return cls(weighed, claim_figures, total)
+
+
 def _score(
-    wanted: list[str] | tuple[str, ...],
-    claim_figures: list[Figure],
-    have: set[str] | frozenset[str],
-    missing: list[str] | tuple[str, ...],
-    weigh: Weights,
+    wanted: _Wanted, have: set[str] | frozenset[str], missing: list[str] | tuple[str, ...]
 ) -> Support:
-    total = sum(weigh(t) for t in wanted) + FIGURE_WEIGHT * len(claim_figures)
-    if total == 0:
+    if wanted.total == 0:
         return Support(1.0, ())
-    found = sum(weigh(t) for t in wanted if t in have)
-    found += FIGURE_WEIGHT * (len(claim_figures) - len(missing))
-    return Support(round(found / total, 4), tuple(missing))
+    found = sum(w for t, w in wanted.weighed if t in have)
+    found += FIGURE_WEIGHT * (len(wanted.figures) - len(missing))
+    return Support(round(found / wanted.total, 4), tuple(missing))
 
 
 def support(claim: str, passage: str, weights: Weights | None = None) -> Support:
     """How well ``passage`` supports ``claim``."""
-    return _score(
-        _content_terms(claim),
-        figures(claim),
-        _term_set(passage),
-        _missing(claim, passage),
-        weights or Weights(),
-    )
+    return supports(claim, [passage], weights)[0]
+
+
+def supports(claim: str, passages: Iterable[str], weights: Weights | None = None) -> list[Support]:
+    """``support`` of ``claim`` by each of ``passages``, the claim analysed once."""
+    wanted = _Wanted.of(_content_terms(claim), figures(claim), weights or Weights())
+    return [_score(wanted, _term_set(passage), _missing(claim, passage)) for passage in passages]
 
 
 # Every claim is checked against every passage its sources hold, and again each time the partial
@@ -146,6 +157,7 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
     if not units.texts:
         return " ".join(text.split())[:max_chars]
     wanted, claim_figures = content_terms(claim), figures(claim)
+    weighed = _Wanted.of(wanted, claim_figures, units.weights)  # once for every window
     flat = " ".join(claim.split())
     run = _quoted(units, flat)
     if run is not None:  # a quoted claim: its own sentences are the passage
@@ -155,7 +167,7 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
             claim_figures, [f for k in range(i, stop) for f in units.figures[k]]
         )
         have = frozenset().union(*units.terms[i:stop])
-        s = _score(wanted, claim_figures, have, missing, units.weights)
+        s = _score(weighed, have, missing)
         if not s.missing and s.score >= 1.0:
             return _clip(quoted, flat, 2 * max_chars)
     relevant = [
@@ -176,9 +188,7 @@ def best_passage(claim: str, text: str, max_chars: int = 600, widest: int = 3) -
                 continue
             have = frozenset().union(*units.terms[start:stop])
             seen = [f for figs in units.figures[start:stop] for f in figs]
-            s = _score(
-                wanted, claim_figures, have, missing_figures(claim_figures, seen), units.weights
-            )
+            s = _score(weighed, have, missing_figures(claim_figures, seen))
             key = (float(not s.missing), s.score, -size, -start)
             if best is None or key > best:
                 best, best_text = key, window
@@ -251,5 +261,6 @@ __all__ = [
     "locator",
     "needs_citation",
     "support",
+    "supports",
     "text_fragment",
 ]

@@ -21,7 +21,13 @@ from deepresearch.policies.verification.citations import (
     cite_marker,
     markers_from_numbers,
 )
-from deepresearch.policies.verification.support import Support, Weights, needs_citation, support
+from deepresearch.policies.verification.support import (
+    Support,
+    Weights,
+    needs_citation,
+    support,
+    supports,
+)
 from deepresearch.schemas import (
     Evidence,
     Finding,
@@ -165,9 +171,9 @@ def check_claim(
     result = support(claim.text, " ".join(ev.quote for ev in passages), weights)
     used: list[Evidence] = []
     for url in claim.citations:  # the passage of each cited source that supports it best
-        scored = [
-            (support(claim.text, ev.quote, weights).score, ev) for ev in evidence.get(url, ())
-        ]
+        cited = evidence.get(url, ())
+        scores = supports(claim.text, [ev.quote for ev in cited], weights)
+        scored = [(s.score, ev) for s, ev in zip(scores, cited, strict=True)]
         best = max(scored, key=lambda pair: pair[0], default=None)  # first of equals, as sorted
         if best is not None and best[0] > 0:
             used.append(best[1])

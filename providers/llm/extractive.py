@@ -35,7 +35,7 @@ from deepresearch.llm_messages import (
     WriteDraft,
     WriteTask,
 )
-from deepresearch.policies.verification.support import Weights, support
+from deepresearch.policies.verification.support import Weights, support, supports
 from deepresearch.providers.llm import rules
 from deepresearch.providers.llm.answer_quotes import (
     STATED_AMOUNT,
@@ -385,8 +385,9 @@ def answer_rewrite(task: RewriteTask) -> RewriteDraft:
     for claim in task.claims:
         best: tuple[bool, float, int] | None = None
         pick = None
-        for k, unit in enumerate(units):
-            score = support(claim.text, unit.text, weights).score
+        scores = supports(claim.text, [u.text for u in units], weights)
+        for k, (unit, scored) in enumerate(zip(units, scores, strict=True)):
+            score = scored.score
             covered = support(unit.text, claim.text, weights).score  # the claim's view
             key = (not missing_figures(claim.text, unit.text), score + 0.25 * covered, -k)
             if score > 0 and (best is None or key > best):
