@@ -12,6 +12,7 @@ to its own are its parts.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 import numpy as np
@@ -170,11 +171,17 @@ def parts_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tupl
     id, the row) in printed order: per total's id, its parts' ids."""
     out: dict[K, tuple[K, ...]] = {}
     for members in _by_table(rows):
-        table = [row for _, row in members]
-        sums = parts(table)
-        for total, part in (differences(table, sums) | sums).items():
+        for total, part in _table_parts(tuple(row for _, row in members)):
             out[members[total][0]] = tuple(members[k][0] for k in part)
     return out
+
+
+# The same filing tables are read by every researcher that reads their page, run after run:
+# what a table's rows add up to is worked out once per table (pure, by its rows).
+@lru_cache(maxsize=2048)
+def _table_parts(table: tuple[TableRow, ...]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    sums = parts(table)
+    return tuple((differences(table, sums) | sums).items())
 
 
 def operands_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, tuple[K, K]]:
@@ -182,14 +189,23 @@ def operands_by_table(rows: Iterable[tuple[Hashable, K, TableRow]]) -> dict[K, t
     the two rows of its table it is the ratio of (``ratio_of``)."""
     out: dict[K, tuple[K, K]] = {}
     for members in _by_table(rows):
-        for key, row in members:
-            if not any(c.strip().endswith("%") for _, c in row.cells):
-                continue
-            others = [(k, r) for k, r in members if k != key]
-            pair = ratio_of(row, [r for _, r in others])
-            if pair is not None:
-                out[key] = (others[pair[0]][0], others[pair[1]][0])
+        for rate, (top, bottom) in _table_operands(tuple(row for _, row in members)):
+            out[members[rate][0]] = (members[top][0], members[bottom][0])
     return out
+
+
+@lru_cache(maxsize=2048)
+def _table_operands(table: tuple[TableRow, ...]) -> tuple[tuple[int, tuple[int, int]], ...]:
+    """Per rate row of one table (by position), the positions of its two operand rows."""
+    out: list[tuple[int, tuple[int, int]]] = []
+    for i, row in enumerate(table):
+        if not any(c.strip().endswith("%") for _, c in row.cells):
+            continue
+        others = [k for k in range(len(table)) if k != i]
+        pair = ratio_of(row, [table[k] for k in others])
+        if pair is not None:
+            out.append((i, (others[pair[0]], others[pair[1]])))
+    return tuple(out)
 
 
 def summing(
