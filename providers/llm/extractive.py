@@ -263,7 +263,7 @@ def answer_write(task: WriteTask) -> WriteDraft:
     paragraphs = [] if whole.answer == NO_ANSWER else whole.answer.split("\n\n")
     cited = list(whole.answer_sources)
     for part in parts:
-        new = _unsaid(part.answer, "\n\n".join(paragraphs))
+        new = _unsaid(part.answer, paragraphs)
         paragraphs += new
         cited += part.answer_sources if new else ()
     sections = (*whole.sections, *parts[0].sections)
@@ -271,12 +271,16 @@ def answer_write(task: WriteTask) -> WriteDraft:
     return WriteDraft(answer=answer, sections=sections, answer_sources=tuple(dict.fromkeys(cited)))
 
 
-def _unsaid(answer: str, said: str) -> list[str]:
+def _unsaid(answer: str, paragraphs: list[str]) -> list[str]:
     """The paragraphs of a part's Answer the Answer so far does not hold; of quoted prose, the
-    sentences it does not (a part quotes the whole question's passages in its own order)."""
+    sentences it does not (a part quotes the whole question's passages in its own order). A row
+    is held when it differs only by its markers and its entity lead: the whole question and a
+    part cite different pages of one filing, and a part's heading may name no entity."""
+    said = "\n\n".join(paragraphs)
+    forms = [_said_form(p) for p in paragraphs]
     out: list[str] = []
     for paragraph in answer.split("\n\n"):
-        if paragraph == NO_ANSWER or paragraph in said:
+        if paragraph == NO_ANSWER or paragraph in said or _held(_said_form(paragraph), forms):
             continue
         if "\n" not in paragraph and not _CITED.search(paragraph):  # prose, not rows or tables
             fresh = [t for t in split_sentences(paragraph) if t not in said]
@@ -284,6 +288,24 @@ def _unsaid(answer: str, said: str) -> list[str]:
         if paragraph:
             out.append(paragraph)
     return out
+
+
+_MARKERS = re.compile(r" ?\[\d+(?:\]\[\d+|, ?\d+)*\]")
+# "Initech: " or "| Initech: " (a table's title cell): the entity a composed line leads with
+_LEAD = re.compile(r"^(\| )?([A-Z0-9&][\w&.'’-]*(?: (?:[A-Z0-9&][\w&.'’-]*|of|and|the))*): ")
+
+
+def _said_form(paragraph: str) -> tuple[str, str]:
+    """(entity lead, text) of a paragraph without its citation markers."""
+    bare = _MARKERS.sub("", paragraph)
+    lead = _LEAD.match(bare)
+    return (lead[2], (lead[1] or "") + bare[lead.end() :]) if lead else ("", bare)
+
+
+def _held(form: tuple[str, str], forms: list[tuple[str, str]]) -> bool:
+    """The same text said before under the same entity, or where one of the two names none."""
+    lead, text = form
+    return any(t == text and (not lead or not e or e == lead) for e, t in forms)
 
 
 _CITED = re.compile(r"\[\d")

@@ -456,3 +456,42 @@ def test_a_comparison_of_two_parts_of_one_company_states_each_part() -> None:
     composed = compose(question, rows, titles={1: "2023 Q2 Initech 10-Q"})
     assert composed is not None and "3,211" in composed[0] and "5,365" in composed[0], composed
     assert "22,140" not in composed[0]
+
+
+def _split_task(query: str, sections: list[tuple[str, list[tuple[str, str]]]]) -> WriteTask:
+    """A split plan's WriteTask: the whole question's section first, then each part's."""
+    whole = _task(query, [f for _, found in sections for f in found])
+    return whole.model_copy(
+        update={
+            "sections": tuple(
+                ReportSection(
+                    heading=heading,
+                    findings=tuple(Finding(text=t, citations=(u,)) for t, u in found),
+                )
+                for heading, found in sections
+            )
+        }
+    )
+
+
+def test_a_row_the_whole_question_and_a_part_cite_on_two_pages_of_a_filing_is_said_once() -> None:
+    """The whole question cites the row on page 4, a part on page 10: its line differs by its
+    marker, and by its entity lead when the part's heading names none."""
+    globex = row("Total revenue", ("Three Months Ended June 30, 2023", "56,189"))
+    page4, page10, other = "doc:initech.pdf#page=4", "doc:initech.pdf#page=10", "doc:globex.pdf"
+    query = "How did Initech's and Globex's total net sales compare in the quarter?"
+    for part in (
+        "What was Initech's total net sales in the quarter?",
+        "What were total net sales?",
+    ):
+        task = _split_task(
+            query,
+            [
+                (query, [(Q3, page4)]),
+                (part, [(Q3, page10)]),
+                ("What was Globex's total revenue in the quarter?", [(globex, other)]),
+            ],
+        )
+        answer = answer_write(task).answer
+        assert answer.count("81,797") == 1, answer
+        assert answer.startswith("Initech: Total net sales") and "56,189 [3]" in answer, answer
