@@ -275,18 +275,46 @@ def _unsaid(answer: str, paragraphs: list[str]) -> list[str]:
     """The paragraphs of a part's Answer the Answer so far does not hold; of quoted prose, the
     sentences it does not (a part quotes the whole question's passages in its own order). A row
     is held when it differs only by its markers and its entity lead: the whole question and a
-    part cite different pages of one filing, and a part's heading may name no entity."""
+    part cite different pages of one filing, and a part's heading may name no entity. A table
+    keeps its title and rule lines over the rows it adds, or goes whole: without its rule line
+    Markdown renders no table, and the Answer joins its title to the table before."""
     said = "\n\n".join(paragraphs)
     forms = [_said_form(p) for p in paragraphs]
+
+    def held(paragraph: str) -> bool:
+        return paragraph == NO_ANSWER or paragraph in said or _held(_said_form(paragraph), forms)
+
     out: list[str] = []
-    for paragraph in answer.split("\n\n"):
-        if paragraph == NO_ANSWER or paragraph in said or _held(_said_form(paragraph), forms):
+    for block in _blocks(answer.split("\n\n")):
+        if len(block) > 1:  # a table
+            rows = [r for r in block[2:] if not held(r)]
+            out += [*block[:2], *rows] if rows else []
+            continue
+        paragraph = block[0]
+        if held(paragraph):
             continue
         if "\n" not in paragraph and not _CITED.search(paragraph):  # prose, not rows or tables
             fresh = [t for t in split_sentences(paragraph) if t not in said]
             paragraph = " ".join(fresh)
         if paragraph:
             out.append(paragraph)
+    return out
+
+
+_RULE = re.compile(r"\|(?:\s*:?-{3,}:?\s*\|)+")  # a Markdown table's line under its title
+
+
+def _blocks(paragraphs: list[str]) -> list[list[str]]:
+    """Each table as one block (its title, rule and row lines), each other paragraph alone."""
+    out: list[list[str]] = []
+    table = False
+    for i, p in enumerate(paragraphs):
+        title = i + 1 < len(paragraphs) and _RULE.fullmatch(paragraphs[i + 1].strip()) is not None
+        if table and not title and p.startswith("|"):  # a table's rule or row line
+            out[-1].append(p)
+        else:
+            out.append([p])
+            table = title
     return out
 
 

@@ -495,3 +495,32 @@ def test_a_row_the_whole_question_and_a_part_cite_on_two_pages_of_a_filing_is_sa
         answer = answer_write(task).answer
         assert answer.count("81,797") == 1, answer
         assert answer.startswith("Initech: Total net sales") and "56,189 [3]" in answer, answer
+
+
+def test_a_parts_table_keeps_its_rule_line_or_goes_whole() -> None:
+    """A part's table under its own title keeps the rule line an earlier table has too (without
+    it Markdown renders no table and the title joins the table before); a part's table whose
+    rows are all said, from other pages of the same filings, leaves no title behind."""
+    p3 = row("Products net sales", ("Three Months Ended July 1, 2023", "60,584"))
+    p2 = row("Products net sales", ("Three Months Ended April 1, 2023", "73,929"))
+    query = "How have Initech's total net sales and products net sales changed over time?"
+    q3, q2 = "doc:q3.pdf#page=4", "doc:q2.pdf#page=4"
+    task = _split_task(
+        query,
+        [
+            (query, [(Q3, q3), (Q2, q2)]),
+            ("How have Initech's products net sales changed over time?", [(p3, q3), (p2, q2)]),
+            (
+                "How have total net sales changed over time?",
+                [(Q3, "doc:q3.pdf#page=10"), (Q2, "doc:q2.pdf#page=10")],
+            ),
+        ],
+    )
+    paragraphs = answer_write(task).answer.split("\n\n")
+    titles = [i for i, p in enumerate(paragraphs) if p.startswith("| Three Months Ended |")]
+    assert [paragraphs[i] for i in titles] == [
+        "| Three Months Ended | Initech: Total net sales (in millions) |",
+        "| Three Months Ended | Initech: Products net sales (in millions) |",
+    ], paragraphs
+    assert all(paragraphs[i + 1] == "| --- | --- |" for i in titles), paragraphs
+    assert sum("97,278" in p for p in paragraphs) == 1, paragraphs
