@@ -185,10 +185,21 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
         headings.append(line)
         del headings[:-HEADINGS]
 
-    lines = [" ".join(raw.split()) for raw in text.splitlines()]
+    raws = text.splitlines()
+    lines = [" ".join(raw.split()) for raw in raws]
     body = [k for k, line in enumerate(lines) if line]
     edges = set(body[:EDGE_LINES] + body[-EDGE_LINES:])
+    examples = _examples(raws, lines)
+    skip = 0
     for k, line in enumerate(lines):
+        if k < skip:
+            continue
+        if k in examples:  # the lead-in's paragraph ends at its example, quoted with it
+            flush()
+            skip, code = examples[k]
+            if units and not units[-1].table:
+                units[-1] = _with_example(units[-1], code)
+            continue
         if line in boilerplate and _goes_on_with_open_sentence(line, paragraph) and k not in edges:
             paragraph.append(line)  # a sentence's next line that another page repeats: prose
             continue
@@ -216,6 +227,105 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
         paragraph.append(line)
     flush()
     return [u for u in units if _keep(u.text, u.table)]
+
+
+# a sentence that introduces what follows it: "use this command:", Vim help's "command: >"
+_LEAD_IN = re.compile(r"(?::|\s>)$")
+_HELP_MARK = re.compile(r"\s*>$")  # Vim help's "an example follows", not part of the sentence
+_FENCE_LINE = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})")
+# an indented line that is an entry of a list, not code: a flag ("-f, --force  Force ..."), a
+# bullet, or a term and its description set apart by a column gap ("--help      Print usage")
+_ENTRY_LINE = re.compile(r"\s*(?:[-*+\u2022]\s|-{1,2}\w|\S.*?\S\s{2,}\S)")
+_PROMPT = re.compile(r"[$#>%]\s")  # a shell session's command line, not its output
+EXAMPLE_LINES = 4  # an example's first lines ride with the sentence that introduces it
+EXAMPLE_CHARS = 240
+
+
+def _indent(raw: str) -> int:
+    return len(raw.expandtabs(8)) - len(raw.expandtabs(8).lstrip())
+
+
+def _examples(raws: list[str], lines: list[str]) -> dict[int, tuple[int, tuple[str, ...]]]:
+    """The examples lead-in lines introduce, by their first line: (the line after the example,
+    its lines). A lead-in ends with ":" (or Vim help's " >"); its example is the fenced block
+    after it, or the lines indented deeper than it, up to ``EXAMPLE_LINES`` of them (an example;
+    a longer indented run is a list or a quotation, read as text) unless Vim help's marker says
+    it is one."""
+    out: dict[int, tuple[int, tuple[str, ...]]] = {}
+    k, n, last = 0, len(lines), -1
+    while k < n:
+        if not lines[k]:
+            k += 1
+            continue
+        lead = last >= 0 and bool(_LEAD_IN.search(lines[last])) and k not in out
+        last = k
+        if not lead:
+            k += 1
+            continue
+        start = k
+        if _FENCE_LINE.match(raws[k]):
+            stop = next((j for j in range(k + 1, n) if _FENCE_LINE.match(raws[j])), n)
+            shown = _shown([j for j in range(k + 1, stop) if lines[j]], lines)
+            # the block's lines past those shown are read as they were: nothing is lost
+            whole = len(shown) == sum(1 for j in range(k + 1, stop) if lines[j])
+            end = stop + 1 if whole or not shown else shown[-1] + 1
+            out[start] = (end, tuple(lines[j] for j in shown))
+            k = last = end
+            continue
+        margin = _indent(raws[_previous(lines, k)])
+        end, code = k, []
+        while end < n and (not lines[end] or _indent(raws[end]) > margin):
+            if lines[end]:
+                code.append(lines[end])
+            end += 1
+        while end > k and not lines[end - 1]:
+            end -= 1
+        marked = lines[_previous(lines, k)].endswith(" >")
+        # a shell session's output may look like a list (columns): its commands are the example
+        session = bool(code) and bool(_PROMPT.match(code[0]))
+        listed = not session and any(_ENTRY_LINE.match(raws[j]) for j in range(k, end))
+        if code and (marked or session or (len(code) <= EXAMPLE_LINES and not listed)):
+            shown = _shown([j for j in range(k, end) if lines[j]], lines)
+            if len(shown) < len(code):
+                end = shown[-1] + 1 if shown else k
+            elif end < n and lines[end] == "<":
+                end += 1  # Vim help's "the example ended"
+            out[start] = (end, tuple(lines[j] for j in shown))
+            k = end
+            last = -1
+            continue
+        k += 1
+    return out
+
+
+def _previous(lines: list[str], k: int) -> int:
+    j = k - 1
+    while j > 0 and not lines[j]:
+        j -= 1
+    return j
+
+
+def _shown(code: list[int], lines: list[str]) -> list[int]:
+    """Of an example's lines (by index), the first ones a lead-in quotes: up to
+    ``EXAMPLE_LINES``, and ``EXAMPLE_CHARS`` after the first; of a shell session, its command
+    lines up to the first output."""
+    shown: list[int] = []
+    size = 0
+    prompted = bool(code) and bool(_PROMPT.match(lines[code[0]]))
+    for j in code[:EXAMPLE_LINES]:
+        if shown and size + len(lines[j]) > EXAMPLE_CHARS:
+            break
+        if prompted and not _PROMPT.match(lines[j]):
+            break  # a command's output: read as it was (a table, a message)
+        shown.append(j)
+        size += len(lines[j])
+    return shown
+
+
+def _with_example(cut: _Cut, code: tuple[str, ...]) -> _Cut:
+    """The lead-in sentence with its example's first lines, as code."""
+    shown = [line if "`" in line else f"`{line}`" for line in code]
+    return cut._replace(text=f"{_HELP_MARK.sub('', cut.text)} {' '.join(shown)}")
 
 
 # A crew process splits the same pages run after run: the lines of a text and its units (given

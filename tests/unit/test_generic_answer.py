@@ -114,3 +114,24 @@ def test_an_item_the_question_quotes_leads_and_each_sentence_is_cited() -> None:
     assert answer.startswith('Position the cursor on the word and use the "*" command. [2]')
     assert "word under the cursor and use it as the search string. [2]" in answer, answer
     assert "history" not in answer, answer
+
+
+def test_a_lead_in_whose_example_the_finding_lacks_does_not_lead() -> None:
+    """ "you can change the extension:" with its example cut off answers nothing by itself: the
+    sentence that holds the way to do it leads."""
+    found = [
+        (
+            "If you do not like the backup files ending with a tilde, you can change the"
+            " backup file extension:",
+            "doc:backup.txt",
+            "generic",
+        ),
+        (
+            "The backupext option changes the extension of the backup file, for example to .bak.",
+            "doc:options.txt",
+            "generic",
+        ),
+    ]
+    task = _write_task("How do I change the backup file extension?", found)
+    answer = answer_write(task).answer
+    assert answer.startswith("The backupext option"), answer

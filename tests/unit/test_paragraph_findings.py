@@ -506,3 +506,66 @@ def test_a_sentence_before_already_said_is_not_said_again() -> None:
     assert units[2].before == units[1].text
     out = in_context("Acme revenue", units, chosen)
     assert sum(t.count("$454 million") for _, t in out) == 1, out
+
+
+HELP = """The name of the backup file is the original file with a ~ added to the end.
+If you do not like the fact that the backup files end with ~, you can change
+the extension: >
+
+\t:set backupext=.bak
+
+This will use ".bak" instead of "~".
+
+To start a container with a shell, run:
+
+```sh
+docker run -it ubuntu bash
+```
+
+Then the shell of the container is ready for commands.
+"""
+
+
+def test_a_lead_in_sentence_is_quoted_with_the_example_it_introduces() -> None:
+    texts = [u.text for u in build_units([(1, HELP)])]
+    assert (
+        "If you do not like the fact that the backup files end with ~, you can change the"
+        " extension: `:set backupext=.bak`"
+    ) in texts
+    assert "To start a container with a shell, run: `docker run -it ubuntu bash`" in texts
+    assert not any(t.startswith(("`", ":set", "docker")) for t in texts)  # no code alone
+
+
+def test_a_long_indented_run_after_a_lead_in_is_read_as_text() -> None:
+    text = "The options are these ones:\n" + "".join(
+        f"    -{c} this option does the thing number {c} well\n" for c in "abcdef"
+    )
+    texts = [u.text for u in build_units([(1, text)])]
+    assert not any("`" in t for t in texts)  # a list, not an example: its text as read
+    assert any("-f this option does the thing number f well" in t for t in texts)
+
+
+def test_an_options_list_after_a_lead_in_keeps_each_entry_as_read() -> None:
+    """A short indented run of entries ("--force  Do not prompt") is a list, not an example: no
+    entry is swallowed into the sentence before it as code."""
+    text = (
+        "Remove one or more volumes.\n\nOptions:\n"
+        "    -f, --force    Force the removal of one or more volumes\n"
+        "    --all          Remove all unused volumes\n"
+    )
+    texts = [u.text for u in build_units([(1, text)])]
+    assert not any("`" in t for t in texts), texts
+    assert any("--all Remove all unused volumes" in t for t in texts), texts
+
+
+def test_a_shell_session_shows_its_commands_and_its_output_is_read_as_text() -> None:
+    text = (
+        "To list the running containers, run:\n\n"
+        "    $ docker ps\n"
+        "    CONTAINER ID   IMAGE    STATUS\n"
+        "    4c01db0b339c   ubuntu   Up 2 hours\n\n"
+        "The list shows one line per container.\n"
+    )
+    texts = [u.text for u in build_units([(1, text)])]
+    assert "To list the running containers, run: `$ docker ps`" in texts, texts
+    assert not any("CONTAINER" in t for t in texts), texts  # output is not the command's
