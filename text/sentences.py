@@ -258,21 +258,21 @@ def _examples(raws: list[str], lines: list[str]) -> dict[int, tuple[int, tuple[s
             k += 1
             continue
         lead = last >= 0 and bool(_LEAD_IN.search(lines[last])) and k not in out
-        last = k
+        start, prev = k, last
+        last = k  # the line before the next one (-1 past an example: it leads in to nothing)
         if not lead:
             k += 1
             continue
-        start = k
         if _FENCE_LINE.match(raws[k]):
             stop = next((j for j in range(k + 1, n) if _FENCE_LINE.match(raws[j])), n)
-            shown = _shown([j for j in range(k + 1, stop) if lines[j]], lines)
+            block = [j for j in range(k + 1, stop) if lines[j]]
+            shown = _shown(block, lines)
             # the block's lines past those shown are read as they were: nothing is lost
-            whole = len(shown) == sum(1 for j in range(k + 1, stop) if lines[j])
-            end = stop + 1 if whole or not shown else shown[-1] + 1
+            end = stop + 1 if len(shown) == len(block) or not shown else shown[-1] + 1
             out[start] = (end, tuple(lines[j] for j in shown))
-            k = last = end
+            k, last = end, -1
             continue
-        margin = _indent(raws[_previous(lines, k)])
+        margin = _indent(raws[prev])
         end, code = k, []
         while end < n and (not lines[end] or _indent(raws[end]) > margin):
             if lines[end]:
@@ -280,7 +280,7 @@ def _examples(raws: list[str], lines: list[str]) -> dict[int, tuple[int, tuple[s
             end += 1
         while end > k and not lines[end - 1]:
             end -= 1
-        marked = lines[_previous(lines, k)].endswith(" >")
+        marked = lines[prev].endswith(" >")
         # a shell session's output may look like a list (columns): its commands are the example
         session = bool(code) and bool(_PROMPT.match(code[0]))
         listed = not session and any(_ENTRY_LINE.match(raws[j]) for j in range(k, end))
@@ -296,13 +296,6 @@ def _examples(raws: list[str], lines: list[str]) -> dict[int, tuple[int, tuple[s
             continue
         k += 1
     return out
-
-
-def _previous(lines: list[str], k: int) -> int:
-    j = k - 1
-    while j > 0 and not lines[j]:
-        j -= 1
-    return j
 
 
 def _shown(code: list[int], lines: list[str]) -> list[int]:

@@ -246,7 +246,7 @@ def compose(task: AnswerTask) -> Composed | None:
             scores[k] *= NAMED_WEIGHT if any(n in st for n in named) else UNNAMED_WEIGHT
         if _EXAMPLE.match(st) or _trail(st):
             scores[k] *= EXAMPLE_WEIGHT
-        if _dangling(st, parts[owned[k][2]], owned[k][3]):
+        if _dangling(parts[owned[k][2]], owned[k][3]):
             scores[k] *= EXAMPLE_WEIGHT
         title_words = {w.lower() for t in (titles.get(n, "") for n in sources) for w in _words(t)}
         if subject & title_words:
@@ -332,10 +332,10 @@ def _continues(before: str, part: str, asked: frozenset[str]) -> bool:
     )
 
 
-def _dangling(statement: str, parts: Sequence[str], i: int) -> bool:
-    """Whether ``statement`` leads in to what its finding does not hold ("you can change the
+def _dangling(parts: Sequence[str], i: int) -> bool:
+    """Whether statement ``i`` leads in to what its finding does not hold ("you can change the
     extension: >" as the finding's last words): the example it introduces is the answer."""
-    return i == len(parts) - 1 and statement.rstrip().endswith((":", " >"))
+    return i == len(parts) - 1 and parts[i].rstrip().endswith((":", " >"))
 
 
 def _inside(text: str, others: Sequence[str]) -> bool:

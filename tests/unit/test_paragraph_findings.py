@@ -569,3 +569,14 @@ def test_a_shell_session_shows_its_commands_and_its_output_is_read_as_text() -> 
     texts = [u.text for u in build_units([(1, text)])]
     assert "To list the running containers, run: `$ docker ps`" in texts, texts
     assert not any("CONTAINER" in t for t in texts), texts  # output is not the command's
+
+
+def test_a_long_fenced_block_shows_its_first_lines_and_the_rest_is_still_read() -> None:
+    """Of a fenced example longer than a lead-in quotes, the lines past those shown are read as
+    before: nothing is lost."""
+    block = "".join(f"step number {c} of the build\n" for c in "abcdef")
+    text = f"Build it like this:\n\n```\n{block}```\nThe build then stops.\n"
+    texts = [u.text for u in build_units([(1, text)])]
+    lead = next(t for t in texts if t.startswith("Build it like this:"))
+    assert "`step number a of the build`" in lead and "number e" not in lead, texts
+    assert any("step number f of the build" in t for t in texts if t != lead), texts
