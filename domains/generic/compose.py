@@ -10,8 +10,8 @@ scored for the question over all statements of the findings (BM25, ``Scorer``) o
 question's words, the subject kept (a command called like a verb: "the -L option of find"),
 more when it opens with a flag the question names or holds an item it quotes, when its
 document's title is the question's subject, when it states the default a question asks for,
-a cause (why) or a contrast (comparison); less for a command line, a synopsis or a trail of
-headings. The best is quoted with its entry's head, or a sentence with its paragraph
+a cause (why) or a contrast (comparison); less for a command line, a synopsis, a trail of
+headings or a statement that only echoes the question's words. The best is quoted with its entry's head, or a sentence with its paragraph
 (``passage``); the next only when nearly as good, or, when the question names several flags
 or items (a comparison), each one's best. Each sentence carries its sources' markers.
 """
@@ -227,6 +227,7 @@ def compose(task: AnswerTask) -> Composed | None:
     ]
     query = " ".join([task.question, *(_MARK + w for w in extra)])
     scores = Scorer(units).score(query, find_periods(task.question))
+    asked = frozenset(terms(task.question))
     flags = list(FLAG.findall(task.question))
     named = named_items(task.question)
     titles = dict(task.titles)
@@ -244,7 +245,7 @@ def compose(task: AnswerTask) -> Composed | None:
             scores[k] *= HEAD_WEIGHT
         elif named:  # what the question is about, named as the documents write it
             scores[k] *= NAMED_WEIGHT if any(n in st for n in named) else UNNAMED_WEIGHT
-        if _EXAMPLE.match(st) or _trail(st):
+        if _EXAMPLE.match(st) or _trail(st) or _echoes(st, asked):
             scores[k] *= EXAMPLE_WEIGHT
         if _dangling(parts[owned[k][2]], owned[k][3]):
             scores[k] *= EXAMPLE_WEIGHT
@@ -268,7 +269,6 @@ def compose(task: AnswerTask) -> Composed | None:
             if best is not None and best not in picked and scores[best] > 0:
                 picked.append(best)
     top = scores[order[0]]
-    asked = frozenset(terms(task.question))
     quoted = [passage(parts[owned[k][2]], owned[k][3], asked) for k in picked]
     for k in order[1:]:
         if len(picked) >= MAX_STATEMENTS or scores[k] < NEARLY * top:
@@ -340,6 +340,13 @@ def _dangling(parts: Sequence[str], i: int) -> bool:
 
 def _inside(text: str, others: Sequence[str]) -> bool:
     return any(text != o and text in o for o in others)
+
+
+def _echoes(statement: str, asked: frozenset[str]) -> bool:
+    """Whether ``statement`` holds no word the question lacks: a name line ("tr - translate or
+    delete characters"), a synopsis ("mv [OPTION]..."), a heading that repeats what was asked.
+    Sharing every word, it scores high, yet tells the reader nothing they did not ask."""
+    return not set(terms(statement)) - asked
 
 
 def _trail(statement: str) -> bool:

@@ -4,6 +4,7 @@
 * "the default is X" comes from the setting asked about, not a neighbouring one;
 * a command named like a question verb ("find") stays the question's subject;
 * a cross-reference ("See ... for an example") is never the Answer;
+* a statement that only echoes the question's words (a name line) is not the Answer;
 * a description whose flags were read as the heading above it gets them back (evidence).
 """
 
@@ -135,3 +136,21 @@ def test_a_lead_in_whose_example_the_finding_lacks_does_not_lead() -> None:
     task = _write_task("How do I change the backup file extension?", found)
     answer = answer_write(task).answer
     assert answer.startswith("The backupext option"), answer
+
+
+def test_a_name_line_that_echoes_the_question_does_not_answer_it() -> None:
+    """A man page's name line shares every word of the question and so outscores the entry that
+    answers; it says nothing the reader did not ask."""
+    found = [
+        ("tr - translate or delete characters.", "doc:tr.pdf", "generic"),
+        (
+            "-d, --delete delete characters in SET1, do not translate -s, --squeeze-repeats "
+            "replace each sequence of a repeated character with a single occurrence",
+            "doc:tr.pdf",
+            "generic",
+        ),
+    ]
+    task = _write_task("How do I delete characters with tr instead of translating them?", found)
+    answer = answer_write(task).answer
+    assert answer.startswith("-d, --delete delete characters in SET1"), answer
+    assert "translate or delete characters" not in answer, answer
