@@ -10,10 +10,12 @@ scored for the question over all statements of the findings (BM25, ``Scorer``) o
 question's words, the subject kept (a command called like a verb: "the -L option of find"),
 more when it opens with a flag the question names or holds an item it quotes, when its
 document's title is the question's subject, when it states the default a question asks for,
-a cause (why) or a contrast (comparison); less for a command line, a synopsis, a trail of
-headings or a statement that only echoes the question's words. The best is quoted with its entry's head, or a sentence with its paragraph
-(``passage``); the next only when nearly as good, or, when the question names several flags
-or items (a comparison), each one's best. Each sentence carries its sources' markers.
+a cause (why), a contrast (comparison) or a way (a command or an option's entry, for a how-to
+or which-option question); less for a command line, a synopsis, a trail of headings or a
+statement that only echoes the question's words. The best is quoted with its entry's head, or
+a sentence with its paragraph (``passage``); the next only when nearly as good, or, when the
+question names several flags or items (a comparison), each one's best. Each sentence carries
+its sources' markers.
 """
 
 from __future__ import annotations
@@ -169,7 +171,14 @@ _CONTRAST = re.compile(
 )
 _WHY = re.compile(r"^\W*(?:why|what\b.{0,40}\b(?:for|purpose|reason))\b", re.IGNORECASE)
 _COMPARE = re.compile(r"\b(?:difference|differ\w*|compar\w*|versus|vs)\b", re.IGNORECASE)
+# a question asking for a way: how to do something, or which option or command does it
+_HOWTO = re.compile(
+    r"\W*(?:how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)\b|how\s+to\b"
+    r"|which\s+(?:\w+\s+)?(?:option|flag|command|setting|switch)s?\b)",
+    re.IGNORECASE,
+)
 KIND_WEIGHT = 1.5  # a statement saying why / setting things against each other, when asked
+WAY_WEIGHT = 1.5  # a statement giving a way (a command, an option's entry), when one is asked
 
 
 def statements(text: str) -> list[str]:
@@ -232,6 +241,7 @@ def compose(task: AnswerTask) -> Composed | None:
     named = named_items(task.question)
     titles = dict(task.titles)
     asks_default = bool(_DEFAULT.search(task.question))
+    ways = bool(_HOWTO.match(task.question))
     kind = _CAUSE if _WHY.search(task.question) else None
     kind = _CONTRAST if _COMPARE.search(task.question) else kind
     for k, (st, sources, _, _) in enumerate(owned):
@@ -252,6 +262,8 @@ def compose(task: AnswerTask) -> Composed | None:
         title_words = {w.lower() for t in (titles.get(n, "") for n in sources) for w in _words(t)}
         if subject & title_words:
             scores[k] *= TITLE_WEIGHT
+        if ways and _shows_way(st):
+            scores[k] *= WAY_WEIGHT
         if asks_default and _DEFAULT.search(st):
             scores[k] *= DEFAULT_WEIGHT
     order = sorted(range(len(owned)), key=lambda k: (-scores[k], k))
@@ -347,6 +359,12 @@ def _echoes(statement: str, asked: frozenset[str]) -> bool:
     delete characters"), a synopsis ("mv [OPTION]..."), a heading that repeats what was asked.
     Sharing every word, it scores high, yet tells the reader nothing they did not ask."""
     return not set(terms(statement)) - asked
+
+
+def _shows_way(statement: str) -> bool:
+    """Whether ``statement`` gives a way to do something: a command or setting written as code,
+    or an option's entry ("-P, --max-procs=N run up to N processes at a time")."""
+    return "`" in statement or bool(HEAD.match(statement))
 
 
 def _trail(statement: str) -> bool:

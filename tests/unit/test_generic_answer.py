@@ -5,6 +5,7 @@
 * a command named like a question verb ("find") stays the question's subject;
 * a cross-reference ("See ... for an example") is never the Answer;
 * a statement that only echoes the question's words (a name line) is not the Answer;
+* asked how (or which option), the command or option entry that gives the way leads;
 * a description whose flags were read as the heading above it gets them back (evidence).
 """
 
@@ -154,3 +155,19 @@ def test_a_name_line_that_echoes_the_question_does_not_answer_it() -> None:
     answer = answer_write(task).answer
     assert answer.startswith("-d, --delete delete characters in SET1"), answer
     assert "translate or delete characters" not in answer, answer
+
+
+def test_a_how_to_question_is_answered_by_the_option_that_does_it() -> None:
+    """Asked how, the entry giving the way leads, over a sentence on the same words that gives
+    none (it scores higher on them: "remove all unused networks")."""
+    found = [
+        (
+            "Remove all unused networks, those which no container references.",
+            "doc:network_prune.md",
+            "generic",
+        ),
+        ("-f, --force remove without a prompt for confirmation", "doc:network_prune.md", "generic"),
+    ]
+    task = _write_task("How do I remove all unused networks without a prompt?", found)
+    answer = answer_write(task).answer
+    assert answer.startswith("-f, --force remove without a prompt"), answer
