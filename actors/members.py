@@ -192,7 +192,7 @@ class CrewGateway:
 
     async def ready(self, settings: Settings, crew: Sequence[Any] = ()) -> None:
         """Open the corpus index runs with ``settings`` will search, with its line-item labels
-        (see ``CrewResearcher``)."""
+        and signed pages (see ``CrewResearcher``): the first search would build them."""
         from deepresearch.providers.search import local
         from deepresearch.providers.search.corpus_index import CorpusIndex
 
@@ -201,6 +201,7 @@ class CrewGateway:
                 index = await asyncio.to_thread(local.opened_index, settings)
                 if isinstance(index, CorpusIndex):
                     await asyncio.to_thread(index.labels)
+                    await asyncio.to_thread(index.signed_pages)
 
     async def search(self, context: RunContext, query: str, limit: int) -> SearchResult:
         return await self._gateway(context).search(query, limit)

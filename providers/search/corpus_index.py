@@ -264,14 +264,21 @@ class CorpusIndex:
         """Whether passage ``i`` is mostly boilerplate lines (a table of contents, signatures,
         certifications) or on a signed page most filings carry (``template_pages``): it may
         share every word of a query and still answer nothing."""
+        if (flag := self._templates.get(i)) is None:
+            page = (int(self._p_doc[i]), int(self._p_page[i]))
+            signed = self.signed_pages()
+            flag = boilerplate_share(self._p_text[i]) >= TEMPLATE_SHARE or page in signed
+            self._templates[i] = flag
+        return flag
+
+    def signed_pages(self) -> frozenset[tuple[int, int]]:
+        """The (document, page) keys of the signed pages most documents carry
+        (``template_pages``), found by the first search (a second of CPU on a large corpus, which
+        a service's warm-up pays instead) and shared by every copy of this loaded index."""
         if not self._signed:
             keys = zip(self._p_doc.tolist(), self._p_page.tolist(), strict=True)
             self._signed.append(template_pages(zip(keys, self._p_text, strict=True)))
-        if (flag := self._templates.get(i)) is None:
-            page = (int(self._p_doc[i]), int(self._p_page[i]))
-            flag = boilerplate_share(self._p_text[i]) >= TEMPLATE_SHARE or page in self._signed[0]
-            self._templates[i] = flag
-        return flag
+        return self._signed[0]
 
     def labels(self) -> LabelIndex:
         """The row labels of every passage (``text.line_items``), built by the first search that

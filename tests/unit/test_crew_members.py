@@ -400,7 +400,7 @@ def test_a_crews_handles_are_decoded_once_per_process_for_every_run() -> None:
 
 async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> None:
     """A service warms its crew: the first run finds the corpus index open in the researchers
-    and the gateway; a corpus with no index yet is left for the first run to report."""
+    and the gateway, with what its first search would build; a corpus with no index yet is left for the first run to report."""
     from deepresearch.actors.members import CrewGateway, CrewResearcher, fetcher_key
     from deepresearch.config.settings import load_settings
     from deepresearch.providers.assembly import from_settings as assembly
@@ -422,4 +422,5 @@ async def test_ready_opens_the_corpus_index_a_run_will_read(tmp_path: Path) -> N
     opened = (str(settings.corpus.path), str(settings.resolved_cache_dir()))
     assert any(k[:2] == opened for k in local._opened)
     index = next(v for k, v in local._opened.items() if k[:2] == opened)
-    assert index._labels is not None  # line-item labels built before the first search
+    # line-item labels and signed pages built before the first search, which would pay for them
+    assert index._labels and index._signed
