@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_submit import free_port, head_process, wait_for_dashboard
+from test_submit import started_head
 
 REPO = Path(__file__).resolve().parents[2]
 SLICE = (
@@ -56,11 +56,8 @@ def test_the_suite_passes_beside_a_foreign_ray_head() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="drf", dir="/tmp"))  # short: Ray's socket paths are capped
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEP_RESEARCH_", "RAY_"))}
     env.update({"TMPDIR": str(tmp), "RAY_AUTH_MODE": "disabled"})
-    dash = free_port()
-    dashboard = f"http://127.0.0.1:{dash}"
     try:
-        with head_process(dash, env) as head:
-            wait_for_dashboard(dashboard, head)
+        with started_head(env, tmp) as (head, dashboard):
             address = written_address(tmp / "ray" / "ray_current_cluster", head)
             child_env = {**env, "RAY_ADDRESS": address}
             proc = subprocess.run(

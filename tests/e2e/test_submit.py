@@ -52,12 +52,16 @@ def base_env(tmp: Path) -> dict[str, str]:
     return env
 
 
+class HeadExited(RuntimeError):
+    """``ray start`` ended before its dashboard answered."""
+
+
 def wait_for_dashboard(url: str, head: subprocess.Popen[bytes], timeout_s: float = 90) -> None:
     """Poll the Jobs server's version endpoint until it answers (the head takes seconds)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if head.poll() is not None:
-            raise RuntimeError(f"ray start exited with {head.returncode}")
+            raise HeadExited(f"ray start exited with {head.returncode}")
         try:
             with urllib.request.urlopen(f"{url}/api/version", timeout=2) as resp:
                 if resp.status == 200:
@@ -93,23 +97,52 @@ def head_args(dashboard_port: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def head_process(dashboard_port: int, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+def head_process(
+    dashboard_port: int, env: dict[str, str], stderr: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """A Ray head in a process group of its own; on exit only that group is killed (``ray start
     --block`` takes ~30 s to exit on SIGTERM, and a throwaway test cluster needs no graceful
-    shutdown)."""
-    head = subprocess.Popen(
-        head_args(dashboard_port),
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        yield head
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(head.pid, signal.SIGKILL)
-        head.wait(timeout=30)
+    shutdown). Its stderr goes to ``stderr`` when given."""
+    with contextlib.ExitStack() as files:
+        err = files.enter_context(stderr.open("wb")) if stderr else subprocess.DEVNULL
+        head = subprocess.Popen(
+            head_args(dashboard_port),
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        try:
+            yield head
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(head.pid, signal.SIGKILL)
+            head.wait(timeout=30)
+
+
+HEAD_ATTEMPTS = 3
+
+
+@contextlib.contextmanager
+def started_head(env: dict[str, str], logs: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A Ray head whose dashboard answers, and the dashboard's URL. Its ports are free when
+    chosen, yet another Ray on the machine (the test session's own) may take one before the head
+    binds it, and the head then exits while starting: it is started again on new ports, and the
+    last attempt's stderr (in ``logs``) ends the error."""
+    for attempt in range(1, HEAD_ATTEMPTS + 1):
+        dash = free_port()
+        url = f"http://127.0.0.1:{dash}"
+        err = logs / f"ray-start-{attempt}.err"
+        with head_process(dash, env, err) as head:
+            try:
+                wait_for_dashboard(url, head)
+            except HeadExited as exc:
+                if attempt == HEAD_ATTEMPTS:
+                    tail = err.read_text(errors="replace")[-2000:]
+                    raise HeadExited(f"{exc} ({HEAD_ATTEMPTS} attempts); stderr:\n{tail}") from None
+                continue
+            yield head, url
+            return
 
 
 @pytest.fixture(scope="module")
@@ -118,11 +151,8 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
     (tmp / "home").mkdir()
     env = base_env(tmp)
     env["RAY_TMPDIR"] = str(tmp / "ray")
-    dash = free_port()
-    url = f"http://127.0.0.1:{dash}"
     try:
-        with head_process(dash, env) as head:
-            wait_for_dashboard(url, head)
+        with started_head(env, tmp) as (_, url):
             yield url, env
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
