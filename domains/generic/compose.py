@@ -396,14 +396,18 @@ def _restated(statement: str, said: Sequence[str]) -> bool:
 
 
 def _cited(passage: str, sources: Sequence[int]) -> str:
-    """``passage`` with its sources' markers after each of its sentences: each sentence of the
-    Answer is checked as a claim of its own, by the markers in its text."""
-    return " ".join(f"{_closed(s)} {cite(sources)}" for s in split_sentences(passage) or [passage])
+    """``passage`` with its sources' markers in each of its sentences, before the full stop:
+    each sentence of the Answer is checked as a claim of its own, by the markers in its text,
+    and a marker after the stop would be read as the next sentence's ("X. [2] Y." cites 2
+    for Y), so a statement of another source would be checked against the wrong one."""
+    return " ".join(_closed(s, cite(sources)) for s in split_sentences(passage) or [passage])
 
 
-def _closed(statement: str) -> str:
+def _closed(statement: str, marker: str) -> str:
     statement = statement.strip()
-    return statement if statement.endswith((".", "!", "?", ":")) else f"{statement}."
+    if statement.endswith((".", "!", "?")):
+        return f"{statement[:-1].rstrip()} {marker}{statement[-1]}"
+    return f"{statement} {marker}" if statement.endswith(":") else f"{statement} {marker}."
 
 
 __all__ = ["compose", "statements", "subject_words"]

@@ -240,7 +240,7 @@ async def test_write_maps_citations_to_numbers() -> None:
     assert draft.sections[0].findings[0].sources == (1, 2)
     assert len(draft.sections[0].findings) == 1
     assert draft.sections[1].findings[0].sources == (3,)
-    assert draft.answer.startswith("Total net sales 81,797 82,959.")
+    assert draft.answer.startswith("Total net sales 81,797 82,959 [1][2].")
 
 
 def test_registry() -> None:

@@ -6,6 +6,7 @@
 * a cross-reference ("See ... for an example") is never the Answer;
 * a statement that only echoes the question's words (a name line) is not the Answer;
 * asked how (or which option), the command or option entry that gives the way leads;
+* each sentence carries its own sources' markers, before its full stop;
 * a description whose flags were read as the heading above it gets them back (evidence).
 """
 
@@ -113,8 +114,8 @@ def test_an_item_the_question_quotes_leads_and_each_sentence_is_cited() -> None:
     ]
     task = _write_task('What does the "*" command search for?', found)
     answer = answer_write(task).answer
-    assert answer.startswith('Position the cursor on the word and use the "*" command. [2]')
-    assert "word under the cursor and use it as the search string. [2]" in answer, answer
+    assert answer.startswith('Position the cursor on the word and use the "*" command [2].')
+    assert "word under the cursor and use it as the search string [2]." in answer, answer
     assert "history" not in answer, answer
 
 
@@ -171,3 +172,24 @@ def test_a_how_to_question_is_answered_by_the_option_that_does_it() -> None:
     task = _write_task("How do I remove all unused networks without a prompt?", found)
     answer = answer_write(task).answer
     assert answer.startswith("-f, --force remove without a prompt"), answer
+
+
+def test_each_sentence_of_a_two_source_answer_carries_its_own_marker() -> None:
+    """The verifier reads a marker with the sentence it is in: after the full stop it would be
+    the next sentence's ("X. [1] Y. [2]" checks Y against source 1)."""
+    from deepresearch.text.sentences import split_sentences
+
+    found = [
+        ("The 'autowrite' option writes a changed file before leaving it.", "doc:a.txt", "generic"),
+        (
+            "The 'autoread' option reads a file again when it changed outside.",
+            "doc:b.txt",
+            "generic",
+        ),
+    ]
+    task = _write_task("What is the difference between 'autowrite' and 'autoread'?", found)
+    answer = answer_write(task).answer
+    assert split_sentences(answer) == [
+        "The 'autowrite' option writes a changed file before leaving it [1].",
+        "The 'autoread' option reads a file again when it changed outside [2].",
+    ], answer
