@@ -336,15 +336,30 @@ def _units_of(text: str, boilerplate: frozenset[str]) -> tuple[tuple[_Cut, tuple
     return tuple((cut, tuple(terms(cut.text))) for cut in _source_units(text, boilerplate))
 
 
+def _framed(line: str) -> str:
+    """What a running head says between two copies of its document's name ("HEAD(1) User
+    Commands HEAD(1)": "User Commands"), else "": each document's head differs by that name,
+    the rest is the same in every one."""
+    words = line.split()
+    return " ".join(words[1:-1]) if len(words) >= 3 and words[0] == words[-1] else ""
+
+
 def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
-    """Candidate units of every source; short lines repeated across sources count as boilerplate."""
+    """Candidate units of every source; short lines repeated across sources count as boilerplate,
+    and so do running heads that frame the same words with each one's own name."""
     seen: Counter[str] = Counter()
+    framed: Counter[str] = Counter()
     for _, text in sources:
-        seen.update(_lines(text))
+        lines = _lines(text)
+        seen.update(lines)
+        framed.update({f for f in map(_framed, lines) if f})
     boilerplate = {
         line
         for line, count in seen.items()
-        if count >= 2 and len(line) < 120 and line and not _is_table_line(line)
+        if (count >= 2 or framed[_framed(line)] >= 2)
+        and len(line) < 120
+        and line
+        and not _is_table_line(line)
     }
     units: list[Unit] = []
     for n, text in sources:

@@ -580,3 +580,21 @@ def test_a_long_fenced_block_shows_its_first_lines_and_the_rest_is_still_read() 
     lead = next(t for t in texts if t.startswith("Build it like this:"))
     assert "`step number a of the build`" in lead and "number e" not in lead, texts
     assert any("step number f of the build" in t for t in texts if t != lead), texts
+
+
+def test_running_heads_framed_by_each_page_name_are_no_finding() -> None:
+    """Each man page opens with its own name around the same words ("HEAD(1) User Commands
+    HEAD(1)"): no two heads are the same line, yet they are running matter, not an answer."""
+    head = (
+        "HEAD(1) User Commands HEAD(1)\n\nNAME\nhead - output the first part of files\n\n"
+        "DESCRIPTION\nPrint the first 10 lines of each FILE to standard output.\n"
+    )
+    tail = (
+        "TAIL(1) User Commands TAIL(1)\n\nNAME\ntail - output the last part of files\n\n"
+        "DESCRIPTION\nPrint the last 10 lines of each FILE to standard output.\n"
+    )
+    from deepresearch.text.sentences import build_units
+
+    units = [u.text for u in build_units([(1, head), (2, tail)])]
+    assert not any("User Commands" in u for u in units), units
+    assert any(u.startswith("Print the first 10 lines") for u in units), units
