@@ -198,7 +198,9 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
             flush()
             skip, code = examples[k]
             if units and not units[-1].table:
-                units[-1] = _with_example(units[-1], code)
+                lead = units[-1]
+                units[-1] = _with_example(lead, code)
+                _shown_in_follow(units, lead.text, units[-1].text)
             continue
         if line in boilerplate and _goes_on_with_open_sentence(line, paragraph) and k not in edges:
             paragraph.append(line)  # a sentence's next line that another page repeats: prose
@@ -313,6 +315,18 @@ def _shown(code: list[int], lines: list[str]) -> list[int]:
         shown.append(j)
         size += len(lines[j])
     return shown
+
+
+def _shown_in_follow(units: list[_Cut], lead: str, shown: str) -> None:
+    """The sentences before a lead-in (``units[-1]``) in its paragraph end their ``follow``
+    with it as ``shown``, its example included: "You can do this by saving your editing
+    session ..." is followed by "The following command creates a session file:
+    `:mksession vimbook.vim`", not by a lead-in to nothing."""
+    for k in range(len(units) - 2, -1, -1):
+        cut = units[k]
+        if cut.table or not cut.follow or cut.follow[-1] != lead:
+            break
+        units[k] = cut._replace(follow=(*cut.follow[:-1], shown))
 
 
 def _with_example(cut: _Cut, code: tuple[str, ...]) -> _Cut:

@@ -13,7 +13,8 @@ document's title is the question's subject, when it states the default a questio
 a cause (why), a contrast (comparison) or a way (a command or an option's entry, for a how-to
 or which-option question); less for a command line, a synopsis, a trail of headings or a
 statement that only echoes the question's words. The best is quoted with its entry's head, or
-a sentence with its paragraph (``passage``); the next only when nearly as good, or, when the
+a sentence with its paragraph (``passage``), for a how-to on to the way the paragraph shows
+when the sentence itself shows none; the next only when nearly as good, or, when the
 question names several flags or items (a comparison), each one's best. Each sentence carries
 its sources' markers.
 """
@@ -150,6 +151,7 @@ TITLE_WEIGHT = 1.5  # a statement of the document the question's subject names
 DEFAULT_WEIGHT = 1.5  # a statement of a default, for a question asking for one
 NEARLY = 0.75  # a further statement is quoted when scoring this share of the best
 MAX_STATEMENTS = 3
+WAY_CHARS = 700  # how far a how-to's statement runs on to the way its paragraph shows
 CONTEXT_CHARS = 500  # a sentence's paragraph is quoted with it up to this length
 # a sentence that points back to the one before it for what it is about
 _ANAPHOR = re.compile(
@@ -281,11 +283,11 @@ def compose(task: AnswerTask) -> Composed | None:
             if best is not None and best not in picked and scores[best] > 0:
                 picked.append(best)
     top = scores[order[0]]
-    quoted = [passage(parts[owned[k][2]], owned[k][3], asked) for k in picked]
+    quoted = [passage(parts[owned[k][2]], owned[k][3], asked, ways) for k in picked]
     for k in order[1:]:
         if len(picked) >= MAX_STATEMENTS or scores[k] < NEARLY * top:
             break
-        text = passage(parts[owned[k][2]], owned[k][3], asked)
+        text = passage(parts[owned[k][2]], owned[k][3], asked, ways)
         if k not in picked and not _restated(text, quoted) and not _inside(text, quoted):
             picked.append(k)
             quoted.append(text)
@@ -310,7 +312,9 @@ def named_items(question: str) -> list[str]:
     return [n for n in out if n and (n[0] in "'\":" or re.fullmatch(r"\w[\w-]{2,}", n))]
 
 
-def passage(parts: Sequence[str], i: int, asked: frozenset[str] = frozenset()) -> str:
+def passage(
+    parts: Sequence[str], i: int, asked: frozenset[str] = frozenset(), way: bool = False
+) -> str:
     """Statement ``i`` of a finding's ``parts`` with what it needs to be read: an entry (a
     flag's description) alone, as its neighbours are other settings, unless it leads in to
     what follows (ends with ":"); a sentence with the one before when it opens by pointing
@@ -318,6 +322,10 @@ def passage(parts: Sequence[str], i: int, asked: frozenset[str] = frozenset()) -
     ``CONTEXT_CHARS``."""
     if HEAD.match(parts[i]) and not parts[i].rstrip().endswith((":", ">")):
         return parts[i]
+    if way and not _shows_way(parts[i]):
+        shown = _on_to_way(parts, i)
+        if shown is not None:
+            return shown
     start = i - 1 if i and _ANAPHOR.match(parts[i]) else i
     out = [parts[start]] if start < i else []
     size = len(out[0]) if out else 0
@@ -332,6 +340,21 @@ def passage(parts: Sequence[str], i: int, asked: frozenset[str] = frozenset()) -
         out.append(part)
         size += len(part)
     return " ".join(out)
+
+
+def _on_to_way(parts: Sequence[str], i: int) -> str | None:
+    """Statement ``i`` and those after it in its finding up to the first that shows a way (a
+    command as code, an option's entry), within ``WAY_CHARS``; None when none does: a how-to's
+    best statement often says what is done ("You can do this by saving your editing session"),
+    and its paragraph then shows how (":mksession vimbook.vim")."""
+    size = 0
+    for j in range(i, len(parts)):
+        size += len(parts[j]) + 1
+        if size > WAY_CHARS or (j > i and HEAD.match(parts[j]) and not _shows_way(parts[j])):
+            return None
+        if _shows_way(parts[j]):
+            return " ".join(parts[i : j + 1])
+    return None
 
 
 def _continues(before: str, part: str, asked: frozenset[str]) -> bool:

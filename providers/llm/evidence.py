@@ -45,6 +45,10 @@ ROW_SHARE = 0.1  # a document's reserved row scores at least this share of the b
 # answers 0.416 / 0.419 / 0.413 on the SEC bench, quick): a filing's sections name their topic
 # once, and the sentences under them ("In April 2019, VLSI filed three suits") never do
 HEADING_WEIGHT = 1.0
+# sentences on neither the question nor the unit that a finding may pass over to reach the
+# example its paragraph shows (a command as code): "(Exactly what is remembered ...)" between
+# "You can do this by saving your editing session" and "... creates a session file: `:mksession`"
+ASIDE = 2
 
 
 def evidence_units(question: str, sources: list[tuple[int, str, str]]) -> list[Unit]:
@@ -254,7 +258,8 @@ def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tupl
     """Each chosen unit's finding text: a sentence with the rest of its paragraph
     (``Unit.follow``) while each next sentence states a figure or shares a word with the
     question or the sentence, so "X filed a complaint" comes with what the complaint alleges
-    and not with the paragraph's next topic; a sentence that refers back to the figures of the
+    and not with the paragraph's next topic, passing over up to ``ASIDE`` sentences to an
+    example on topic (a command shown as code); a sentence that refers back to the figures of the
     one before it (``_refers_back``) comes after it. A chosen sentence that an earlier one's finding
     holds is part of that finding, which takes the better rank of the two: nothing is said
     twice."""
@@ -280,12 +285,19 @@ def in_context(question: str, units: list[Unit], chosen: list[int]) -> list[tupl
             units[j].source == u.source and u.before in text for _, j, text in groups
         )
         parts = [u.before, u.text] if back else [u.text]
+        aside: list[str] = []  # sentences on neither, kept when an example on topic follows
         for sentence in u.follow:
             if shape_of(sentence) is not None:
                 continue  # a page's running foot printed inside the paragraph
             if not (has_figure(sentence) or topic & set(terms(sentence))):
-                break
-            parts.append(sentence)
+                aside.append(sentence)
+                if len(aside) > ASIDE:
+                    break
+                continue
+            if aside and "`" not in sentence:
+                break  # the paragraph's next topic
+            parts += [*aside, sentence]
+            aside.clear()
         groups.append((rank[i], i, " ".join(parts)))
     return [(i, text) for _, i, text in sorted(groups)]
 

@@ -6,6 +6,7 @@
 * a cross-reference ("See ... for an example") is never the Answer;
 * a statement that only echoes the question's words (a name line) is not the Answer;
 * asked how (or which option), the command or option entry that gives the way leads;
+* asked how, a sentence that only says what is done runs on to the command its paragraph shows;
 * each sentence carries its own sources' markers, before its full stop;
 * a description whose flags were read as the heading above it gets them back (evidence).
 """
@@ -193,3 +194,21 @@ def test_each_sentence_of_a_two_source_answer_carries_its_own_marker() -> None:
         "The 'autowrite' option writes a changed file before leaving it [1].",
         "The 'autoread' option reads a file again when it changed outside [2].",
     ], answer
+
+
+def test_a_how_to_answer_runs_on_to_the_way_its_paragraph_shows() -> None:
+    """Asked how, the best sentence may only say what is done ("You can do this by saving your
+    editing session"): the Answer runs on through its finding to the command that does it,
+    past sentences that share no word with the question. Asked what, it does not."""
+    finding = (
+        "You can do this by saving your editing session and restoring it the next day. This "
+        "includes things such as the file list and window layout. Exactly what is remembered is "
+        "up to you. Type this: `:mksession vimbook.vim`"
+    )
+    found = [(finding, "doc:usr_21.txt", "generic")]
+    task = _write_task("How do I save the current editing session and restore it later?", found)
+    answer = answer_write(task).answer
+    assert answer.startswith("You can do this by saving your editing session"), answer
+    assert "`:mksession vimbook.vim`" in answer, answer
+    task = _write_task("What is saved with the current editing session?", found)
+    assert ":mksession" not in answer_write(task).answer

@@ -3,6 +3,7 @@
 * "Kove IO filed a complaint" is followed in its paragraph by what the complaint alleges (the
   patents, the relief sought): the finding carries both, not only the sentence that matched;
 * a paragraph's next, unrelated topic is not carried along, and no sentence is said twice;
+  a sentence or two aside are passed over to reach the example (a command) the paragraph shows;
 * the budget counts findings, not sentences; the verifier's quote holds the whole finding;
 * a table of contents ("Item 1. Legal Proceedings: Page = 34") shares every word of a legal
   question and answers nothing: it is no search hit, by BM25 or as a row;
@@ -598,3 +599,45 @@ def test_running_heads_framed_by_each_page_name_are_no_finding() -> None:
     units = [u.text for u in build_units([(1, head), (2, tail)])]
     assert not any("User Commands" in u for u in units), units
     assert any(u.startswith("Print the first 10 lines") for u in units), units
+
+
+SESSIONS = (
+    "Suppose you are editing along, and it is the end of the day.  You want to quit work and\n"
+    "pick up where you left off the next day.  You can do this by saving your editing session\n"
+    "and restoring it the next day.\n"
+    "   A Vim session contains all the information about what you are editing.  This includes\n"
+    "things such as the file list, window layout, global variables, options and other\n"
+    "information.  (Exactly what is remembered is controlled by the 'sessionoptions' option.)\n"
+    "   The following command creates a session file: >\n"
+    "\n"
+    "\t:mksession vimbook.vim\n"
+    "\n"
+    "The weather in Springfield was pleasant all year.\n"
+)
+
+
+def test_a_finding_passes_over_an_aside_to_the_example_its_paragraph_shows() -> None:
+    """The sentence that matches says what is done; two sentences on neither the question nor
+    it stand between it and the command the paragraph shows. The finding reaches the command,
+    with its example (the lead-in's follow carries it), and stops at the next topic."""
+    units = build_units([(1, SESSIONS)])
+    lead = next(u for u in units if u.text.startswith("You can do this"))
+    assert (
+        lead.follow[-1] == "The following command creates a session file: `:mksession vimbook.vim`"
+    )
+    question = "How do I save the current editing session and restore it later?"
+    chosen = [units.index(lead)]
+    ((_, text),) = in_context(question, units, chosen)
+    assert text.endswith("creates a session file: `:mksession vimbook.vim`"), text
+    assert "(Exactly what is remembered" in text
+
+
+def test_a_finding_does_not_pass_over_an_aside_to_more_prose() -> None:
+    """Without an example to reach, a sentence on neither ends the finding as before: the
+    paragraph's next point is not carried along because a later sentence shares a word."""
+    text = SESSIONS.replace(">\n\n\t:mksession vimbook.vim\n", "what is saved.\n")
+    units = build_units([(1, text)])
+    lead = next(u for u in units if u.text.startswith("You can do this"))
+    question = "How do I save the current editing session and restore it later?"
+    ((_, finding),) = in_context(question, units, [units.index(lead)])
+    assert "This includes things" not in finding and "session file" not in finding, finding
