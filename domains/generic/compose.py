@@ -8,11 +8,13 @@ text runs a page's entries together, and none ends with a full stop, so a findin
 statements: its sentences, and each sentence at the flags that open an entry. A statement is
 scored for the question over all statements of the findings (BM25, ``Scorer``) on the
 question's words, the subject kept (a command called like a verb: "the -L option of find"),
-more when it opens with a flag the question names or holds an item it quotes, when its
+more when it opens with a flag the question names or holds an item it quotes (or the
+cross-reference after it does: "... when halfway typing it. See 'incsearch'."), when its
 document's title is the question's subject, when it states the default a question asks for,
 a cause (why), a contrast (comparison) or a way (a command or an option's entry, for a how-to
-or which-option question); less for a command line, a synopsis, a trail of headings or a
-statement that only echoes the question's words. The best is quoted with its entry's head, or
+or which-option question); less for a command line, a synopsis, a trail of headings, a
+statement that only echoes the question's words, or one that illustrates ("For example, ...")
+when the question asks what or why, not how. The best is quoted with its entry's head, or
 a sentence with its paragraph (``passage``), for a how-to on to the way the paragraph shows
 when the sentence itself shows none; the next only when nearly as good, or, when the
 question names several flags or items (a comparison), each one's best. Each sentence carries
@@ -179,6 +181,10 @@ _HOWTO = re.compile(
     r"|which\s+(?:\w+\s+)?(?:option|flag|command|setting|switch)s?\b)",
     re.IGNORECASE,
 )
+# a statement that illustrates ("For example, if you want ... add this line"): how to use a
+# thing, not what it is or does, so no answer to a what or why question
+_ILLUSTRATION = re.compile(r"\W*(?:for example|for instance|e\.g\.)\W", re.IGNORECASE)
+ILLUSTRATION_WEIGHT = 0.5
 KIND_WEIGHT = 1.5  # a statement saying why / setting things against each other, when asked
 WAY_WEIGHT = 1.5  # a statement giving a way (a command, an option's entry), when one is asked
 
@@ -232,9 +238,10 @@ def compose(task: AnswerTask) -> Composed | None:
         return None
     subject = {w.lower() for w in subject_words(task.question)}
     extra = sorted(w for w in subject if not terms(w))  # words ``terms`` drops: "find"
+    # what each statement is about, with the cross-reference after it that names it
+    about = [_with_pointer(parts[f], i) for _, _, f, i in owned]
     units = [
-        Unit(st, k, k, False, (*terms(st), *_extra_terms(st, extra)))
-        for k, (st, *_) in enumerate(owned)
+        Unit(st, k, k, False, (*terms(st), *_extra_terms(st, extra))) for k, st in enumerate(about)
     ]
     query = " ".join([task.question, *(_MARK + w for w in extra)])
     scores = Scorer(units).score(query, find_periods(task.question))
@@ -256,7 +263,7 @@ def compose(task: AnswerTask) -> Composed | None:
         if flags and head and set(FLAG.findall(head.group())) & set(flags):
             scores[k] *= HEAD_WEIGHT
         elif named:  # what the question is about, named as the documents write it
-            scores[k] *= NAMED_WEIGHT if any(n in st for n in named) else UNNAMED_WEIGHT
+            scores[k] *= NAMED_WEIGHT if any(n in about[k] for n in named) else UNNAMED_WEIGHT
         if _EXAMPLE.match(st) or _trail(st) or _echoes(st, asked):
             scores[k] *= EXAMPLE_WEIGHT
         if _dangling(parts[owned[k][2]], owned[k][3]):
@@ -266,6 +273,8 @@ def compose(task: AnswerTask) -> Composed | None:
             scores[k] *= TITLE_WEIGHT
         if ways and _shows_way(st):
             scores[k] *= WAY_WEIGHT
+        elif not ways and _ILLUSTRATION.match(st):
+            scores[k] *= ILLUSTRATION_WEIGHT
         if asks_default and _DEFAULT.search(st):
             scores[k] *= DEFAULT_WEIGHT
     order = sorted(range(len(owned)), key=lambda k: (-scores[k], k))
@@ -371,6 +380,14 @@ def _dangling(parts: Sequence[str], i: int) -> bool:
     """Whether statement ``i`` leads in to what its finding does not hold ("you can change the
     extension: >" as the finding's last words): the example it introduces is the answer."""
     return i == len(parts) - 1 and parts[i].rstrip().endswith((":", " >"))
+
+
+def _with_pointer(parts: Sequence[str], i: int) -> str:
+    """Statement ``i`` with the cross-reference right after it ("Display the match for a search
+    pattern when halfway typing it." "See 'incsearch'."): documentation names what a
+    description is about in the pointer that follows it, and the pointer alone answers nothing."""
+    after = parts[i + 1] if i + 1 < len(parts) else ""
+    return f"{parts[i]} {after}" if after and _POINTER.match(after) else parts[i]
 
 
 def _inside(text: str, others: Sequence[str]) -> bool:

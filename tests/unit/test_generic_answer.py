@@ -7,6 +7,8 @@
 * a statement that only echoes the question's words (a name line) is not the Answer;
 * asked how (or which option), the command or option entry that gives the way leads;
 * asked how, a sentence that only says what is done runs on to the command its paragraph shows;
+* a description is about what the cross-reference after it names ("See 'incsearch'."), and
+  asked what a thing does, an example of switching it on is no Answer;
 * each sentence carries its own sources' markers, before its full stop;
 * a description whose flags were read as the heading above it gets them back (evidence).
 """
@@ -212,3 +214,41 @@ def test_a_how_to_answer_runs_on_to_the_way_its_paragraph_shows() -> None:
     assert "`:mksession vimbook.vim`" in answer, answer
     task = _write_task("What is saved with the current editing session?", found)
     assert ":mksession" not in answer_write(task).answer
+
+
+def test_a_description_is_about_what_the_cross_reference_after_it_names() -> None:
+    """Documentation names what a description is about in the pointer after it ("See
+    'incsearch'."): the pointer stays with its sentence as a unit (alone it is too short to be
+    one, so the description would lose its subject), and the Answer to "what does it do" is the
+    description, not an example of switching it on."""
+    from deepresearch.text.sentences import build_units
+
+    page = (
+        "For example, if you want Vim to always start with the 'incsearch' option on, add this\n"
+        "line to your vimrc file: >\n\n\tset incsearch\n\n"
+        "Display the match for a search pattern when halfway typing it.  See 'incsearch'.\n"
+    )
+    texts = [u.text for u in build_units([(1, page)])]
+    assert (
+        "Display the match for a search pattern when halfway typing it. See 'incsearch'." in texts
+    )
+    found = [
+        (texts[0], "doc:usr_05.txt", "generic"),
+        (
+            "Display the match for a search pattern when halfway typing it. See 'incsearch'.",
+            "doc:usr_05.txt",
+            "generic",
+        ),
+        *(
+            (f"The '{name}' option {does}.", "doc:options.txt", "generic")
+            for name, does in [("hlsearch", "highlights matches"), ("wrap", "wraps long lines")]
+        ),
+        ("Many options also have a short name.", "doc:options.txt", "generic"),
+        ("You can change the value of an option.", "doc:options.txt", "generic"),
+        ("The option has now been switched off.", "doc:options.txt", "generic"),
+    ]
+    answer = answer_write(_write_task("What does the 'incsearch' option do?", found)).answer
+    assert answer.startswith("Display the match for a search pattern"), answer
+    # asked how, the example that shows the way still leads
+    how = answer_write(_write_task("How do I switch the 'incsearch' option on?", found)).answer
+    assert how.startswith("For example, if you want Vim"), how
