@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from deepresearch.text.entries import HEAD
 from deepresearch.text.figures import has_figure
 from deepresearch.text.names import names_in
 from deepresearch.text.tables import parse_row
@@ -368,6 +369,14 @@ def _units_of(text: str, boilerplate: frozenset[str]) -> tuple[tuple[_Cut, tuple
     return tuple((cut, tuple(terms(cut.text))) for cut in _source_units(text, boilerplate))
 
 
+def _is_entry(line: str) -> bool:
+    """Whether ``line`` is an option's entry, its flags then what it does ("-f, --force Do not
+    prompt for confirmation"): commands that share an option share its entry, and it is still
+    each one's answer, not a page's furniture."""
+    head = HEAD.match(line)
+    return head is not None and line[head.end() :].lstrip()[:1].isalpha()
+
+
 def _framed(line: str) -> str:
     """What a running head says between two copies of its document's name ("HEAD(1) User
     Commands HEAD(1)": "User Commands"), else "": each document's head differs by that name,
@@ -392,6 +401,7 @@ def build_units(sources: list[tuple[int, str]]) -> list[Unit]:
         and len(line) < 120
         and line
         and not _is_table_line(line)
+        and not _is_entry(line)
     }
     units: list[Unit] = []
     for n, text in sources:

@@ -641,3 +641,18 @@ def test_a_finding_does_not_pass_over_an_aside_to_more_prose() -> None:
     question = "How do I save the current editing session and restore it later?"
     ((_, finding),) = in_context(question, units, [units.index(lead)])
     assert "This includes things" not in finding and "session file" not in finding, finding
+
+
+def test_an_option_entry_two_commands_share_is_no_boilerplate() -> None:
+    """Two prune commands read for one question both have "-f, --force Do not prompt for
+    confirmation": a line repeated across sources, yet the answer for each, not furniture
+    (the heading both repeat still is)."""
+    page = (
+        "Reference\n\nUsage: docker {0} prune [OPTIONS]\n\nRemove all unused {0}s\n\nOptions:\n"
+        "  -f, --force           Do not prompt for confirmation\n"
+        "      --help            Print usage\n"
+    )
+    units = build_units([(1, page.format("network")), (2, page.format("volume"))])
+    entry = "-f, --force Do not prompt for confirmation"
+    assert {u.source for u in units if entry in u.text} == {1, 2}, [u.text for u in units]
+    assert not any("Reference" in u.text for u in units)
