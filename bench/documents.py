@@ -13,7 +13,10 @@ mode and part of the fixed split (``split.py``, the rule the SEC bench uses) it 
 * ``failed`` / ``no_ans`` — runs that raised or whose every researcher failed / other runs that
   ended without an answer;
 * ``cit_prec`` — cited sentences the verifier found supported, over all cited;
-* ``median_s`` — median seconds per question.
+* ``median_s`` — median seconds per question;
+* ``ans_chars`` — the Answer section's median length in characters (how much a reader reads
+  first: quoting more holds more keys, so the share above is read beside it; a BM25 passage is
+  about 700).
 
 A key is held when one of its alternatives appears as whole tokens (case-insensitive): ``-6`` is
 not held by ``-60``, ``follow symbolic links`` not by ``follows symbolic links``. Validation is
@@ -72,6 +75,7 @@ COLUMNS = (
     "no_ans",
     "cit_prec",
     "median_s",
+    "ans_chars",
 )
 
 
@@ -168,6 +172,7 @@ class Outcome:
     bm25_top3: bool = False
     verify: dict[str, int] | None = None
     error: str = ""
+    answer_chars: int = 0
 
 
 _ALL_FAILED = "every researcher failed"  # the run's reason when no research step succeeded
@@ -204,6 +209,7 @@ def run_one(corpus: str, q: Question, settings: Any, mode: str) -> Outcome:
         status,
         time.monotonic() - started,
         answer=holds_all(q.keys, answer_section(body)),
+        answer_chars=len(answer_section(body).strip()),
         report=holds_all(q.keys, body),
         gold=cites_gold(q.gold, sources),
         verify=verification_counts(markdown) if markdown else None,
@@ -239,6 +245,7 @@ def aggregate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "no_ans": sum(o.status == "no_answer" for o in outcomes),
         "cit_prec": ratio(sum(v["verified"] for v in verified), sum(v["cited"] for v in verified)),
         "median_s": round(statistics.median(o.seconds for o in outcomes), 1) if n else None,
+        "ans_chars": round(statistics.median(o.answer_chars for o in outcomes)) if n else None,
     }
 
 

@@ -111,8 +111,9 @@ def _outcome(part: str, **kw: object) -> object:
 def test_aggregate_counts_shares_failures_and_citation_precision() -> None:
     outcomes = [
         _outcome("development", answer=True, report=True, bm25_top3=True, gold=True,
-                 verify={"verified": 3, "cited": 4}),
-        _outcome("development", report=True, verify={"verified": 1, "cited": 1}),
+                 verify={"verified": 3, "cited": 4}, answer_chars=300),
+        _outcome("development", report=True, verify={"verified": 1, "cited": 1},
+                 answer_chars=100),
         _outcome("development", status="failed", seconds=3.0),
         _outcome("development", status="no_answer", seconds=5.0),
     ]  # fmt: skip
@@ -121,6 +122,7 @@ def test_aggregate_counts_shares_failures_and_citation_precision() -> None:
     assert figures["bm25@1"] == 0.0 and figures["bm25@3"] == 0.25 and figures["gold"] == 0.25
     assert figures["failed"] == 1 and figures["no_ans"] == 1
     assert figures["cit_prec"] == 0.8 and figures["median_s"] == 2.0
+    assert figures["ans_chars"] == 50  # median of 300, 100, 0, 0
     assert "answer" in bench.table([("c", "development", "quick", figures)]).splitlines()[0]
 
 
