@@ -17,7 +17,8 @@ statement that only echoes the question's words, or one that illustrates ("For e
 when the question asks what or why, not how. The best is quoted with its entry's head, or
 a sentence with its paragraph (``passage``), for a how-to on to the way the paragraph shows
 when the sentence itself shows none; the next only when nearly as good, or, when the
-question names several flags or items (a comparison), each one's best. Each sentence carries
+question names several flags or items (a comparison: quoted, or the short names of "the
+difference between X and Y"), each one's best, one that names it alone first. Each sentence carries
 its sources' markers.
 """
 
@@ -247,7 +248,7 @@ def compose(task: AnswerTask) -> Composed | None:
     scores = Scorer(units).score(query, find_periods(task.question))
     asked = frozenset(terms(task.question))
     flags = list(FLAG.findall(task.question))
-    named = named_items(task.question)
+    named = named_items(task.question) or _compared(task.question, owned)
     titles = dict(task.titles)
     asks_default = bool(_DEFAULT.search(task.question))
     ways = bool(_HOWTO.match(task.question))
@@ -287,8 +288,12 @@ def compose(task: AnswerTask) -> Composed | None:
             if best is not None and best not in picked and scores[best] > 0:
                 picked.append(best)
     elif len(named) > 1:  # of named items: each one's best statement
-        for item in named:
-            best = next((k for k in order if item in owned[k][0]), None)
+        for item in named:  # what is said of it alone, else with the others
+            others = [n for n in named if n != item and item not in n]
+            best = next(
+                (k for k in order if item in owned[k][0] and not _names_any(owned[k][0], others)),
+                next((k for k in order if item in owned[k][0]), None),
+            )
             if best is not None and best not in picked and scores[best] > 0:
                 picked.append(best)
     top = scores[order[0]]
@@ -319,6 +324,24 @@ def named_items(question: str) -> list[str]:
         if m.group(3) is None:
             out.append(m.group(1) or m.group(2) or "")
     return [n for n in out if n and (n[0] in "'\":" or re.fullmatch(r"\w[\w-]{2,}", n))]
+
+
+# the two things a comparison sets side by side: "the difference between X and Y"
+_BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)\W*$", re.I)
+COMPARED_WORDS = 3  # longer sides are descriptions, not names a document writes verbatim
+
+
+def _compared(question: str, owned: Sequence[tuple[str, tuple[int, ...], int, int]]) -> list[str]:
+    """The sides of "the difference between X and Y" as a document writes them, when each is
+    a short name (``COMPARED_WORDS``) some statement holds verbatim ("Build-Depends-Arch" and
+    "Build-Depends-Indep"): each side's best statement is quoted, as for quoted items."""
+    m = _BETWEEN.search(question)
+    if not m:
+        return []
+    sides = [m.group(1).strip(), m.group(2).strip()]
+    if any(len(side.split()) > COMPARED_WORDS for side in sides):
+        return []
+    return sides if all(any(side in st for st, *_ in owned) for side in sides) else []
 
 
 def passage(
@@ -388,6 +411,10 @@ def _with_pointer(parts: Sequence[str], i: int) -> str:
     description is about in the pointer that follows it, and the pointer alone answers nothing."""
     after = parts[i + 1] if i + 1 < len(parts) else ""
     return f"{parts[i]} {after}" if after and _POINTER.match(after) else parts[i]
+
+
+def _names_any(statement: str, items: Sequence[str]) -> bool:
+    return any(item in statement for item in items)
 
 
 def _inside(text: str, others: Sequence[str]) -> bool:

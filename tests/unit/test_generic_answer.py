@@ -9,6 +9,7 @@
 * asked how, a sentence that only says what is done runs on to the command its paragraph shows;
 * a description is about what the cross-reference after it names ("See 'incsearch'."), and
   asked what a thing does, an example of switching it on is no Answer;
+* a comparison of two names ("the difference between X and Y") quotes each one's own statement;
 * each sentence carries its own sources' markers, before its full stop;
 * a description whose flags were read as the heading above it gets them back (evidence).
 """
@@ -252,3 +253,29 @@ def test_a_description_is_about_what_the_cross_reference_after_it_names() -> Non
     # asked how, the example that shows the way still leads
     how = answer_write(_write_task("How do I switch the 'incsearch' option on?", found)).answer
     assert how.startswith("For example, if you want Vim"), how
+
+
+def test_a_comparison_quotes_what_is_said_of_each_side_alone() -> None:
+    """ "The difference between X and Y" names two fields without quotes: each side's own
+    statement is quoted, not only the best one that lists both with others."""
+    found = [
+        (
+            "The Build-Depends, Build-Depends-Indep and Build-Depends-Arch fields declare build "
+            "relationships, and the difference between them matters for the autobuilders.",
+            "doc:relationships.html",
+            "generic",
+        ),
+        (
+            "Build-Depends-Arch must be satisfied when the build-arch target is invoked.",
+            "doc:relationships.html",
+            "generic",
+        ),
+        (
+            "Build-Depends-Indep must be satisfied when the build-indep target is invoked.",
+            "doc:relationships.html",
+            "generic",
+        ),
+    ]
+    question = "What is the difference between Build-Depends-Arch and Build-Depends-Indep?"
+    answer = answer_write(_write_task(question, found)).answer
+    assert "the build-arch target" in answer and "the build-indep target" in answer, answer
