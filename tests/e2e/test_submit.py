@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -124,18 +124,23 @@ HEAD_ATTEMPTS = 3
 
 
 @contextlib.contextmanager
-def started_head(env: dict[str, str], logs: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """A Ray head whose dashboard answers, and the dashboard's URL. Its ports are free when
-    chosen, yet another Ray on the machine (the test session's own) may take one before the head
-    binds it, and the head then exits while starting: it is started again on new ports, and the
-    last attempt's stderr (in ``logs``) ends the error."""
+def started_head(
+    env: dict[str, str],
+    logs: Path,
+    wait: Callable[[str, subprocess.Popen[bytes]], None] | None = None,
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A Ray head whose dashboard answers (``wait``, by default ``wait_for_dashboard``, returns),
+    and the dashboard's URL. Its ports are free when chosen, yet another Ray on the machine (the
+    test session's own) may take one before the head binds it, and the head then exits while
+    starting (``wait`` raises ``HeadExited``): it is started again on new ports, and the last
+    attempt's stderr (in ``logs``) ends the error."""
     for attempt in range(1, HEAD_ATTEMPTS + 1):
         dash = free_port()
         url = f"http://127.0.0.1:{dash}"
         err = logs / f"ray-start-{attempt}.err"
         with head_process(dash, env, err) as head:
             try:
-                wait_for_dashboard(url, head)
+                (wait or wait_for_dashboard)(url, head)
             except HeadExited as exc:
                 if attempt == HEAD_ATTEMPTS:
                     tail = err.read_text(errors="replace")[-2000:]

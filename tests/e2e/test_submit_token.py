@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_submit import BIN, base_env, cli, free_port, head_process
+from test_submit import BIN, HeadExited, base_env, cli, started_head
 
 QUERY = "What were ACME Corp total net sales for the quarter ended March 31, 2024?"
 
@@ -43,7 +43,7 @@ def wait_for_jobs_server(url: str, token: str, head: subprocess.Popen[bytes]) ->
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if head.poll() is not None:
-            raise RuntimeError(f"ray start exited with {head.returncode}")
+            raise HeadExited(f"ray start exited with {head.returncode}")
         try:
             with urllib.request.urlopen(request, timeout=2) as resp:
                 if resp.status == 200:
@@ -70,11 +70,11 @@ def token_head() -> Iterator[TokenHead]:
         "RAY_AUTH_MODE": "token",
         "RAY_AUTH_TOKEN": token,  # job drivers inherit it from the head's processes
     }
-    dash = free_port()
-    url = f"http://127.0.0.1:{dash}"
     try:
-        with head_process(dash, head_env) as head:
-            wait_for_jobs_server(url, token, head)
+        with started_head(head_env, tmp, lambda u, h: wait_for_jobs_server(u, token, h)) as (
+            _,
+            url,
+        ):
             yield TokenHead(url, token, client_env, tmp / "home")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
