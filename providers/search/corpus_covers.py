@@ -10,6 +10,7 @@ apart (a file's name, "2023 Q3 AAPL.pdf", names no company).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,14 @@ def read_covers(
         dates[d] = max(int(dates[d]), cover_date(p_text[i]))
         first.setdefault(d, []).append(p_text[i])
     pages = ["\n".join(first.get(d, [])) for d in range(len(docs))]
-    names = [cover_names(page) for page in pages]
+    # of a document no domain reads an identity from, only the names its text never writes in
+    # lower case: a manual's first page heads its topics ("Folding", "Saving"), which its pages
+    # use as words, and a query word taken for one would outweigh every other document
+    lower = _lowercase_words(p_text) if domains.GENERIC in kinds else frozenset()
+    names = [
+        cover_names(page) - lower if kinds[d] == domains.GENERIC else cover_names(page)
+        for d, page in enumerate(pages)
+    ]
     share = _share(names, p_doc, bm25)
     # each document's passages, grouped once (not a scan of the corpus per document)
     order = np.argsort(p_doc, kind="stable")
@@ -64,6 +72,18 @@ def read_covers(
     ]
     ends = np.array([f.period_end for f in found], dtype=np.int64)
     return Covers(dates, names, ends, [f.by for f in found])
+
+
+_LOWER_WORD = re.compile(r"(?<![\w.])[a-z][a-z0-9'’&-]*")
+
+
+def _lowercase_words(texts: Sequence[str]) -> frozenset[str]:
+    """The word parts (as ``ranking.name_tokens`` cuts names) that ``texts`` write in lower
+    case."""
+    seen: set[str] = set()
+    for text in texts:
+        seen.update(_LOWER_WORD.findall(text))
+    return frozenset(t for word in seen for t in re.findall(r"[a-z0-9]+", word))
 
 
 def _share(covers: list[frozenset[str]], p_doc: np.ndarray, bm25: Any) -> Callable[[str], float]:

@@ -4,7 +4,8 @@
 * a document whose cover names another company ranks below one whose cover names the asked one,
   although a competitor's page is the better passage match (the asked company's filing calls
   itself "the Company");
-* a trend question hands on each filing's best table row, not the best-scoring filing's prose.
+* a trend question hands on each filing's best table row, not the best-scoring filing's prose;
+* a manual's topic headings on its first page ("Folding") are no names a query is weighed by.
 """
 
 from __future__ import annotations
@@ -214,3 +215,31 @@ def test_a_month_is_no_name() -> None:
     ]
     weights = identity_weights("Acme total net sales quarter ended July 1, 2023", covers)
     assert weights.tolist() == [1.0] + [IDENTITY_PENALTY] * 4
+
+
+def test_a_manuals_topic_headings_are_no_names_a_query_word_is_weighed_by(
+    tmp_path: Path,
+) -> None:
+    """A manual's first page heads its topics ("Creating Folds"): words its pages also write in
+    lower case. Taken as the document's names, a query word found on other covers ("command")
+    weighed every page without it at a tenth, so the chapter on folds ranked below pages on
+    commands. Names a corpus never writes in lower case stay names (the tests above)."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    filler = "Text about the editor and the many things a user can do with it. " * 6
+    _write(
+        root,
+        "folds.txt",
+        "Folding Chapter\n\n" + filler + "\n\nUse the zf operator to create a fold over the text "
+        "a motion moves over; a fold hides lines.\n",
+    )
+    for name, head in [("cmd", "Command Lines"), ("win", "Windows"), ("find", "Searching")]:
+        _write(
+            root,
+            f"{name}.txt",
+            f"{head}\n\n" + filler + "\n\nEach command you type runs, and a command "
+            "can create a new file or window.\n",
+        )
+    index = CorpusIndex.open(root, tmp_path / "cache", passage_chars=400, pool_factory=inline([]))
+    hits = index.search("command creates fold", 3)
+    assert hits[0].url == "doc:folds.txt", [h.url for h in hits]
