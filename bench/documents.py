@@ -199,6 +199,7 @@ def run_one(corpus: str, q: Question, settings: Any, mode: str) -> Outcome:
             error=f"{type(exc).__name__}: {exc}",
         )
     body = report_text(markdown) if markdown else ""
+    answer = answer_section(body)
     sources = [(s.title, s.url) for s in summary.sources]
     status = run_status(str(summary.status), summary.reason)
     return Outcome(
@@ -208,8 +209,8 @@ def run_one(corpus: str, q: Question, settings: Any, mode: str) -> Outcome:
         q.text,
         status,
         time.monotonic() - started,
-        answer=holds_all(q.keys, answer_section(body)),
-        answer_chars=len(answer_section(body).strip()),
+        answer=holds_all(q.keys, answer),
+        answer_chars=len(answer.strip()),
         report=holds_all(q.keys, body),
         gold=cites_gold(q.gold, sources),
         verify=verification_counts(markdown) if markdown else None,

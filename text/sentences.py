@@ -122,18 +122,18 @@ def _keep(text: str, table: bool) -> bool:
     return len(words) >= 4
 
 
-# a cross-reference too short to be a unit of its own: "See 'incsearch'.", "See also ls(1)."
-_POINTER = re.compile(r"(?:see|refer to)\b", re.IGNORECASE)
+# a sentence that only sends the reader elsewhere: "See 'incsearch'.", "Refer to ls(1) ..."
+POINTER = re.compile(r"\W*(?:see|refer to)\b", re.IGNORECASE)
 
 
-def _with_pointers(sentences: list[str]) -> list[str]:
+def with_pointers(sentences: list[str]) -> list[str]:
     """``sentences`` with each short cross-reference joined to the sentence before it:
     documentation names what a description is about in the pointer after it ("Display the
     match for a search pattern when halfway typing it. See 'incsearch'."), and alone the
     pointer is too short to be a unit, so it would be lost."""
     out: list[str] = []
     for s in sentences:
-        if out and _POINTER.match(s) and not _keep(s, False):
+        if out and POINTER.match(s) and not _keep(s, False):
             out[-1] = f"{out[-1]} {s}"
         else:
             out.append(s)
@@ -191,7 +191,7 @@ def _source_units(text: str, boilerplate: frozenset[str]) -> list[_Cut]:
 
     def flush() -> None:
         if paragraph:
-            sentences = _with_pointers(_split_sentences(" ".join(paragraph)))
+            sentences = with_pointers(_split_sentences(" ".join(paragraph)))
             under = " / ".join(headings)
             units.extend(
                 _Cut(s, False, _following(sentences, k), under, sentences[k - 1] if k else "")

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from deepresearch.domains.protocol import AnswerTask, Composed, cite
 from deepresearch.text.entries import FLAG, HEAD
 from deepresearch.text.periods import find_periods
-from deepresearch.text.sentences import Scorer, Unit, split_sentences
+from deepresearch.text.sentences import POINTER, Scorer, Unit, split_sentences, with_pointers
 from deepresearch.text.terms import terms
 
 # words before a flag that make it part of a sentence, not the head of the next entry ("use
@@ -160,8 +160,6 @@ CONTEXT_CHARS = 500  # a sentence's paragraph is quoted with it up to this lengt
 _ANAPHOR = re.compile(
     r"(?:It|This|These|They|That|Such|So|Thus|Then)\b|\w+\s+(?:this|these|that|such)\s+\w"
 )
-# a sentence that only sends the reader elsewhere ("See Epochs ... for an example")
-_POINTER = re.compile(r"\W*(?:see|refer to)\b", re.IGNORECASE)
 # words that say why, and words that set two things against each other: what a why question's
 # and a comparison's answer is stated with
 _CAUSE = re.compile(
@@ -191,9 +189,11 @@ WAY_WEIGHT = 1.5  # a statement giving a way (a command, an option's entry), whe
 
 
 def statements(text: str) -> list[str]:
-    """``text`` cut into its sentences, and each sentence at the flags that open an entry."""
+    """``text`` cut into its sentences, a short cross-reference kept with the one before it
+    (``with_pointers``: what it names is what that one is about), and each sentence at the
+    flags that open an entry."""
     out: list[str] = []
-    for sentence in split_sentences(text) or [text]:
+    for sentence in with_pointers(split_sentences(text)) or [text]:
         out += _entries(sentence)
     return [s for s in (s.strip() for s in out) if s]
 
@@ -239,10 +239,9 @@ def compose(task: AnswerTask) -> Composed | None:
         return None
     subject = {w.lower() for w in subject_words(task.question)}
     extra = sorted(w for w in subject if not terms(w))  # words ``terms`` drops: "find"
-    # what each statement is about, with the cross-reference after it that names it
-    about = [_with_pointer(parts[f], i) for _, _, f, i in owned]
     units = [
-        Unit(st, k, k, False, (*terms(st), *_extra_terms(st, extra))) for k, st in enumerate(about)
+        Unit(st, k, k, False, (*terms(st), *_extra_terms(st, extra)))
+        for k, (st, *_) in enumerate(owned)
     ]
     query = " ".join([task.question, *(_MARK + w for w in extra)])
     scores = Scorer(units).score(query, find_periods(task.question))
@@ -255,7 +254,7 @@ def compose(task: AnswerTask) -> Composed | None:
     kind = _CAUSE if _WHY.search(task.question) else None
     kind = _CONTRAST if _COMPARE.search(task.question) else kind
     for k, (st, sources, _, _) in enumerate(owned):
-        if _POINTER.match(st):
+        if POINTER.match(st):
             scores[k] = 0.0
             continue
         if kind is not None and kind.search(st):
@@ -264,7 +263,7 @@ def compose(task: AnswerTask) -> Composed | None:
         if flags and head and set(FLAG.findall(head.group())) & set(flags):
             scores[k] *= HEAD_WEIGHT
         elif named:  # what the question is about, named as the documents write it
-            scores[k] *= NAMED_WEIGHT if any(n in about[k] for n in named) else UNNAMED_WEIGHT
+            scores[k] *= NAMED_WEIGHT if any(n in st for n in named) else UNNAMED_WEIGHT
         if _EXAMPLE.match(st) or _trail(st) or _echoes(st, asked):
             scores[k] *= EXAMPLE_WEIGHT
         if _dangling(parts[owned[k][2]], owned[k][3]):
@@ -289,7 +288,7 @@ def compose(task: AnswerTask) -> Composed | None:
                 picked.append(best)
     elif len(named) > 1:  # of named items: each one's best statement
         for item in named:  # what is said of it alone, else with the others
-            others = [n for n in named if n != item and item not in n]
+            others = [n for n in named if n not in item and item not in n]
             best = next(
                 (k for k in order if item in owned[k][0] and not _names_any(owned[k][0], others)),
                 next((k for k in order if item in owned[k][0]), None),
@@ -403,14 +402,6 @@ def _dangling(parts: Sequence[str], i: int) -> bool:
     """Whether statement ``i`` leads in to what its finding does not hold ("you can change the
     extension: >" as the finding's last words): the example it introduces is the answer."""
     return i == len(parts) - 1 and parts[i].rstrip().endswith((":", " >"))
-
-
-def _with_pointer(parts: Sequence[str], i: int) -> str:
-    """Statement ``i`` with the cross-reference right after it ("Display the match for a search
-    pattern when halfway typing it." "See 'incsearch'."): documentation names what a
-    description is about in the pointer that follows it, and the pointer alone answers nothing."""
-    after = parts[i + 1] if i + 1 < len(parts) else ""
-    return f"{parts[i]} {after}" if after and _POINTER.match(after) else parts[i]
 
 
 def _names_any(statement: str, items: Sequence[str]) -> bool:
